@@ -1,0 +1,66 @@
+#pragma once
+// Error types shared by every meshsim library.
+//
+// User and configuration mistakes throw typed exceptions derived from
+// meshsim::Error; the CLI turns them into one message and exit code 2.
+// Broken internal invariants throw InternalError through MESHSIM_ASSERT; the
+// CLI reports those as bugs (exit code 3). Library code never calls exit().
+
+#include <stdexcept>
+#include <string>
+
+namespace meshsim {
+
+/// Base of every error meshsim reports to a user.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A value string that does not parse, e.g. "25GB" given where a rate is
+/// expected. Loaders catch it and rethrow it as a ConfigError with a path.
+class ParseError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A mistake in an input file. Carries the file and the JSON path of the
+/// offending value (e.g. `links[3].bandwidth`); what() reads
+/// `file: links[3].bandwidth: message`.
+class ConfigError : public Error {
+ public:
+  ConfigError(std::string file, std::string json_path, std::string message);
+
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] const std::string& json_path() const noexcept { return json_path_; }
+  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+
+ private:
+  std::string file_;
+  std::string json_path_;
+  std::string message_;
+};
+
+/// A request that names something that does not exist or cannot be done on
+/// this topology (unknown device, no route, bad mesh selector).
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A broken internal invariant: a bug in meshsim, never a user mistake.
+class InternalError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
+                                   const std::string& message);
+
+}  // namespace meshsim
+
+/// Internal invariant check, active in every build type.
+#define MESHSIM_ASSERT(cond, message)                                        \
+  do {                                                                       \
+    if (!(cond)) ::meshsim::assertion_failed(#cond, __FILE__, __LINE__, (message)); \
+  } while (false)

@@ -1,0 +1,171 @@
+#include "core/json.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+
+namespace meshsim {
+
+Json read_json_file(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return parse_json_text(ss.str(), file);
+}
+
+Json parse_json_text(std::string_view text, const std::string& file) {
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based; turn it into line and column for a human.
+    std::size_t line = 1;
+    std::size_t col = 1;
+    const std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
+    for (std::size_t i = 0; i < end; ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
+    }
+    std::string what = e.what();
+    // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "
+    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    throw ConfigError(file, "", fmt::format("invalid JSON at line {}, column {}: {}", line, col, what));
+  }
+}
+
+std::string dump_json(const Json& j) { return j.dump(2) + "\n"; }
+
+std::string json_type_name(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "an integer";
+    case Json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
+  }
+}
+
+void JsonCursor::fail(const std::string& message) const { throw ConfigError(file_, path_, message); }
+
+void JsonCursor::expect_object() const {
+  if (!value_->is_object()) fail(fmt::format("expected an object, got {}", json_type_name(*value_)));
+}
+
+void JsonCursor::expect_array() const {
+  if (!value_->is_array()) fail(fmt::format("expected an array, got {}", json_type_name(*value_)));
+}
+
+bool JsonCursor::has(std::string_view key) const {
+  expect_object();
+  return value_->contains(key);
+}
+
+JsonCursor JsonCursor::operator[](std::string_view key) const {
+  auto c = find(key);
+  if (!c) fail(fmt::format("missing required key \"{}\"", key));
+  return *c;
+}
+
+std::optional<JsonCursor> JsonCursor::find(std::string_view key) const {
+  expect_object();
+  auto it = value_->find(key);
+  if (it == value_->end()) return std::nullopt;
+  return JsonCursor(*it, file_, path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key));
+}
+
+void JsonCursor::allow_only(std::initializer_list<std::string_view> allowed) const {
+  expect_object();
+  for (const auto& [key, v] : value_->items()) {
+    bool ok = false;
+    for (auto a : allowed) ok = ok || a == key;
+    if (!ok) {
+      std::string list;
+      for (auto a : allowed) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", a);
+      JsonCursor(v, file_, path_.empty() ? key : fmt::format("{}.{}", path_, key))
+          .fail(fmt::format("unknown key \"{}\" (accepted here: {})", key, list));
+    }
+  }
+}
+
+std::size_t JsonCursor::size() const {
+  expect_array();
+  return value_->size();
+}
+
+JsonCursor JsonCursor::at(std::size_t i) const {
+  expect_array();
+  MESHSIM_ASSERT(i < value_->size(), "JSON array index out of range");
+  return JsonCursor((*value_)[i], file_, fmt::format("{}[{}]", path_, i));
+}
+
+std::string JsonCursor::as_string() const {
+  if (!value_->is_string()) fail(fmt::format("expected a string, got {}", json_type_name(*value_)));
+  return value_->get<std::string>();
+}
+
+std::int64_t JsonCursor::as_int() const {
+  if (value_->is_number_unsigned()) {
+    const auto u = value_->get<std::uint64_t>();
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) fail("integer is too large");
+    return static_cast<std::int64_t>(u);
+  }
+  if (!value_->is_number_integer())
+    fail(fmt::format("expected an integer, got {}", json_type_name(*value_)));
+  return value_->get<std::int64_t>();
+}
+
+std::int64_t JsonCursor::as_int_in(std::int64_t lo, std::int64_t hi) const {
+  const std::int64_t v = as_int();
+  if (v < lo || v > hi) fail(fmt::format("{} is out of range (expected {} to {})", v, lo, hi));
+  return v;
+}
+
+double JsonCursor::as_number() const {
+  if (!value_->is_number()) fail(fmt::format("expected a number, got {}", json_type_name(*value_)));
+  return value_->get<double>();
+}
+
+bool JsonCursor::as_bool() const {
+  if (!value_->is_boolean()) fail(fmt::format("expected true or false, got {}", json_type_name(*value_)));
+  return value_->get<bool>();
+}
+
+namespace {
+template <typename F>
+auto parse_unit_string(const JsonCursor& c, std::string_view what, F&& parse) {
+  // A bare JSON number goes through the parser too, so that its message
+  // lists the accepted units ("25" has no unit (expected ... "25GBps")).
+  if (!c.json().is_string() && !c.json().is_number())
+    c.fail(fmt::format("expected a {} string, got {}", what, json_type_name(c.json())));
+  try {
+    return parse(c.json().is_string() ? c.json().template get<std::string>() : c.json().dump());
+  } catch (const ParseError& e) {
+    c.fail(e.what());
+  }
+}
+}  // namespace
+
+Bytes JsonCursor::as_bytes() const {
+  return parse_unit_string(*this, "size", [](const std::string& s) { return parse_bytes(s); });
+}
+Bandwidth JsonCursor::as_bandwidth() const {
+  return parse_unit_string(*this, "rate", [](const std::string& s) { return parse_bandwidth(s); });
+}
+Time JsonCursor::as_time() const {
+  return parse_unit_string(*this, "time", [](const std::string& s) { return parse_time(s); });
+}
+
+}  // namespace meshsim

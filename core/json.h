@@ -1,0 +1,74 @@
+#pragma once
+// JSON helpers for loaders: a cursor that knows its file and JSON path, so
+// that every error names where it is (`links[3].bandwidth: ...`).
+
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/units.h"
+
+namespace meshsim {
+
+using Json = nlohmann::ordered_json;
+
+/// Reads a JSON document; syntax errors become ConfigError with line and
+/// column. `file` is used in messages; an unreadable file is a ConfigError.
+[[nodiscard]] Json read_json_file(const std::string& file);
+[[nodiscard]] Json parse_json_text(std::string_view text, const std::string& file);
+
+/// Writes `j` with two-space indentation and a final newline: the one
+/// layout of every file meshsim writes, so that outputs diff cleanly.
+[[nodiscard]] std::string dump_json(const Json& j);
+
+/// A read-only view of one value of a document, with its path.
+class JsonCursor {
+ public:
+  JsonCursor(const Json& value, std::string file, std::string path = "")
+      : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+
+  [[nodiscard]] const Json& json() const { return *value_; }
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] const std::string& file() const { return file_; }
+
+  /// Throws ConfigError(file, path, message).
+  [[noreturn]] void fail(const std::string& message) const;
+
+  // Objects.
+  [[nodiscard]] bool is_object() const { return value_->is_object(); }
+  [[nodiscard]] bool has(std::string_view key) const;
+  /// The member `key`; a missing key is an error naming it.
+  [[nodiscard]] JsonCursor operator[](std::string_view key) const;
+  [[nodiscard]] std::optional<JsonCursor> find(std::string_view key) const;
+  /// Rejects any member not in `allowed` (typos are errors, not silence).
+  void allow_only(std::initializer_list<std::string_view> allowed) const;
+
+  // Arrays.
+  [[nodiscard]] std::size_t size() const;  // requires an array
+  [[nodiscard]] JsonCursor at(std::size_t i) const;
+
+  // Scalars; each checks the JSON type and names the path on mismatch.
+  [[nodiscard]] std::string as_string() const;
+  [[nodiscard]] std::int64_t as_int() const;
+  [[nodiscard]] std::int64_t as_int_in(std::int64_t lo, std::int64_t hi) const;
+  [[nodiscard]] double as_number() const;
+  [[nodiscard]] bool as_bool() const;
+  [[nodiscard]] Bytes as_bytes() const;
+  [[nodiscard]] Bandwidth as_bandwidth() const;
+  [[nodiscard]] Time as_time() const;
+
+ private:
+  void expect_object() const;
+  void expect_array() const;
+  const Json* value_;
+  std::string file_;
+  std::string path_;
+};
+
+/// Name of a JSON value's type for messages ("a string", "an array").
+[[nodiscard]] std::string json_type_name(const Json& j);
+
+}  // namespace meshsim

@@ -1,0 +1,54 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "core/json.h"
+
+using namespace meshsim;
+using Catch::Matchers::Contains;
+
+namespace {
+// Runs f and returns the ConfigError it throws.
+template <typename F>
+ConfigError config_error(F&& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("expected a ConfigError");
+  throw;  // unreachable
+}
+}  // namespace
+
+TEST_CASE("JSON cursors name the path of a bad value", "[json]") {
+  const Json j = parse_json_text(R"({"links": [{"bandwidth": "25GBps"}, {"bandwidth": "25GB"}]})", "t.json");
+  const JsonCursor root(j, "t.json");
+  CHECK(root["links"].at(0)["bandwidth"].as_bandwidth().bps() == 200'000'000'000);
+  const ConfigError e = config_error([&] { (void)root["links"].at(1)["bandwidth"].as_bandwidth(); });
+  CHECK(e.file() == "t.json");
+  CHECK(e.json_path() == "links[1].bandwidth");
+  CHECK_THAT(std::string(e.what()), Contains("t.json: links[1].bandwidth: \"25GB\""));
+}
+
+TEST_CASE("JSON cursors report missing keys, wrong types and unknown keys", "[json]") {
+  const Json j = parse_json_text(R"({"a": 1, "b": "x", "c": {"latency": 5}})", "f.json");
+  const JsonCursor root(j, "f.json");
+  CHECK(config_error([&] { (void)root["missing"]; }).message() == "missing required key \"missing\"");
+  CHECK(config_error([&] { (void)root["b"].as_int(); }).json_path() == "b");
+  CHECK_THAT(config_error([&] { (void)root["a"].as_string(); }).message(), Contains("expected a string"));
+  // A bare number where a time is required lists the time units.
+  const ConfigError bare = config_error([&] { (void)root["c"]["latency"].as_time(); });
+  CHECK(bare.json_path() == "c.latency");
+  CHECK_THAT(bare.message(), Contains("has no unit") && Contains("us"));
+  const ConfigError unknown = config_error([&] { root.allow_only({"a", "b"}); });
+  CHECK(unknown.json_path() == "c");
+  CHECK_THAT(unknown.message(), Contains("unknown key \"c\""));
+  CHECK_THAT(config_error([&] { (void)root["a"].as_int_in(2, 5); }).message(), Contains("out of range"));
+}
+
+TEST_CASE("JSON syntax errors give line and column", "[json]") {
+  const ConfigError e = config_error([] { (void)parse_json_text("{\n  \"a\": 1,\n  oops\n}", "bad.json"); });
+  CHECK(e.file() == "bad.json");
+  CHECK_THAT(e.message(), Contains("line 3"));
+  CHECK_THAT(config_error([] { (void)read_json_file("/nonexistent/x.json"); }).message(), Contains("cannot open"));
+}

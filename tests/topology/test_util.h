@@ -1,0 +1,43 @@
+#pragma once
+// Helpers shared by the topology tests.
+
+#include <string>
+
+#include "topology/cluster.h"
+#include "topology/topology.h"
+
+namespace meshsim::topology::test {
+
+inline Topology cluster(const std::string& preset, int hosts = 1, FabricKind fabric = FabricKind::single_switch) {
+  ClusterSpec s;
+  s.host_preset = preset;
+  s.hosts = hosts;
+  s.fabric.kind = fabric;
+  return build_cluster(s);
+}
+
+/// Σ lanes of the NVLink links joining two named nodes (0 if none).
+inline int nvlink_lanes(const Topology& t, const std::string& a, const std::string& b) {
+  const NodeId x = t.at(a);
+  const NodeId y = t.at(b);
+  int lanes = 0;
+  for (const Link& l : t.links())
+    if (l.kind == LinkKind::nvlink && ((l.a == x && l.b == y) || (l.a == y && l.b == x))) lanes += l.count;
+  return lanes;
+}
+
+/// Names of the nodes a route visits, endpoints included, joined by " ".
+inline std::string path_of(const Topology& t, const Route& r) {
+  std::string out = t.node(r.src).name;
+  for (const Hop& h : r.hops) out += " " + t.node(h.to).name;
+  return out;
+}
+
+/// Number of network switches a route crosses.
+inline int switches_on(const Topology& t, const Route& r) {
+  int n = 0;
+  for (const Hop& h : r.hops) n += t.node(h.to).kind == NodeKind::network_switch ? 1 : 0;
+  return n;
+}
+
+}  // namespace meshsim::topology::test

@@ -1,0 +1,12 @@
+#pragma once
+// Registration of the CLI's subcommands. Each command's callback runs during
+// parsing and may throw meshsim errors; meshsim.cpp maps them to exit codes.
+
+#include <CLI/CLI.hpp>
+
+namespace meshsim::cli {
+
+void add_topo_commands(CLI::App& app);
+void add_info_command(CLI::App& app);
+
+}  // namespace meshsim::cli

@@ -1,0 +1,70 @@
+#include "tools/cli/topology_source.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+#include "topology/cluster.h"
+#include "topology/presets.h"
+#include "topology/topology_json.h"
+
+namespace meshsim::cli {
+
+void TopologySource::add_to(CLI::App& cmd) {
+  cmd.add_option("topology", what,
+                 fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
+      ->required();
+  auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");
+  g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, 100000));
+  g->add_option("--fabric", fabric, "Network fabric: switch (default), fat-tree or rail")
+      ->check(CLI::IsMember({"switch", "fat-tree", "rail"}));
+  g->add_option("--nic-bandwidth", nic_bandwidth, "NIC rate per direction, e.g. 400Gbps (default: the preset's)");
+  g->add_option("--nic-latency", nic_latency, "Latency of a NIC-switch hop, e.g. 1us (default: the preset's)");
+  g->add_option("--nics-per-leaf", nics_per_leaf, "fat-tree: NICs per leaf switch (default 32)")
+      ->check(CLI::Range(1, 4096));
+  g->add_option("--hosts-per-unit", hosts_per_unit, "rail: hosts per scalable unit (default 32)")
+      ->check(CLI::Range(1, 4096));
+  g->add_option("--oversubscription", oversubscription, "fat-tree, rail: downlink/uplink ratio (default 1)")
+      ->check(CLI::Range(1.0, 1024.0));
+  g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
+      ->check(CLI::Range(1, 4096));
+}
+
+topology::Topology TopologySource::load() const {
+  const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf || hosts_per_unit ||
+                           oversubscription || spines;
+  const topology::HostPreset* preset = topology::find_host_preset(what);
+  if (preset == nullptr) {
+    std::error_code ec;
+    if (!std::filesystem::exists(what, ec))
+      throw UsageError(fmt::format("\"{}\" is neither a topology file nor a host preset (presets: {})", what,
+                                   topology::host_preset_names()));
+    if (preset_opts)
+      throw UsageError(
+          "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
+          "--oversubscription and --spines apply to presets; edit the cluster in the file instead");
+    return topology::load_topology_file(what);
+  }
+  topology::ClusterSpec spec;
+  spec.host_preset = what;
+  spec.hosts = hosts.value_or(1);
+  if (fabric) spec.fabric.kind = *topology::fabric_kind_from(*fabric);
+  auto with_option = [](const char* opt, auto parse) {
+    try {
+      return parse();
+    } catch (const ParseError& e) {
+      throw UsageError(fmt::format("{}: {}", opt, e.what()));
+    }
+  };
+  if (nic_bandwidth) spec.nic_bandwidth = with_option("--nic-bandwidth", [&] { return parse_bandwidth(*nic_bandwidth); });
+  if (nic_latency) spec.nic_latency = with_option("--nic-latency", [&] { return parse_time(*nic_latency); });
+  if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
+  if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
+  if (oversubscription) spec.fabric.oversubscription = *oversubscription;
+  if (spines) spec.fabric.spines = *spines;
+  return topology::build_cluster(spec);
+}
+
+}  // namespace meshsim::cli

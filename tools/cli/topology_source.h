@@ -1,0 +1,32 @@
+#pragma once
+// The <topology> argument shared by the `topo` commands: a topology file
+// (meshsim.topology/1, either form) or a host preset name, with the cluster
+// options that apply to presets.
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "topology/topology.h"
+
+namespace meshsim::cli {
+
+struct TopologySource {
+  std::string what;  // file path or preset name
+  std::optional<int> hosts;
+  std::optional<std::string> fabric;
+  std::optional<std::string> nic_bandwidth;
+  std::optional<std::string> nic_latency;
+  std::optional<int> nics_per_leaf;
+  std::optional<int> hosts_per_unit;
+  std::optional<double> oversubscription;
+  std::optional<int> spines;
+
+  /// Adds the positional <topology> and the preset options to `cmd`.
+  void add_to(CLI::App& cmd);
+  /// Loads the file or builds the preset cluster; ConfigError/UsageError on
+  /// mistakes (a preset option given with a file is one).
+  [[nodiscard]] topology::Topology load() const;
+};
+
+}  // namespace meshsim::cli

@@ -1,0 +1,146 @@
+#include "topology/cluster.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+#include "topology/presets.h"
+
+namespace meshsim::topology {
+
+std::string_view to_string(FabricKind k) {
+  switch (k) {
+    case FabricKind::single_switch: return "switch";
+    case FabricKind::fat_tree: return "fat-tree";
+    case FabricKind::rail: return "rail";
+  }
+  return "?";
+}
+
+std::optional<FabricKind> fabric_kind_from(std::string_view s) {
+  for (FabricKind k : {FabricKind::single_switch, FabricKind::fat_tree, FabricKind::rail})
+    if (to_string(k) == s) return k;
+  return std::nullopt;
+}
+
+namespace {
+
+struct NetParams {
+  Bandwidth nic_rate;
+  Time nic_latency;
+  double efficiency;
+  Time switch_latency;
+};
+
+NodeId add_switch(Topology& t, const std::string& name) {
+  return t.add_node(Node{name, NodeKind::network_switch, -1, {}});
+}
+
+void connect(Topology& t, NodeId a, NodeId b, Bandwidth rate, int count, Time latency, double eff) {
+  t.add_link(Link{LinkKind::network, a, b, rate, count, latency, eff, 0, 0});
+}
+
+// Joins every leaf to every spine so that each leaf has downlinks ÷ oversub
+// of uplink capacity.
+void add_spines(Topology& t, const std::vector<NodeId>& leaves, int downlinks, int spines,
+                double oversub, const NetParams& p) {
+  std::vector<NodeId> sp;
+  for (int s = 0; s < spines; ++s) sp.push_back(add_switch(t, fmt::format("spine{}", s)));
+  const double lanes = static_cast<double>(downlinks) / (oversub * static_cast<double>(spines));
+  const double whole = std::round(lanes);
+  const bool integral = std::fabs(lanes - whole) < 1e-9 && whole >= 1.0;
+  const Bandwidth rate = integral ? p.nic_rate : p.nic_rate.scaled(lanes);
+  const int count = integral ? static_cast<int>(whole) : 1;
+  if (rate.is_zero()) throw UsageError("fabric uplinks would have zero bandwidth; use fewer spines");
+  for (NodeId leaf : leaves)
+    for (NodeId spine : sp) connect(t, leaf, spine, rate, count, p.switch_latency, p.efficiency);
+}
+
+int default_spines(int downlinks, double oversub) {
+  return std::max(1, static_cast<int>(std::ceil(static_cast<double>(downlinks) / oversub - 1e-9)));
+}
+
+}  // namespace
+
+Topology build_cluster(const ClusterSpec& spec) {
+  const HostPreset* preset = find_host_preset(spec.host_preset);
+  if (preset == nullptr)
+    throw UsageError(fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset,
+                                 host_preset_names()));
+  if (spec.hosts < 1 || spec.hosts > 100'000)
+    throw UsageError(fmt::format("hosts must be between 1 and 100000, got {}", spec.hosts));
+  const FabricSpec& f = spec.fabric;
+  if (!(f.oversubscription >= 1.0) || !std::isfinite(f.oversubscription))
+    throw UsageError(fmt::format("oversubscription must be >= 1, got {}", f.oversubscription));
+  if (f.spines < 0) throw UsageError("spines must be >= 0 (0 picks the default)");
+  if (f.kind == FabricKind::fat_tree && f.nics_per_leaf < 1)
+    throw UsageError("nics_per_leaf must be >= 1");
+  if (f.kind == FabricKind::rail && f.hosts_per_unit < 1) throw UsageError("hosts_per_unit must be >= 1");
+  if (spec.nic_bandwidth && spec.nic_bandwidth->bps() <= 0) throw UsageError("NIC bandwidth must be > 0");
+  if (spec.nic_latency && *spec.nic_latency < Time::zero()) throw UsageError("NIC latency must be >= 0");
+
+  const NetParams p{spec.nic_bandwidth.value_or(preset->nic_bandwidth),
+                    spec.nic_latency.value_or(preset->nic_latency), preset->nic_efficiency,
+                    spec.switch_latency};
+  Topology t;
+  t.name = !spec.name.empty() ? spec.name
+           : f.kind == FabricKind::single_switch
+               ? fmt::format("{}-x{}", preset->name, spec.hosts)
+               : fmt::format("{}-x{}-{}", preset->name, spec.hosts, to_string(f.kind));
+  for (int h = 0; h < spec.hosts; ++h) add_preset_host(t, *preset);
+
+  std::vector<NodeId> nics;  // host-major, NIC index order
+  for (int h = 0; h < spec.hosts; ++h)
+    for (NodeId n : t.host_nics(h)) nics.push_back(n);
+  const int nics_per_host = preset->nics;
+  std::string fabric_desc;
+
+  switch (f.kind) {
+    case FabricKind::single_switch: {
+      const NodeId sw = add_switch(t, "switch0");
+      for (NodeId n : nics) connect(t, n, sw, p.nic_rate, 1, p.nic_latency, p.efficiency);
+      fabric_desc = "one switch";
+      break;
+    }
+    case FabricKind::fat_tree: {
+      const int per_leaf = f.nics_per_leaf;
+      const int n_leaves = (static_cast<int>(nics.size()) + per_leaf - 1) / per_leaf;
+      std::vector<NodeId> leaves;
+      for (int l = 0; l < n_leaves; ++l) leaves.push_back(add_switch(t, fmt::format("leaf{}", l)));
+      for (std::size_t i = 0; i < nics.size(); ++i)
+        connect(t, nics[i], leaves[i / static_cast<std::size_t>(per_leaf)], p.nic_rate, 1, p.nic_latency,
+                p.efficiency);
+      const int spines = f.spines > 0 ? f.spines : default_spines(per_leaf, f.oversubscription);
+      add_spines(t, leaves, per_leaf, spines, f.oversubscription, p);
+      fabric_desc = fmt::format("two-level fat tree, {} leaves x {} NICs, {} spines, {}:1 oversubscribed",
+                                n_leaves, per_leaf, spines, f.oversubscription);
+      break;
+    }
+    case FabricKind::rail: {
+      const int unit = f.hosts_per_unit;
+      const int units = (spec.hosts + unit - 1) / unit;
+      std::vector<NodeId> leaves;
+      for (int u = 0; u < units; ++u)
+        for (int k = 0; k < nics_per_host; ++k)
+          leaves.push_back(add_switch(t, fmt::format("leaf{}", u * nics_per_host + k)));
+      for (int h = 0; h < spec.hosts; ++h) {
+        const auto host_nics = t.host_nics(h);
+        for (std::size_t k = 0; k < host_nics.size(); ++k)
+          connect(t, host_nics[k], leaves[static_cast<std::size_t>((h / unit) * nics_per_host) + k],
+                  p.nic_rate, 1, p.nic_latency, p.efficiency);
+      }
+      const int spines = f.spines > 0 ? f.spines : 4 * units;
+      add_spines(t, leaves, unit, spines, f.oversubscription, p);
+      fabric_desc = fmt::format("rail-optimised, {} unit(s) of {} hosts, {} rail leaves, {} spines", units,
+                                unit, leaves.size(), spines);
+      break;
+    }
+  }
+  t.description = fmt::format("{} x {}, {}, {} NICs", spec.hosts, preset->name, fabric_desc,
+                              human_string(p.nic_rate, RateStyle::bits));
+  return t;
+}
+
+}  // namespace meshsim::topology

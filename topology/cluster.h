@@ -1,0 +1,58 @@
+#pragma once
+// Clusters: N hosts of one preset joined by a network fabric.
+//
+// Fabrics (every NIC↔switch and switch↔switch link is a `network` link):
+//   switch    one switch; every NIC joins it.
+//   fat-tree  two levels. NICs fill leaves in host-major order,
+//             `nics_per_leaf` per leaf; every leaf joins every spine. A
+//             leaf's uplink capacity is nics_per_leaf × NIC rate ÷
+//             oversubscription, split evenly over the spines (as parallel
+//             NIC-rate lanes when that divides, else one link of that rate).
+//             Default spines: nics_per_leaf ÷ oversubscription (rounded up).
+//   rail      rail-optimised: hosts are grouped into scalable units of
+//             `hosts_per_unit`; in each unit NIC k of every host joins leaf
+//             ("rail") k, so same-index GPUs of different hosts of a unit are
+//             one switch apart. Every leaf joins every spine; uplinks sized as
+//             for the fat tree with hosts_per_unit downlinks per leaf.
+//             Default spines: 4 per unit (DGX SuperPOD: 1 SU = 8 leaves + 4
+//             spines, 4 SU = 32 leaves + 16 spines).
+// Switch↔switch hops cost `switch_latency` (default 150 ns); NIC↔switch
+// hops the preset's NIC latency unless overridden.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/units.h"
+#include "topology/topology.h"
+
+namespace meshsim::topology {
+
+enum class FabricKind { single_switch, fat_tree, rail };
+
+[[nodiscard]] std::string_view to_string(FabricKind k);  // "switch", "fat-tree", "rail"
+[[nodiscard]] std::optional<FabricKind> fabric_kind_from(std::string_view s);
+
+struct FabricSpec {
+  FabricKind kind = FabricKind::single_switch;
+  int nics_per_leaf = 32;         // fat-tree
+  int hosts_per_unit = 32;        // rail
+  double oversubscription = 1.0;  // fat-tree, rail: downlink / uplink capacity, >= 1
+  int spines = 0;                 // 0: the default above
+};
+
+struct ClusterSpec {
+  std::string host_preset;
+  int hosts = 1;
+  FabricSpec fabric;
+  std::optional<Bandwidth> nic_bandwidth;  // default: the preset's
+  std::optional<Time> nic_latency;         // default: the preset's
+  Time switch_latency = Time::ns(150);
+  std::string name;  // default: "<preset>-x<hosts>[-<fabric>]"
+};
+
+/// Builds the explicit topology of a cluster. UsageError on an unknown
+/// preset or impossible parameters (message names the parameter).
+[[nodiscard]] Topology build_cluster(const ClusterSpec& spec);
+
+}  // namespace meshsim::topology

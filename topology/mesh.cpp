@@ -1,0 +1,149 @@
+#include "topology/mesh.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+
+namespace meshsim::topology {
+
+namespace {
+
+[[noreturn]] void bad(std::string_view selector, const std::string& why) {
+  throw UsageError(fmt::format(
+      "bad mesh selector \"{}\": {} (examples: \"all\", \"hosts=0-1\", \"hosts=0-1,gpus=0-3\", "
+      "\"h0/gpu0,h1/gpu0\", \"hosts=0-3,shape=2x16\")",
+      selector, why));
+}
+
+int parse_int(std::string_view selector, std::string_view s) {
+  int v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0)
+    bad(selector, fmt::format("\"{}\" is not a non-negative integer", s));
+  return v;
+}
+
+// "3" or "0-5" appended to out.
+void parse_range(std::string_view selector, std::string_view item, std::vector<int>& out) {
+  const auto dash = item.find('-');
+  if (dash == std::string_view::npos) {
+    out.push_back(parse_int(selector, item));
+    return;
+  }
+  const int lo = parse_int(selector, item.substr(0, dash));
+  const int hi = parse_int(selector, item.substr(dash + 1));
+  if (hi < lo) bad(selector, fmt::format("range \"{}\" is empty", item));
+  for (int v = lo; v <= hi; ++v) out.push_back(v);
+}
+
+std::vector<std::string_view> split_commas(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+DeviceMesh select_mesh(const Topology& t, std::string_view selector) {
+  if (selector.empty()) bad(selector, "it is empty");
+  std::map<std::string, std::vector<std::string_view>, std::less<>> keyed;
+  std::vector<std::string_view> names;
+  std::string current;  // key the next bare item continues
+  for (std::string_view item : split_commas(selector)) {
+    if (item.empty()) bad(selector, "it has an empty item");
+    const auto eq = item.find('=');
+    if (eq != std::string_view::npos) {
+      current = std::string(item.substr(0, eq));
+      if (current != "hosts" && current != "gpus" && current != "shape")
+        bad(selector, fmt::format("unknown key \"{}\" (keys: hosts, gpus, shape)", current));
+      if (keyed.contains(current)) bad(selector, fmt::format("\"{}\" is given twice", current));
+      keyed[current].push_back(item.substr(eq + 1));
+    } else if (!current.empty()) {
+      keyed[current].push_back(item);
+    } else {
+      names.push_back(item);
+    }
+  }
+
+  DeviceMesh mesh;
+  const bool all = names.size() == 1 && names[0] == "all";
+  if (all) names.clear();
+  if (!names.empty()) {
+    if (keyed.contains("hosts") || keyed.contains("gpus"))
+      bad(selector, "device names cannot be mixed with hosts=/gpus=");
+    std::set<NodeId> seen;
+    for (std::string_view n : names) {
+      const auto id = t.find(n);
+      if (!id) bad(selector, fmt::format("no device named \"{}\"", n));
+      if (t.node(*id).kind != NodeKind::gpu) bad(selector, fmt::format("\"{}\" is not a GPU", n));
+      if (!seen.insert(*id).second) bad(selector, fmt::format("\"{}\" appears twice", n));
+      mesh.devices.push_back(*id);
+    }
+    mesh.rows = 1;
+    mesh.cols = static_cast<int>(mesh.devices.size());
+  } else {
+    if (!all && !keyed.contains("hosts")) bad(selector, "give \"all\", hosts=..., or device names");
+    std::vector<int> hosts;
+    if (all || !keyed.contains("hosts")) {
+      for (int h = 0; h < t.host_count(); ++h) hosts.push_back(h);
+    } else {
+      for (auto item : keyed["hosts"]) parse_range(selector, item, hosts);
+    }
+    std::vector<int> gpus;
+    for (auto item : keyed["gpus"]) parse_range(selector, item, gpus);
+    std::set<int> seen_hosts;
+    int cols = -1;
+    for (int h : hosts) {
+      if (h >= t.host_count())
+        bad(selector, fmt::format("host {} does not exist (the topology has {} hosts)", h, t.host_count()));
+      if (!seen_hosts.insert(h).second) bad(selector, fmt::format("host {} is listed twice", h));
+      const auto& hg = t.host_gpus(h);
+      std::vector<NodeId> row;
+      if (gpus.empty()) {
+        row = hg;
+      } else {
+        std::set<int> seen;
+        for (int g : gpus) {
+          if (g >= static_cast<int>(hg.size()))
+            bad(selector, fmt::format("host {} has no GPU {} (it has {})", h, g, hg.size()));
+          if (!seen.insert(g).second) bad(selector, fmt::format("GPU {} is listed twice", g));
+          row.push_back(hg[static_cast<std::size_t>(g)]);
+        }
+      }
+      if (row.empty()) continue;  // a host without GPUs adds no row
+      if (cols >= 0 && static_cast<int>(row.size()) != cols)
+        bad(selector, "the selected hosts have different GPU counts; give gpus=...");
+      cols = static_cast<int>(row.size());
+      mesh.devices.insert(mesh.devices.end(), row.begin(), row.end());
+      ++mesh.rows;
+    }
+    mesh.cols = cols < 0 ? 0 : cols;
+  }
+  if (mesh.devices.empty()) bad(selector, "it selects no GPU");
+
+  if (auto it = keyed.find("shape"); it != keyed.end()) {
+    if (it->second.size() != 1) bad(selector, "shape takes one value, e.g. shape=2x4");
+    const std::string_view s = it->second[0];
+    const auto x = s.find('x');
+    if (x == std::string_view::npos) bad(selector, fmt::format("shape \"{}\" is not ROWSxCOLS", s));
+    const int r = parse_int(selector, s.substr(0, x));
+    const int c = parse_int(selector, s.substr(x + 1));
+    if (r < 1 || c < 1 || static_cast<std::size_t>(r) * static_cast<std::size_t>(c) != mesh.devices.size())
+      bad(selector, fmt::format("shape {}x{} does not hold the {} selected GPUs", r, c, mesh.devices.size()));
+    mesh.rows = r;
+    mesh.cols = c;
+  }
+  return mesh;
+}
+
+}  // namespace meshsim::topology

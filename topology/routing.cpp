@@ -1,0 +1,191 @@
+// Deterministic routing over the topology graph (see topology.h).
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <queue>
+#include <tuple>
+
+#include "core/error.h"
+#include "topology/routing_detail.h"
+
+namespace meshsim::topology {
+
+namespace {
+
+// Label of a partial path: compared lexicographically, smaller is better.
+struct Label {
+  Time latency = Time::max();
+  Bandwidth bottleneck;  // larger is better
+  std::uint32_t hops = 0;
+
+  [[nodiscard]] bool better_than(const Label& o) const {
+    if (latency != o.latency) return latency < o.latency;
+    if (bottleneck != o.bottleneck) return bottleneck > o.bottleneck;
+    return hops < o.hops;
+  }
+};
+
+struct Search {
+  std::vector<Label> label;
+  std::vector<DirLinkId> via;  // directed link used to reach the node
+  std::vector<bool> done;
+};
+
+// Dijkstra with lexicographic labels (latency, -bottleneck, hops). The label
+// order is isotone under extension (adding a hop cannot reorder two labels
+// the wrong way), so the first settled label of a node is optimal; ties are
+// settled in node-id order, which makes the result deterministic.
+Search dijkstra(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules) {
+  const std::size_t n = t.node_count();
+  Search s{std::vector<Label>(n), std::vector<DirLinkId>(n, 0), std::vector<bool>(n, false)};
+  s.label[src] = Label{Time::zero(), Bandwidth::bits_per_second(INT64_MAX), 0};
+  using Entry = std::tuple<std::int64_t, std::int64_t, std::uint32_t, NodeId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
+  pq.emplace(0, -INT64_MAX, 0, src);
+  const auto& g = t.graph();
+  while (!pq.empty()) {
+    const NodeId u = std::get<3>(pq.top());
+    pq.pop();
+    if (s.done[u]) continue;
+    s.done[u] = true;
+    if (dst && u == *dst) break;
+    if (u != src && !rules.transit(t.node(u))) continue;  // endpoints only
+    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+      const DirLinkId dl = boost::get(boost::edge_index, g, *e);
+      const Link& link = t.link(Topology::link_of(dl));
+      if (!rules.use_link(link)) continue;
+      const auto v = static_cast<NodeId>(boost::target(*e, g));
+      if (s.done[v]) continue;
+      const Label cand{s.label[u].latency + link.latency, std::min(s.label[u].bottleneck, link.capacity()),
+                       s.label[u].hops + 1};
+      if (cand.better_than(s.label[v])) {
+        s.label[v] = cand;
+        s.via[v] = dl;
+        pq.emplace(cand.latency.count_ps(), -cand.bottleneck.bps(), cand.hops, v);
+      }
+    }
+  }
+  return s;
+}
+
+const SegmentRules& nvlink_rules() {
+  static const SegmentRules r{[](const Link& l) { return l.kind == LinkKind::nvlink; },
+                              [](const Node& n) { return n.kind == NodeKind::nvswitch; }};
+  return r;
+}
+
+// Inside a host: PCIe and the CPU socket link, through PCIe switches and CPUs.
+const SegmentRules& host_rules() {
+  static const SegmentRules r{
+      [](const Link& l) { return l.kind == LinkKind::pcie || l.kind == LinkKind::smp; },
+      [](const Node& n) { return n.kind == NodeKind::pcie_switch || n.kind == NodeKind::cpu; }};
+  return r;
+}
+
+const SegmentRules& fabric_rules() {
+  static const SegmentRules r{[](const Link& l) { return l.kind == LinkKind::network; },
+                              [](const Node& n) { return n.kind == NodeKind::network_switch; }};
+  return r;
+}
+
+// Anything but a GPU may forward traffic (routes between non-GPU endpoints).
+const SegmentRules& any_rules() {
+  static const SegmentRules r{[](const Link&) { return true; },
+                              [](const Node& n) { return n.kind != NodeKind::gpu; }};
+  return r;
+}
+
+void append(Route& r, const Route& seg) {
+  r.hops.insert(r.hops.end(), seg.hops.begin(), seg.hops.end());
+  r.latency += seg.latency;
+  r.bottleneck = r.hops.size() == seg.hops.size() ? seg.bottleneck : std::min(r.bottleneck, seg.bottleneck);
+}
+
+}  // namespace
+
+std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, const SegmentRules& rules) {
+  Route r;
+  r.src = src;
+  r.dst = dst;
+  if (src == dst) return r;
+  const Search s = dijkstra(t, src, dst, rules);
+  if (!s.done[dst]) return std::nullopt;
+  for (NodeId v = dst; v != src;) {
+    const DirLinkId dl = s.via[v];
+    const Link& l = t.link(Topology::link_of(dl));
+    const bool reverse = (dl & 1U) != 0;
+    const NodeId from = reverse ? l.b : l.a;
+    r.hops.push_back(Hop{dl, Topology::link_of(dl), from, v});
+    v = from;
+  }
+  std::reverse(r.hops.begin(), r.hops.end());
+  r.latency = s.label[dst].latency;
+  r.bottleneck = s.label[dst].bottleneck;
+  return r;
+}
+
+std::vector<Time> latencies_from(const Topology& t, NodeId src, const SegmentRules& rules) {
+  const Search s = dijkstra(t, src, std::nullopt, rules);
+  std::vector<Time> out(t.node_count(), Time::max());
+  for (std::size_t v = 0; v < out.size(); ++v)
+    if (s.done[v]) out[v] = s.label[v].latency;
+  return out;
+}
+
+std::vector<NodeId> assign_nics(const Topology& t) {
+  std::vector<NodeId> nic_of(t.node_count(), kNoNode);
+  for (int h = 0; h < t.host_count(); ++h) {
+    const std::vector<NodeId> nics = t.host_nics(h);
+    if (nics.empty()) continue;
+    std::vector<int> load(nics.size(), 0);
+    for (NodeId gpu : t.host_gpus(h)) {
+      const std::vector<Time> lat = latencies_from(t, gpu, host_rules());
+      std::size_t best = nics.size();
+      for (std::size_t k = 0; k < nics.size(); ++k) {
+        if (lat[nics[k]] == Time::max()) continue;
+        if (best == nics.size() || lat[nics[k]] < lat[nics[best]] ||
+            (lat[nics[k]] == lat[nics[best]] && load[k] < load[best]))
+          best = k;
+      }
+      if (best == nics.size()) continue;  // no PCIe path to any NIC
+      nic_of[gpu] = nics[best];
+      ++load[best];
+    }
+  }
+  return nic_of;
+}
+
+Route Topology::compute_route(NodeId src, NodeId dst) const {
+  const Node& a = node(src);
+  const Node& b = node(dst);
+  auto unreachable = [&](const std::string& why) -> UsageError {
+    return UsageError(fmt::format("no route from {} to {}: {}", a.name, b.name, why));
+  };
+  if (a.kind == NodeKind::gpu && b.kind == NodeKind::gpu && src != dst) {
+    if (auto r = shortest_path(*this, src, dst, nvlink_rules())) return *r;
+    if (a.host == b.host) {
+      if (auto r = shortest_path(*this, src, dst, host_rules())) return *r;
+      throw unreachable("no NVLink or PCIe path inside the host");
+    }
+    const auto nic_a = nic_of(src);
+    const auto nic_b = nic_of(dst);
+    if (!nic_a) throw unreachable(fmt::format("{} has no NIC reachable over PCIe", a.name));
+    if (!nic_b) throw unreachable(fmt::format("{} has no NIC reachable over PCIe", b.name));
+    Route r;
+    r.src = src;
+    r.dst = dst;
+    append(r, *shortest_path(*this, src, *nic_a, host_rules()));
+    auto mid = shortest_path(*this, *nic_a, *nic_b, fabric_rules());
+    if (!mid)
+      throw unreachable(fmt::format("the fabric joins no path from {} to {}", node(*nic_a).name,
+                                    node(*nic_b).name));
+    append(r, *mid);
+    append(r, *shortest_path(*this, *nic_b, dst, host_rules()));
+    return r;
+  }
+  if (auto r = shortest_path(*this, src, dst, any_rules())) return *r;
+  throw unreachable("the nodes are not connected");
+}
+
+}  // namespace meshsim::topology

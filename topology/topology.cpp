@@ -1,0 +1,140 @@
+#include "topology/topology.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "core/error.h"
+#include "topology/routing_detail.h"
+
+namespace meshsim::topology {
+
+namespace {
+constexpr std::array<std::string_view, 6> kNodeKindNames{"gpu", "nvswitch", "pcie_switch",
+                                                         "cpu", "nic",      "switch"};
+constexpr std::array<std::string_view, 4> kLinkKindNames{"nvlink", "pcie", "smp", "network"};
+}  // namespace
+
+std::string_view to_string(NodeKind k) { return kNodeKindNames.at(static_cast<std::size_t>(k)); }
+std::string_view to_string(LinkKind k) { return kLinkKindNames.at(static_cast<std::size_t>(k)); }
+
+std::optional<NodeKind> node_kind_from(std::string_view s) {
+  for (std::size_t i = 0; i < kNodeKindNames.size(); ++i)
+    if (kNodeKindNames[i] == s) return static_cast<NodeKind>(i);
+  return std::nullopt;
+}
+
+std::optional<LinkKind> link_kind_from(std::string_view s) {
+  for (std::size_t i = 0; i < kLinkKindNames.size(); ++i)
+    if (kLinkKindNames[i] == s) return static_cast<LinkKind>(i);
+  return std::nullopt;
+}
+
+Topology::Topology() : derived_(std::make_unique<Derived>()) {}
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+void Topology::invalidate() { derived_ = std::make_unique<Derived>(); }
+
+Topology::Derived& Topology::derived() const {
+  Derived& d = *derived_;
+  std::call_once(d.nics_once, [&] { d.nic_of = assign_nics(*this); });
+  return d;
+}
+
+int Topology::add_host(Host h) {
+  hosts_.push_back(std::move(h));
+  host_gpus_.emplace_back();
+  return static_cast<int>(hosts_.size()) - 1;
+}
+
+NodeId Topology::add_node(Node n) {
+  MESHSIM_ASSERT(!by_name_.contains(n.name), fmt::format("duplicate node name '{}'", n.name));
+  MESHSIM_ASSERT(n.host >= -1 && n.host < host_count(), fmt::format("node '{}' has no such host", n.name));
+  MESHSIM_ASSERT(n.kind == NodeKind::network_switch || n.host >= 0,
+                 fmt::format("node '{}' must belong to a host", n.name));
+  const auto id = static_cast<NodeId>(nodes_.size());
+  by_name_.emplace(n.name, id);
+  gpu_index_.push_back(-1);
+  if (n.kind == NodeKind::gpu) {
+    auto& list = host_gpus_[static_cast<std::size_t>(n.host)];
+    gpu_index_.back() = static_cast<int>(list.size());
+    list.push_back(id);
+    gpus_.clear();
+    for (const auto& hg : host_gpus_) gpus_.insert(gpus_.end(), hg.begin(), hg.end());
+  }
+  nodes_.push_back(std::move(n));
+  boost::add_vertex(graph_);
+  invalidate();
+  return id;
+}
+
+LinkId Topology::add_link(const Link& l) {
+  MESHSIM_ASSERT(l.a < nodes_.size() && l.b < nodes_.size() && l.a != l.b,
+                 "a link joins two distinct existing nodes");
+  MESHSIM_ASSERT(l.count >= 1 && l.bandwidth.bps() > 0 && l.efficiency > 0.0 && l.efficiency <= 1.0 &&
+                     l.latency >= Time::zero(),
+                 "link parameters are validated before add_link");
+  const auto id = static_cast<LinkId>(links_.size());
+  links_.push_back(l);
+  boost::add_edge(l.a, l.b, directed(id, false), graph_);
+  boost::add_edge(l.b, l.a, directed(id, true), graph_);
+  invalidate();
+  return id;
+}
+
+std::optional<NodeId> Topology::find(std::string_view node_name) const {
+  auto it = by_name_.find(std::string(node_name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+NodeId Topology::at(std::string_view node_name) const {
+  if (auto id = find(node_name)) return *id;
+  std::string hint;
+  if (!gpus_.empty())
+    hint = fmt::format(" (devices are named like \"{}\"; `meshsim topo show --json` lists them)",
+                       nodes_[gpus_.front()].name);
+  throw UsageError(fmt::format("no device named \"{}\" in topology \"{}\"{}", node_name, name, hint));
+}
+
+const std::vector<NodeId>& Topology::host_gpus(int host) const {
+  MESHSIM_ASSERT(host >= 0 && host < host_count(), "host index out of range");
+  return host_gpus_[static_cast<std::size_t>(host)];
+}
+
+int Topology::gpu_index(NodeId gpu) const {
+  MESHSIM_ASSERT(gpu < nodes_.size() && nodes_[gpu].kind == NodeKind::gpu, "gpu_index of a non-GPU");
+  return gpu_index_[gpu];
+}
+
+std::vector<NodeId> Topology::host_nics(int host) const {
+  std::vector<NodeId> out;
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (nodes_[i].kind == NodeKind::nic && nodes_[i].host == host) out.push_back(i);
+  return out;
+}
+
+std::optional<NodeId> Topology::nic_of(NodeId gpu) const {
+  MESHSIM_ASSERT(gpu < nodes_.size() && nodes_[gpu].kind == NodeKind::gpu, "nic_of a non-GPU");
+  const auto& m = derived().nic_of;
+  if (m[gpu] == kNoNode) return std::nullopt;
+  return m[gpu];
+}
+
+const Route& Topology::route(NodeId src, NodeId dst) const {
+  MESHSIM_ASSERT(src < nodes_.size() && dst < nodes_.size(), "route endpoints exist");
+  Derived& d = derived();
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  {
+    std::lock_guard lock(d.mutex);
+    if (auto it = d.routes.find(key); it != d.routes.end()) return it->second;
+  }
+  Route r = compute_route(src, dst);  // outside the lock: routes are independent
+  std::lock_guard lock(d.mutex);
+  return d.routes.try_emplace(key, std::move(r)).first->second;
+}
+
+}  // namespace meshsim::topology

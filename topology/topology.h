@@ -1,0 +1,169 @@
+#pragma once
+// The topology model: devices and full-duplex links of GPU machines and the
+// network between them.
+//
+// Nodes: gpu, nvswitch, pcie_switch, cpu, nic (each on a host) and switch
+// (network switches: on the fabric, host = -1).
+//
+// Links are full duplex and carry, per direction:
+//   line_rate = bandwidth × count          (count: bonded lanes, NV2 = 2)
+//   capacity  = line_rate × efficiency     (achieved / line rate; calibration
+//                                           sets it, presets take NCCL's model)
+//   latency   paid once per hop by a transfer.
+// Link kinds: nvlink, pcie (generation, width), smp (the CPU socket
+// interconnect, QPI/UPI/xGMI), network.
+// Each link l yields two directed links: 2l (a→b) and 2l+1 (b→a); the
+// simulator accounts bytes per directed link.
+//
+// Routing (route()) is deterministic and cached; see routing.cpp:
+//   - GPU→GPU over NVLink (through NVSwitches, never through another GPU)
+//     whenever an NVLink path exists;
+//   - else inside a host over PCIe and the CPUs;
+//   - else GPU→PCIe→NIC→fabric→NIC→PCIe→GPU, through the NIC assigned to
+//     each GPU (nic_of: the nearest NIC over PCIe; among equally near NICs
+//     the one serving fewest GPUs so far, then the lowest index; GPU k of a
+//     DGX gets NIC k).
+//   Each segment is a shortest path by latency, ties broken by the larger
+//   bottleneck capacity, then by the lower node id.
+
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/units.h"
+
+namespace meshsim::topology {
+
+using NodeId = std::uint32_t;
+using LinkId = std::uint32_t;
+using DirLinkId = std::uint32_t;  // 2 × link + (1 if b→a)
+
+enum class NodeKind : std::uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
+enum class LinkKind : std::uint8_t { nvlink, pcie, smp, network };
+
+/// JSON / CLI names: "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch".
+[[nodiscard]] std::string_view to_string(NodeKind k);
+[[nodiscard]] std::optional<NodeKind> node_kind_from(std::string_view s);
+/// "nvlink", "pcie", "smp", "network".
+[[nodiscard]] std::string_view to_string(LinkKind k);
+[[nodiscard]] std::optional<LinkKind> link_kind_from(std::string_view s);
+
+struct Node {
+  std::string name;  // unique, e.g. "h0/gpu3", "leaf2"
+  NodeKind kind = NodeKind::gpu;
+  int host = -1;      // index into Topology::hosts(); -1 for fabric nodes
+  std::string model;  // GPU model ("V100", "A100", "H100", ...), empty otherwise
+};
+
+struct Link {
+  LinkKind kind = LinkKind::nvlink;
+  NodeId a = 0;
+  NodeId b = 0;
+  Bandwidth bandwidth;  // per direction, per lane
+  int count = 1;        // lanes bonded into this link
+  Time latency;
+  double efficiency = 1.0;  // in (0, 1]
+  int pcie_gen = 0;         // pcie only: generation 1..6
+  int pcie_width = 0;       // pcie only: lanes x1..x32
+
+  [[nodiscard]] Bandwidth line_rate() const { return bandwidth * count; }
+  [[nodiscard]] Bandwidth capacity() const { return line_rate().scaled(efficiency); }
+};
+
+struct Host {
+  std::string name;    // "h0"
+  std::string preset;  // host preset it was built from, empty if hand-written
+};
+
+/// One hop of a route: the directed link crossed, from → to.
+struct Hop {
+  DirLinkId dlink = 0;
+  LinkId link = 0;
+  NodeId from = 0;
+  NodeId to = 0;
+};
+
+struct Route {
+  NodeId src = 0;
+  NodeId dst = 0;
+  std::vector<Hop> hops;  // empty when src == dst
+  Time latency;           // sum of hop latencies
+  Bandwidth bottleneck;   // min hop capacity (effective); zero when src == dst
+};
+
+class Topology {
+ public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                      boost::property<boost::edge_index_t, DirLinkId>>;
+
+  Topology();
+  ~Topology();
+  Topology(Topology&&) noexcept;
+  Topology& operator=(Topology&&) noexcept;
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+
+  std::string name;
+  std::string description;
+
+  // Building. Names must be unique; links must join two distinct existing
+  // nodes (InternalError otherwise: loaders validate with paths first).
+  int add_host(Host h);
+  NodeId add_node(Node n);
+  LinkId add_link(const Link& l);
+
+  [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
+  [[nodiscard]] std::size_t link_count() const { return links_.size(); }
+  [[nodiscard]] const Node& node(NodeId id) const { return nodes_.at(id); }
+  [[nodiscard]] const Link& link(LinkId id) const { return links_.at(id); }
+  [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
+  [[nodiscard]] const std::vector<Link>& links() const { return links_; }
+  [[nodiscard]] const std::vector<Host>& hosts() const { return hosts_; }
+  [[nodiscard]] int host_count() const { return static_cast<int>(hosts_.size()); }
+  [[nodiscard]] const Graph& graph() const { return graph_; }
+
+  [[nodiscard]] std::optional<NodeId> find(std::string_view node_name) const;
+  /// The node named `name`; UsageError naming it if there is none.
+  [[nodiscard]] NodeId at(std::string_view node_name) const;
+
+  /// All GPUs, host-major, each host's GPUs in the order they were added.
+  [[nodiscard]] const std::vector<NodeId>& gpus() const { return gpus_; }
+  [[nodiscard]] const std::vector<NodeId>& host_gpus(int host) const;
+  /// Position of a GPU among its host's GPUs (gpu3 → 3).
+  [[nodiscard]] int gpu_index(NodeId gpu) const;
+  /// NICs of a host, in the order they were added.
+  [[nodiscard]] std::vector<NodeId> host_nics(int host) const;
+  /// The NIC a GPU uses to leave its host (see the header comment);
+  /// nullopt when its host has no NIC.
+  [[nodiscard]] std::optional<NodeId> nic_of(NodeId gpu) const;
+
+  /// Deterministic, cached route. Thread-safe once building is over.
+  /// UsageError when dst cannot be reached from src.
+  [[nodiscard]] const Route& route(NodeId src, NodeId dst) const;
+
+  [[nodiscard]] static DirLinkId directed(LinkId l, bool reverse) { return 2 * l + (reverse ? 1U : 0U); }
+  [[nodiscard]] static LinkId link_of(DirLinkId d) { return d / 2; }
+
+ private:
+  struct Derived;  // NIC assignment and route cache, computed lazily
+  Derived& derived() const;
+  void invalidate();
+  [[nodiscard]] Route compute_route(NodeId src, NodeId dst) const;
+
+  std::vector<Host> hosts_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  std::vector<NodeId> gpus_;
+  std::vector<std::vector<NodeId>> host_gpus_;
+  std::vector<int> gpu_index_;  // per node; -1 for non-GPUs
+  Graph graph_;
+  mutable std::unique_ptr<Derived> derived_;
+};
+
+}  // namespace meshsim::topology

@@ -1,0 +1,275 @@
+#include "topology/topology_json.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+#include "topology/presets.h"
+
+namespace meshsim::topology {
+
+namespace {
+
+std::string non_empty_string(const JsonCursor& c) {
+  std::string s = c.as_string();
+  if (s.empty()) c.fail("must not be empty");
+  return s;
+}
+
+FabricSpec fabric_from_json(const JsonCursor& c) {
+  c.allow_only({"kind", "nics_per_leaf", "hosts_per_unit", "oversubscription", "spines"});
+  FabricSpec f;
+  const JsonCursor kind = c["kind"];
+  const auto k = fabric_kind_from(kind.as_string());
+  if (!k) kind.fail(fmt::format("unknown fabric \"{}\" (expected switch, fat-tree or rail)", kind.as_string()));
+  f.kind = *k;
+  if (auto v = c.find("nics_per_leaf")) f.nics_per_leaf = static_cast<int>(v->as_int_in(1, 4096));
+  if (auto v = c.find("hosts_per_unit")) f.hosts_per_unit = static_cast<int>(v->as_int_in(1, 4096));
+  if (auto v = c.find("spines")) f.spines = static_cast<int>(v->as_int_in(1, 4096));
+  if (auto v = c.find("oversubscription")) {
+    f.oversubscription = v->as_number();
+    if (!(f.oversubscription >= 1.0 && f.oversubscription <= 1024.0))
+      v->fail(fmt::format("oversubscription must be between 1 and 1024, got {}", v->json().dump()));
+  }
+  return f;
+}
+
+Topology explicit_from_json(const JsonCursor& root) {
+  Topology t;
+  if (auto v = root.find("name")) t.name = v->as_string();
+  if (auto v = root.find("description")) t.description = v->as_string();
+
+  std::unordered_map<std::string, int> host_index;
+  if (auto hosts = root.find("hosts")) {
+    for (std::size_t i = 0; i < hosts->size(); ++i) {
+      const JsonCursor h = hosts->at(i);
+      h.allow_only({"name", "preset"});
+      const JsonCursor name_c = h["name"];
+      std::string name = non_empty_string(name_c);
+      if (host_index.contains(name)) name_c.fail(fmt::format("duplicate host name \"{}\"", name));
+      std::string preset;
+      if (auto p = h.find("preset")) preset = p->as_string();
+      host_index.emplace(name, t.add_host(Host{name, preset}));
+    }
+  }
+
+  const JsonCursor nodes = root["nodes"];
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const JsonCursor n = nodes.at(i);
+    n.allow_only({"name", "kind", "host", "model"});
+    Node node;
+    const JsonCursor name_c = n["name"];
+    node.name = non_empty_string(name_c);
+    if (t.find(node.name)) name_c.fail(fmt::format("duplicate node name \"{}\"", node.name));
+    const JsonCursor kind_c = n["kind"];
+    const auto kind = node_kind_from(kind_c.as_string());
+    if (!kind)
+      kind_c.fail(fmt::format("unknown node kind \"{}\" (expected gpu, nvswitch, pcie_switch, cpu, nic or switch)",
+                              kind_c.as_string()));
+    node.kind = *kind;
+    if (auto h = n.find("host")) {
+      if (node.kind == NodeKind::network_switch)
+        h->fail("a network switch belongs to the fabric, not to a host; remove \"host\"");
+      const std::string hn = h->as_string();
+      auto it = host_index.find(hn);
+      if (it == host_index.end()) h->fail(fmt::format("unknown host \"{}\" (declare it in \"hosts\")", hn));
+      node.host = it->second;
+    } else if (node.kind != NodeKind::network_switch) {
+      n.fail(fmt::format("missing required key \"host\" (every {} belongs to a host)", kind_c.as_string()));
+    }
+    if (auto m = n.find("model")) {
+      if (node.kind != NodeKind::gpu) m->fail("only GPUs have a model");
+      node.model = m->as_string();
+    }
+    t.add_node(std::move(node));
+  }
+
+  const JsonCursor links = root["links"];
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const JsonCursor l = links.at(i);
+    l.allow_only({"kind", "a", "b", "count", "bandwidth", "latency", "efficiency", "gen", "width"});
+    Link link;
+    const JsonCursor kind_c = l["kind"];
+    const auto kind = link_kind_from(kind_c.as_string());
+    if (!kind)
+      kind_c.fail(fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)",
+                              kind_c.as_string()));
+    link.kind = *kind;
+    auto endpoint = [&](std::string_view key) {
+      const JsonCursor c = l[key];
+      const std::string name = c.as_string();
+      const auto id = t.find(name);
+      if (!id) c.fail(fmt::format("unknown node \"{}\"", name));
+      return *id;
+    };
+    link.a = endpoint("a");
+    link.b = endpoint("b");
+    if (link.a == link.b) l["b"].fail("a link must join two different nodes");
+    const Node& na = t.node(link.a);
+    const Node& nb = t.node(link.b);
+    auto kinds_ok = [&](std::initializer_list<NodeKind> ok) {
+      auto in = [&](NodeKind k) { return std::find(ok.begin(), ok.end(), k) != ok.end(); };
+      return in(na.kind) && in(nb.kind);
+    };
+    switch (link.kind) {
+      case LinkKind::nvlink:
+        if (!kinds_ok({NodeKind::gpu, NodeKind::nvswitch}))
+          kind_c.fail(fmt::format("an nvlink joins GPUs and NVSwitches, not {} and {}", to_string(na.kind),
+                                  to_string(nb.kind)));
+        break;
+      case LinkKind::pcie:
+        if (!kinds_ok({NodeKind::gpu, NodeKind::pcie_switch, NodeKind::cpu, NodeKind::nic}))
+          kind_c.fail(fmt::format("a pcie link joins GPUs, PCIe switches, CPUs and NICs, not {} and {}",
+                                  to_string(na.kind), to_string(nb.kind)));
+        break;
+      case LinkKind::smp:
+        if (!kinds_ok({NodeKind::cpu}))
+          kind_c.fail(fmt::format("an smp link joins two CPUs, not {} and {}", to_string(na.kind),
+                                  to_string(nb.kind)));
+        break;
+      case LinkKind::network:
+        if (!kinds_ok({NodeKind::nic, NodeKind::network_switch}))
+          kind_c.fail(fmt::format("a network link joins NICs and switches, not {} and {}", to_string(na.kind),
+                                  to_string(nb.kind)));
+        break;
+    }
+    if (na.host != nb.host && link.kind != LinkKind::network && link.kind != LinkKind::nvlink)
+      kind_c.fail(fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name,
+                              nb.name));
+    if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, 1024));
+    const bool pcie = link.kind == LinkKind::pcie;
+    for (const char* key : {"gen", "width"})
+      if (!pcie && l.has(key)) l[key].fail(fmt::format("\"{}\" applies to pcie links only", key));
+    if (pcie) {
+      if (auto g = l.find("gen")) link.pcie_gen = static_cast<int>(g->as_int_in(1, 6));
+      if (auto w = l.find("width")) {
+        link.pcie_width = static_cast<int>(w->as_int_in(1, 32));
+        if ((link.pcie_width & (link.pcie_width - 1)) != 0)
+          w->fail(fmt::format("PCIe width must be 1, 2, 4, 8, 16 or 32, got {}", link.pcie_width));
+      }
+    }
+    if (auto bw = l.find("bandwidth")) {
+      link.bandwidth = bw->as_bandwidth();
+      if (link.bandwidth.bps() <= 0) bw->fail("bandwidth must be greater than zero");
+    } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
+      // Gen3 ≈ 1 GB/s per lane, doubling each generation.
+      link.bandwidth = Bandwidth::GBps(std::int64_t{1} << (link.pcie_gen - 3)) * link.pcie_width;
+    } else {
+      l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
+                  : "missing required key \"bandwidth\"");
+    }
+    const JsonCursor lat = l["latency"];
+    link.latency = lat.as_time();
+    if (link.latency < Time::zero()) lat.fail("latency must not be negative");
+    if (auto e = l.find("efficiency")) {
+      link.efficiency = e->as_number();
+      if (!(link.efficiency > 0.0 && link.efficiency <= 1.0))
+        e->fail(fmt::format("efficiency must be in (0, 1], got {}", e->json().dump()));
+    }
+    t.add_link(link);
+  }
+  return t;
+}
+
+}  // namespace
+
+ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
+  c.allow_only({"host", "hosts", "fabric", "nic_bandwidth", "nic_latency", "switch_latency"});
+  ClusterSpec s;
+  const JsonCursor host = c["host"];
+  s.host_preset = host.as_string();
+  if (find_host_preset(s.host_preset) == nullptr)
+    host.fail(fmt::format("unknown host preset \"{}\" (known: {})", s.host_preset, host_preset_names()));
+  s.hosts = static_cast<int>(c["hosts"].as_int_in(1, 100'000));
+  if (auto f = c.find("fabric")) s.fabric = fabric_from_json(*f);
+  if (auto v = c.find("nic_bandwidth")) {
+    s.nic_bandwidth = v->as_bandwidth();
+    if (s.nic_bandwidth->bps() <= 0) v->fail("bandwidth must be greater than zero");
+  }
+  if (auto v = c.find("nic_latency")) {
+    s.nic_latency = v->as_time();
+    if (*s.nic_latency < Time::zero()) v->fail("latency must not be negative");
+  }
+  if (auto v = c.find("switch_latency")) {
+    s.switch_latency = v->as_time();
+    if (s.switch_latency < Time::zero()) v->fail("latency must not be negative");
+  }
+  return s;
+}
+
+Topology topology_from_json(const Json& j, const std::string& file) {
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail(fmt::format("a topology is a JSON object, got {}", json_type_name(j)));
+  root.allow_only({"format", "name", "description", "cluster", "hosts", "nodes", "links"});
+  const JsonCursor fmt_c = root["format"];
+  if (fmt_c.as_string() != kTopologyFormat)
+    fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
+                           kTopologyFormat));
+  if (auto cluster = root.find("cluster")) {
+    for (const char* key : {"hosts", "nodes", "links"})
+      if (root.has(key))
+        root[key].fail("a topology has either \"cluster\" or explicit \"hosts\"/\"nodes\"/\"links\", not both");
+    ClusterSpec spec = cluster_spec_from_json(*cluster);
+    if (auto n = root.find("name")) spec.name = n->as_string();
+    Topology t = [&] {
+      try {
+        return build_cluster(spec);
+      } catch (const UsageError& e) {
+        cluster->fail(e.what());
+      }
+    }();
+    if (auto d = root.find("description")) t.description = d->as_string();
+    return t;
+  }
+  return explicit_from_json(root);
+}
+
+Topology load_topology_file(const std::string& file) { return topology_from_json(read_json_file(file), file); }
+
+Json topology_to_json(const Topology& t) {
+  Json j;
+  j["format"] = kTopologyFormat;
+  j["name"] = t.name;
+  j["description"] = t.description;
+  Json hosts = Json::array();
+  for (const Host& h : t.hosts()) {
+    Json o;
+    o["name"] = h.name;
+    if (!h.preset.empty()) o["preset"] = h.preset;
+    hosts.push_back(std::move(o));
+  }
+  j["hosts"] = std::move(hosts);
+  Json nodes = Json::array();
+  for (const Node& n : t.nodes()) {
+    Json o;
+    o["name"] = n.name;
+    o["kind"] = std::string(to_string(n.kind));
+    if (n.host >= 0) o["host"] = t.hosts()[static_cast<std::size_t>(n.host)].name;
+    if (!n.model.empty()) o["model"] = n.model;
+    nodes.push_back(std::move(o));
+  }
+  j["nodes"] = std::move(nodes);
+  Json links = Json::array();
+  for (const Link& l : t.links()) {
+    Json o;
+    o["kind"] = std::string(to_string(l.kind));
+    o["a"] = t.node(l.a).name;
+    o["b"] = t.node(l.b).name;
+    o["count"] = l.count;
+    o["bandwidth"] =
+        exact_string(l.bandwidth, l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes);
+    o["latency"] = exact_string(l.latency);
+    o["efficiency"] = l.efficiency;
+    if (l.kind == LinkKind::pcie) {
+      if (l.pcie_gen > 0) o["gen"] = l.pcie_gen;
+      if (l.pcie_width > 0) o["width"] = l.pcie_width;
+    }
+    links.push_back(std::move(o));
+  }
+  j["links"] = std::move(links);
+  return j;
+}
+
+}  // namespace meshsim::topology
