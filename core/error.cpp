@@ -24,8 +24,8 @@ ConfigError::ConfigError(std::string file, std::string json_path, std::string me
       message_(std::move(message)) {}
 
 void assertion_failed(const char* expr, const char* file, int line, const std::string& message) {
-  throw InternalError(fmt::format("internal error: {} ({}:{}: assertion `{}` failed)", message,
-                                  file, line, expr));
+  throw InternalError(
+      fmt::format("internal error: {} ({}:{}: assertion `{}` failed)", message, file, line, expr));
 }
 
 }  // namespace meshsim

@@ -54,13 +54,12 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
-                                   const std::string& message);
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line, const std::string& message);
 
 }  // namespace meshsim
 
 /// Internal invariant check, active in every build type.
-#define MESHSIM_ASSERT(cond, message)                                        \
-  do {                                                                       \
+#define MESHSIM_ASSERT(cond, message)                                               \
+  do {                                                                              \
     if (!(cond)) ::meshsim::assertion_failed(#cond, __FILE__, __LINE__, (message)); \
   } while (false)

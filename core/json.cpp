@@ -1,10 +1,10 @@
 #include "core/json.h"
 
-#include <fmt/format.h>
-
 #include <fstream>
 #include <limits>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -42,23 +42,35 @@ Json parse_json_text(std::string_view text, const std::string& file) {
   }
 }
 
-std::string dump_json(const Json& j) { return j.dump(2) + "\n"; }
+std::string dump_json(const Json& j) {
+  return j.dump(2) + "\n";
+}
 
 std::string json_type_name(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "an integer";
-    case Json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
+    case Json::value_t::number_unsigned:
+      return "an integer";
+    case Json::value_t::number_float:
+      return "a number";
+    default:
+      return "an unsupported value";
   }
 }
 
-void JsonCursor::fail(const std::string& message) const { throw ConfigError(file_, path_, message); }
+void JsonCursor::fail(const std::string& message) const {
+  throw ConfigError(file_, path_, message);
+}
 
 void JsonCursor::expect_object() const {
   if (!value_->is_object()) fail(fmt::format("expected an object, got {}", json_type_name(*value_)));
@@ -119,11 +131,11 @@ std::string JsonCursor::as_string() const {
 std::int64_t JsonCursor::as_int() const {
   if (value_->is_number_unsigned()) {
     const auto u = value_->get<std::uint64_t>();
-    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) fail("integer is too large");
+    if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      fail("integer is too large");
     return static_cast<std::int64_t>(u);
   }
-  if (!value_->is_number_integer())
-    fail(fmt::format("expected an integer, got {}", json_type_name(*value_)));
+  if (!value_->is_number_integer()) fail(fmt::format("expected an integer, got {}", json_type_name(*value_)));
   return value_->get<std::int64_t>();
 }
 

@@ -1,7 +1,5 @@
 #include "core/unit_strings.h"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <cctype>
 #include <cmath>
@@ -9,6 +7,8 @@
 #include <limits>
 #include <optional>
 #include <span>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -154,8 +154,8 @@ i128 pow10(int n) {
 enum class Rounding { exact, nearest };
 
 // value = mantissa × 10^exponent × factor, as an integer of base units.
-std::int64_t to_base(const Decimal& d, std::int64_t factor, Rounding rounding,
-                     std::string_view original, std::string_view help) {
+std::int64_t to_base(const Decimal& d, std::int64_t factor, Rounding rounding, std::string_view original,
+                     std::string_view help) {
   if (d.mantissa == 0) return 0;
   constexpr i128 limit = std::numeric_limits<std::int64_t>::max();
   i128 num = d.mantissa * factor;
@@ -239,8 +239,8 @@ constexpr std::array kRateBytesDesc{Unit{"TBps", 8'000'000'000'000}, Unit{"GBps"
                                     Unit{"MBps", 8'000'000}, Unit{"KBps", 8'000}, Unit{"Bps", 8}};
 constexpr std::array kRateBitsDesc{Unit{"Tbps", 1'000'000'000'000}, Unit{"Gbps", 1'000'000'000},
                                    Unit{"Mbps", 1'000'000}, Unit{"Kbps", 1'000}, Unit{"bps", 1}};
-constexpr std::array kTimeDesc{Unit{"s", 1'000'000'000'000}, Unit{"ms", 1'000'000'000},
-                               Unit{"us", 1'000'000}, Unit{"ns", 1'000}, Unit{"ps", 1}};
+constexpr std::array kTimeDesc{Unit{"s", 1'000'000'000'000}, Unit{"ms", 1'000'000'000}, Unit{"us", 1'000'000},
+                               Unit{"ns", 1'000}, Unit{"ps", 1}};
 constexpr std::array kHumanRateBytes{Unit{"TB/s", 8'000'000'000'000}, Unit{"GB/s", 8'000'000'000},
                                      Unit{"MB/s", 8'000'000}, Unit{"KB/s", 8'000}, Unit{"B/s", 8}};
 constexpr std::array kHumanRateBits{Unit{"Tb/s", 1'000'000'000'000}, Unit{"Gb/s", 1'000'000'000},
@@ -276,7 +276,9 @@ std::string exact_string(Bandwidth v, RateStyle style) {
   return exact_with(v.bps(), kRateBitsDesc);
 }
 
-std::string exact_string(Time v) { return exact_with(v.count_ps(), kTimeDesc); }
+std::string exact_string(Time v) {
+  return exact_with(v.count_ps(), kTimeDesc);
+}
 
 std::string human_string(Bytes v) {
   const auto n = static_cast<double>(v.count());
@@ -285,11 +287,13 @@ std::string human_string(Bytes v) {
 }
 
 std::string human_string(Bandwidth v, RateStyle style) {
-  return human_with(static_cast<double>(v.bps()),
-                    style == RateStyle::bytes ? std::span<const Unit>(kHumanRateBytes)
-                                              : std::span<const Unit>(kHumanRateBits));
+  return human_with(static_cast<double>(v.bps()), style == RateStyle::bytes
+                                                      ? std::span<const Unit>(kHumanRateBytes)
+                                                      : std::span<const Unit>(kHumanRateBits));
 }
 
-std::string human_string(Time v) { return human_with(static_cast<double>(v.count_ps()), kTimeDesc); }
+std::string human_string(Time v) {
+  return human_with(static_cast<double>(v.count_ps()), kTimeDesc);
+}
 
 }  // namespace meshsim

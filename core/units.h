@@ -39,8 +39,14 @@ class Time {
   [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
   [[nodiscard]] constexpr double microseconds() const { return static_cast<double>(ps_) * 1e-6; }
 
-  constexpr Time& operator+=(Time o) { ps_ += o.ps_; return *this; }
-  constexpr Time& operator-=(Time o) { ps_ -= o.ps_; return *this; }
+  constexpr Time& operator+=(Time o) {
+    ps_ += o.ps_;
+    return *this;
+  }
+  constexpr Time& operator-=(Time o) {
+    ps_ -= o.ps_;
+    return *this;
+  }
   friend constexpr Time operator+(Time a, Time b) { return Time(a.ps_ + b.ps_); }
   friend constexpr Time operator-(Time a, Time b) { return Time(a.ps_ - b.ps_); }
   friend constexpr Time operator-(Time a) { return Time(-a.ps_); }
@@ -68,8 +74,14 @@ class Bytes {
 
   [[nodiscard]] constexpr std::int64_t count() const { return n_; }
 
-  constexpr Bytes& operator+=(Bytes o) { n_ += o.n_; return *this; }
-  constexpr Bytes& operator-=(Bytes o) { n_ -= o.n_; return *this; }
+  constexpr Bytes& operator+=(Bytes o) {
+    n_ += o.n_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes o) {
+    n_ -= o.n_;
+    return *this;
+  }
   friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.n_ + b.n_); }
   friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.n_ - b.n_); }
   friend constexpr Bytes operator*(Bytes a, std::int64_t k) { return Bytes(a.n_ * k); }
@@ -103,7 +115,10 @@ class Bandwidth {
   /// oversubscription share), rounded to the nearest bit per second.
   [[nodiscard]] Bandwidth scaled(double factor) const;
 
-  constexpr Bandwidth& operator+=(Bandwidth o) { bps_ += o.bps_; return *this; }
+  constexpr Bandwidth& operator+=(Bandwidth o) {
+    bps_ += o.bps_;
+    return *this;
+  }
   friend constexpr Bandwidth operator+(Bandwidth a, Bandwidth b) { return Bandwidth(a.bps_ + b.bps_); }
   friend constexpr Bandwidth operator-(Bandwidth a, Bandwidth b) { return Bandwidth(a.bps_ - b.bps_); }
   friend constexpr Bandwidth operator*(Bandwidth a, std::int64_t k) { return Bandwidth(a.bps_ * k); }
@@ -122,11 +137,17 @@ class Bandwidth {
 /// Requires rate > 0 and size >= 0 (InternalError otherwise); throws
 /// InternalError if the result exceeds the Time range.
 [[nodiscard]] Time transfer_time(Bytes size, Bandwidth rate);
-[[nodiscard]] inline Time operator/(Bytes size, Bandwidth rate) { return transfer_time(size, rate); }
+[[nodiscard]] inline Time operator/(Bytes size, Bandwidth rate) {
+  return transfer_time(size, rate);
+}
 
 /// Bytes moved in `t` at `rate`, rounded down to a whole byte.
 [[nodiscard]] Bytes bytes_in(Time t, Bandwidth rate);
-[[nodiscard]] inline Bytes operator*(Bandwidth rate, Time t) { return bytes_in(t, rate); }
-[[nodiscard]] inline Bytes operator*(Time t, Bandwidth rate) { return bytes_in(t, rate); }
+[[nodiscard]] inline Bytes operator*(Bandwidth rate, Time t) {
+  return bytes_in(t, rate);
+}
+[[nodiscard]] inline Bytes operator*(Time t, Bandwidth rate) {
+  return bytes_in(t, rate);
+}
 
 }  // namespace meshsim

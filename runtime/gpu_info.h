@@ -17,7 +17,7 @@ struct GpuInfo {
 };
 
 struct RuntimeInfo {
-  bool cuda_built = false;    // compiled with the CUDA toolkit
+  bool cuda_built = false;       // compiled with the CUDA toolkit
   int cuda_runtime_version = 0;  // e.g. 13000; 0 without CUDA
   int driver_version = 0;        // 0 when no driver is present
   std::string status;            // why no GPU is usable, when none is

@@ -1,10 +1,10 @@
 // The meshsim command line. Exit codes: 0 success, 2 bad input (a message
 // names the file, JSON path or argument), 3 internal error (a bug).
 
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
-#include <cstdio>
 
 #include "core/error.h"
 #include "tools/cli/commands.h"
@@ -30,7 +30,8 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "meshsim: {}\nThis is a bug in meshsim; please report it with the command line.\n", e.what());
+    fmt::print(stderr, "meshsim: {}\nThis is a bug in meshsim; please report it with the command line.\n",
+               e.what());
     return 3;
   }
   return 0;

@@ -1,8 +1,8 @@
 #include "topology/cluster.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -12,9 +12,12 @@ namespace meshsim::topology {
 
 std::string_view to_string(FabricKind k) {
   switch (k) {
-    case FabricKind::single_switch: return "switch";
-    case FabricKind::fat_tree: return "fat-tree";
-    case FabricKind::rail: return "rail";
+    case FabricKind::single_switch:
+      return "switch";
+    case FabricKind::fat_tree:
+      return "fat-tree";
+    case FabricKind::rail:
+      return "rail";
   }
   return "?";
 }
@@ -44,8 +47,8 @@ void connect(Topology& t, NodeId a, NodeId b, Bandwidth rate, int count, Time la
 
 // Joins every leaf to every spine so that each leaf has downlinks ÷ oversub
 // of uplink capacity.
-void add_spines(Topology& t, const std::vector<NodeId>& leaves, int downlinks, int spines,
-                double oversub, const NetParams& p) {
+void add_spines(Topology& t, const std::vector<NodeId>& leaves, int downlinks, int spines, double oversub,
+                const NetParams& p) {
   std::vector<NodeId> sp;
   for (int s = 0; s < spines; ++s) sp.push_back(add_switch(t, fmt::format("spine{}", s)));
   const double lanes = static_cast<double>(downlinks) / (oversub * static_cast<double>(spines));
@@ -67,16 +70,15 @@ int default_spines(int downlinks, double oversub) {
 Topology build_cluster(const ClusterSpec& spec) {
   const HostPreset* preset = find_host_preset(spec.host_preset);
   if (preset == nullptr)
-    throw UsageError(fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset,
-                                 host_preset_names()));
+    throw UsageError(
+        fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset, host_preset_names()));
   if (spec.hosts < 1 || spec.hosts > 100'000)
     throw UsageError(fmt::format("hosts must be between 1 and 100000, got {}", spec.hosts));
   const FabricSpec& f = spec.fabric;
   if (!(f.oversubscription >= 1.0) || !std::isfinite(f.oversubscription))
     throw UsageError(fmt::format("oversubscription must be >= 1, got {}", f.oversubscription));
   if (f.spines < 0) throw UsageError("spines must be >= 0 (0 picks the default)");
-  if (f.kind == FabricKind::fat_tree && f.nics_per_leaf < 1)
-    throw UsageError("nics_per_leaf must be >= 1");
+  if (f.kind == FabricKind::fat_tree && f.nics_per_leaf < 1) throw UsageError("nics_per_leaf must be >= 1");
   if (f.kind == FabricKind::rail && f.hosts_per_unit < 1) throw UsageError("hosts_per_unit must be >= 1");
   if (spec.nic_bandwidth && spec.nic_bandwidth->bps() <= 0) throw UsageError("NIC bandwidth must be > 0");
   if (spec.nic_latency && *spec.nic_latency < Time::zero()) throw UsageError("NIC latency must be >= 0");

@@ -1,10 +1,10 @@
 #include "topology/mesh.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <map>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -13,10 +13,10 @@ namespace meshsim::topology {
 namespace {
 
 [[noreturn]] void bad(std::string_view selector, const std::string& why) {
-  throw UsageError(fmt::format(
-      "bad mesh selector \"{}\": {} (examples: \"all\", \"hosts=0-1\", \"hosts=0-1,gpus=0-3\", "
-      "\"h0/gpu0,h1/gpu0\", \"hosts=0-3,shape=2x16\")",
-      selector, why));
+  throw UsageError(
+      fmt::format("bad mesh selector \"{}\": {} (examples: \"all\", \"hosts=0-1\", \"hosts=0-1,gpus=0-3\", "
+                  "\"h0/gpu0,h1/gpu0\", \"hosts=0-3,shape=2x16\")",
+                  selector, why));
 }
 
 int parse_int(std::string_view selector, std::string_view s) {

@@ -26,9 +26,7 @@ struct DeviceMesh {
   int rows = 0;
   int cols = 0;
 
-  [[nodiscard]] NodeId at(int r, int c) const {
-    return devices[static_cast<std::size_t>(r * cols + c)];
-  }
+  [[nodiscard]] NodeId at(int r, int c) const { return devices[static_cast<std::size_t>(r * cols + c)]; }
   [[nodiscard]] std::size_t size() const { return devices.size(); }
 };
 

@@ -1,9 +1,9 @@
 #include "topology/presets.h"
 
-#include <fmt/format.h>
-
 #include <array>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -117,32 +117,42 @@ void nvswitch_host(Topology& t, int host, std::string_view model, int lanes, dou
     b.pcie(sw[k / nics_per_sw], b.node(NodeKind::nic, fmt::format("nic{}", k)), gen);
 }
 
-void build_p4d(Topology& t, int host) { nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 4); }
-void build_dgx_a100(Topology& t, int host) { nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 8); }
-void build_dgx_h100(Topology& t, int host) { nvswitch_host(t, host, "H100", 18, kNvlink4Eff, 5, 8, 8); }
-void build_dgx_h200(Topology& t, int host) { nvswitch_host(t, host, "H200", 18, kNvlink4Eff, 5, 8, 8); }
+void build_p4d(Topology& t, int host) {
+  nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 4);
+}
+void build_dgx_a100(Topology& t, int host) {
+  nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 8);
+}
+void build_dgx_h100(Topology& t, int host) {
+  nvswitch_host(t, host, "H100", 18, kNvlink4Eff, 5, 8, 8);
+}
+void build_dgx_h200(Topology& t, int host) {
+  nvswitch_host(t, host, "H200", 18, kNvlink4Eff, 5, 8, 8);
+}
 
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC hop);
 // EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop). Efficiencies:
 // HDR 24/25, NDR 47/50 (measured), TCP and EFA 0.9.
 const std::array kPresets{
-    HostPreset{"p3.8xlarge", "AWS p3.8xlarge: 4 x V100, NVLink 2 (one cube-mesh quad), 10 Gbps", 4,
-               "V100", 1, Bandwidth::Gbps(10), Time::us(25), 0.9, build_p3_8xlarge},
+    HostPreset{"p3.8xlarge", "AWS p3.8xlarge: 4 x V100, NVLink 2 (one cube-mesh quad), 10 Gbps", 4, "V100", 1,
+               Bandwidth::Gbps(10), Time::us(25), 0.9, build_p3_8xlarge},
     HostPreset{"p3.16xlarge", "AWS p3.16xlarge / DGX-1V: 8 x V100, NVLink 2 hybrid cube-mesh, 25 Gbps", 8,
                "V100", 1, Bandwidth::Gbps(25), Time::us(25), 0.9, build_p3_16xlarge},
     HostPreset{"p4d.24xlarge", "AWS p4d.24xlarge: 8 x A100 on NVSwitch, 4 x 100 Gbps EFA", 8, "A100", 4,
                Bandwidth::Gbps(100), Time::ns(7500), 0.9, build_p4d},
-    HostPreset{"dgx-a100", "NVIDIA DGX A100: 8 x A100 on NVSwitch, 8 x 200 Gb/s HDR InfiniBand", 8, "A100",
-               8, Bandwidth::Gbps(200), Time::ns(900), 0.96, build_dgx_a100},
-    HostPreset{"dgx-h100", "NVIDIA DGX H100: 8 x H100 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand",
-               8, "H100", 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, build_dgx_h100},
-    HostPreset{"dgx-h200", "NVIDIA DGX H200: 8 x H200 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand",
-               8, "H200", 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, build_dgx_h200},
+    HostPreset{"dgx-a100", "NVIDIA DGX A100: 8 x A100 on NVSwitch, 8 x 200 Gb/s HDR InfiniBand", 8, "A100", 8,
+               Bandwidth::Gbps(200), Time::ns(900), 0.96, build_dgx_a100},
+    HostPreset{"dgx-h100", "NVIDIA DGX H100: 8 x H100 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
+               "H100", 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, build_dgx_h100},
+    HostPreset{"dgx-h200", "NVIDIA DGX H200: 8 x H200 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
+               "H200", 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, build_dgx_h200},
 };
 
 }  // namespace
 
-std::span<const HostPreset> host_presets() { return kPresets; }
+std::span<const HostPreset> host_presets() {
+  return kPresets;
+}
 
 const HostPreset* find_host_preset(std::string_view name) {
   for (const HostPreset& p : kPresets)

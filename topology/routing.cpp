@@ -1,10 +1,10 @@
 // Deterministic routing over the topology graph (see topology.h).
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <queue>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "topology/routing_detail.h"
@@ -178,8 +178,8 @@ Route Topology::compute_route(NodeId src, NodeId dst) const {
     append(r, *shortest_path(*this, src, *nic_a, host_rules()));
     auto mid = shortest_path(*this, *nic_a, *nic_b, fabric_rules());
     if (!mid)
-      throw unreachable(fmt::format("the fabric joins no path from {} to {}", node(*nic_a).name,
-                                    node(*nic_b).name));
+      throw unreachable(
+          fmt::format("the fabric joins no path from {} to {}", node(*nic_a).name, node(*nic_b).name));
     append(r, *mid);
     append(r, *shortest_path(*this, *nic_b, dst, host_rules()));
     return r;

@@ -1,8 +1,7 @@
 #include "topology/summary.h"
 
-#include <fmt/format.h>
-
 #include <boost/graph/push_relabel_max_flow.hpp>
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -36,11 +35,16 @@ Bandwidth max_flow(const Topology& t, const std::vector<NodeId>& sources, const 
     rev[e] = r;
     rev[r] = e;
   };
-  // A GPU gets the sum of its links as a cap: the super source cannot push
-  // more into it than it can send.
-  constexpr std::int64_t kInf = INT64_MAX / 4;
-  for (NodeId s : sources) add(src, s, kInf);
-  for (NodeId d : sinks) add(d, snk, kInf);
+  // Terminal edges carry at most what the GPU's own links can: the sum of
+  // their capacities. (An "infinite" capacity would overflow the flow
+  // algorithm's int64 excess sums.)
+  std::vector<std::int64_t> degree_cap(n, 0);
+  for (const Link& l : t.links()) {
+    degree_cap[l.a] += cap(l).bps();
+    degree_cap[l.b] += cap(l).bps();
+  }
+  for (NodeId s : sources) add(src, s, degree_cap[s]);
+  for (NodeId d : sinks) add(d, snk, degree_cap[d]);
   std::vector<bool> terminal(n, false);
   for (NodeId v : sources) terminal[v] = true;
   for (NodeId v : sinks) terminal[v] = true;
@@ -56,7 +60,9 @@ Bandwidth max_flow(const Topology& t, const std::vector<NodeId>& sources, const 
   return Bandwidth::bits_per_second(boost::push_relabel_max_flow(g, src, snk));
 }
 
-std::string range_text(int lo, int hi) { return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi); }
+std::string range_text(int lo, int hi) {
+  return lo == hi ? fmt::format("{}", lo) : fmt::format("{}-{}", lo, hi);
+}
 
 std::optional<Bisection> bisection(const Topology& t) {
   std::vector<NodeId> a;
@@ -169,29 +175,41 @@ std::string to_dot(const Topology& t) {
   out += "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n";
   auto shape = [](NodeKind k) {
     switch (k) {
-      case NodeKind::gpu: return "box, style=filled, fillcolor=\"#a6d96a\"";
-      case NodeKind::nvswitch: return "octagon, style=filled, fillcolor=\"#fdae61\"";
-      case NodeKind::pcie_switch: return "diamond";
-      case NodeKind::cpu: return "box3d";
-      case NodeKind::nic: return "cds, style=filled, fillcolor=\"#abd9e9\"";
-      case NodeKind::network_switch: return "hexagon, style=filled, fillcolor=\"#2c7bb6\", fontcolor=white";
+      case NodeKind::gpu:
+        return "box, style=filled, fillcolor=\"#a6d96a\"";
+      case NodeKind::nvswitch:
+        return "octagon, style=filled, fillcolor=\"#fdae61\"";
+      case NodeKind::pcie_switch:
+        return "diamond";
+      case NodeKind::cpu:
+        return "box3d";
+      case NodeKind::nic:
+        return "cds, style=filled, fillcolor=\"#abd9e9\"";
+      case NodeKind::network_switch:
+        return "hexagon, style=filled, fillcolor=\"#2c7bb6\", fontcolor=white";
     }
     return "ellipse";
   };
   for (int h = 0; h < t.host_count(); ++h) {
-    out += fmt::format("  subgraph \"cluster_{0}\" {{\n    label=\"{0}\";\n", t.hosts()[static_cast<std::size_t>(h)].name);
+    out += fmt::format("  subgraph \"cluster_{0}\" {{\n    label=\"{0}\";\n",
+                       t.hosts()[static_cast<std::size_t>(h)].name);
     for (NodeId i = 0; i < t.node_count(); ++i)
-      if (t.node(i).host == h) out += fmt::format("    n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
+      if (t.node(i).host == h)
+        out += fmt::format("    n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
     out += "  }\n";
   }
   for (NodeId i = 0; i < t.node_count(); ++i)
-    if (t.node(i).host < 0) out += fmt::format("  n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
+    if (t.node(i).host < 0)
+      out += fmt::format("  n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
   for (const Link& l : t.links()) {
-    const char* color = l.kind == LinkKind::nvlink ? "#1a9641" : l.kind == LinkKind::network ? "#2c7bb6" : "#777777";
-    const std::string rate = human_string(l.line_rate(), l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes);
-    out += fmt::format("  n{} -- n{} [label=\"{}{} {}\", color=\"{}\", penwidth={}];\n", l.a, l.b, to_string(l.kind),
-                       l.count > 1 ? fmt::format(" x{}", l.count) : std::string(), rate, color,
-                       l.count > 1 ? 2 : 1);
+    const char* color = l.kind == LinkKind::nvlink    ? "#1a9641"
+                        : l.kind == LinkKind::network ? "#2c7bb6"
+                                                      : "#777777";
+    const std::string rate =
+        human_string(l.line_rate(), l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes);
+    out += fmt::format("  n{} -- n{} [label=\"{}{} {}\", color=\"{}\", penwidth={}];\n", l.a, l.b,
+                       to_string(l.kind), l.count > 1 ? fmt::format(" x{}", l.count) : std::string(), rate,
+                       color, l.count > 1 ? 2 : 1);
   }
   out += "}\n";
   return out;

@@ -25,9 +25,9 @@ namespace meshsim::topology {
 
 struct LinkKindTotals {
   int links = 0;
-  int lanes = 0;             // Σ count
-  Bandwidth line_rate;       // Σ line rate, per direction
-  Bandwidth capacity;        // Σ effective capacity, per direction
+  int lanes = 0;        // Σ count
+  Bandwidth line_rate;  // Σ line rate, per direction
+  Bandwidth capacity;   // Σ effective capacity, per direction
 };
 
 struct GpuSummary {

@@ -1,9 +1,9 @@
 #include "topology/topology.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "topology/routing_detail.h"
@@ -16,8 +16,12 @@ constexpr std::array<std::string_view, 6> kNodeKindNames{"gpu", "nvswitch", "pci
 constexpr std::array<std::string_view, 4> kLinkKindNames{"nvlink", "pcie", "smp", "network"};
 }  // namespace
 
-std::string_view to_string(NodeKind k) { return kNodeKindNames.at(static_cast<std::size_t>(k)); }
-std::string_view to_string(LinkKind k) { return kLinkKindNames.at(static_cast<std::size_t>(k)); }
+std::string_view to_string(NodeKind k) {
+  return kNodeKindNames.at(static_cast<std::size_t>(k));
+}
+std::string_view to_string(LinkKind k) {
+  return kLinkKindNames.at(static_cast<std::size_t>(k));
+}
 
 std::optional<NodeKind> node_kind_from(std::string_view s) {
   for (std::size_t i = 0; i < kNodeKindNames.size(); ++i)
@@ -36,7 +40,9 @@ Topology::~Topology() = default;
 Topology::Topology(Topology&&) noexcept = default;
 Topology& Topology::operator=(Topology&&) noexcept = default;
 
-void Topology::invalidate() { derived_ = std::make_unique<Derived>(); }
+void Topology::invalidate() {
+  derived_ = std::make_unique<Derived>();
+}
 
 Topology::Derived& Topology::derived() const {
   Derived& d = *derived_;

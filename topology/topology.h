@@ -26,7 +26,6 @@
 //   Each segment is a shortest path by latency, ties broken by the larger
 //   bottleneck capacity, then by the lower node id.
 
-#include <boost/graph/adjacency_list.hpp>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +33,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
 
 #include "core/units.h"
 

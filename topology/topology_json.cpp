@@ -1,8 +1,8 @@
 #include "topology/topology_json.h"
 
-#include <fmt/format.h>
-
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -23,7 +23,8 @@ FabricSpec fabric_from_json(const JsonCursor& c) {
   FabricSpec f;
   const JsonCursor kind = c["kind"];
   const auto k = fabric_kind_from(kind.as_string());
-  if (!k) kind.fail(fmt::format("unknown fabric \"{}\" (expected switch, fat-tree or rail)", kind.as_string()));
+  if (!k)
+    kind.fail(fmt::format("unknown fabric \"{}\" (expected switch, fat-tree or rail)", kind.as_string()));
   f.kind = *k;
   if (auto v = c.find("nics_per_leaf")) f.nics_per_leaf = static_cast<int>(v->as_int_in(1, 4096));
   if (auto v = c.find("hosts_per_unit")) f.hosts_per_unit = static_cast<int>(v->as_int_in(1, 4096));
@@ -66,8 +67,9 @@ Topology explicit_from_json(const JsonCursor& root) {
     const JsonCursor kind_c = n["kind"];
     const auto kind = node_kind_from(kind_c.as_string());
     if (!kind)
-      kind_c.fail(fmt::format("unknown node kind \"{}\" (expected gpu, nvswitch, pcie_switch, cpu, nic or switch)",
-                              kind_c.as_string()));
+      kind_c.fail(
+          fmt::format("unknown node kind \"{}\" (expected gpu, nvswitch, pcie_switch, cpu, nic or switch)",
+                      kind_c.as_string()));
     node.kind = *kind;
     if (auto h = n.find("host")) {
       if (node.kind == NodeKind::network_switch)
@@ -136,8 +138,8 @@ Topology explicit_from_json(const JsonCursor& root) {
         break;
     }
     if (na.host != nb.host && link.kind != LinkKind::network && link.kind != LinkKind::nvlink)
-      kind_c.fail(fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name,
-                              nb.name));
+      kind_c.fail(
+          fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name, nb.name));
     if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, 1024));
     const bool pcie = link.kind == LinkKind::pcie;
     for (const char* key : {"gen", "width"})
@@ -210,7 +212,8 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   if (auto cluster = root.find("cluster")) {
     for (const char* key : {"hosts", "nodes", "links"})
       if (root.has(key))
-        root[key].fail("a topology has either \"cluster\" or explicit \"hosts\"/\"nodes\"/\"links\", not both");
+        root[key].fail(
+            "a topology has either \"cluster\" or explicit \"hosts\"/\"nodes\"/\"links\", not both");
     ClusterSpec spec = cluster_spec_from_json(*cluster);
     if (auto n = root.find("name")) spec.name = n->as_string();
     Topology t = [&] {
@@ -226,7 +229,9 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   return explicit_from_json(root);
 }
 
-Topology load_topology_file(const std::string& file) { return topology_from_json(read_json_file(file), file); }
+Topology load_topology_file(const std::string& file) {
+  return topology_from_json(read_json_file(file), file);
+}
 
 Json topology_to_json(const Topology& t) {
   Json j;

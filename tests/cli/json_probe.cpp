@@ -5,8 +5,9 @@
 
 #include <fstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 int main(int argc, char** argv) {
   if (argc < 2) {

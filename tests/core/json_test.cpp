@@ -1,7 +1,8 @@
+#include "core/json.h"
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "core/json.h"
 
 using namespace meshsim;
 using Catch::Matchers::Contains;
@@ -50,5 +51,6 @@ TEST_CASE("JSON syntax errors give line and column", "[json]") {
   const ConfigError e = config_error([] { (void)parse_json_text("{\n  \"a\": 1,\n  oops\n}", "bad.json"); });
   CHECK(e.file() == "bad.json");
   CHECK_THAT(e.message(), Contains("line 3"));
-  CHECK_THAT(config_error([] { (void)read_json_file("/nonexistent/x.json"); }).message(), Contains("cannot open"));
+  CHECK_THAT(config_error([] { (void)read_json_file("/nonexistent/x.json"); }).message(),
+             Contains("cannot open"));
 }

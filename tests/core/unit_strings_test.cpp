@@ -1,7 +1,8 @@
+#include "core/unit_strings.h"
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "core/unit_strings.h"
 
 using namespace meshsim;
 using Catch::Matchers::Contains;

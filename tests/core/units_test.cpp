@@ -1,7 +1,8 @@
+#include "core/units.h"
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "core/units.h"
 
 using namespace meshsim;
 

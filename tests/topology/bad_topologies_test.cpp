@@ -1,7 +1,7 @@
-#include <catch2/catch.hpp>
-
 #include <fstream>
 #include <sstream>
+
+#include <catch2/catch.hpp>
 
 #include "core/error.h"
 #include "topology/topology_json.h"

@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 
+#include <catch2/catch.hpp>
+
 #include "core/error.h"
-#include "topology/presets.h"
 #include "tests/topology/test_util.h"
+#include "topology/presets.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
@@ -12,8 +12,12 @@ using namespace meshsim::topology;
 using namespace meshsim::topology::test;
 
 namespace {
-std::string export_text(const Topology& t) { return dump_json(topology_to_json(t)); }
-Topology reload(const std::string& text) { return topology_from_json(parse_json_text(text, "export.json"), "export.json"); }
+std::string export_text(const Topology& t) {
+  return dump_json(topology_to_json(t));
+}
+Topology reload(const std::string& text) {
+  return topology_from_json(parse_json_text(text, "export.json"), "export.json");
+}
 }  // namespace
 
 TEST_CASE("export -> load -> export gives the same bytes for every preset and fabric", "[json]") {

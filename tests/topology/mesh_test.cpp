@@ -1,7 +1,8 @@
+#include "topology/mesh.h"
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "topology/mesh.h"
 #include "tests/topology/test_util.h"
 
 using namespace meshsim;
@@ -10,7 +11,9 @@ using namespace meshsim::topology::test;
 using Catch::Matchers::Contains;
 
 namespace {
-std::string name_at(const Topology& t, const DeviceMesh& m, int r, int c) { return t.node(m.at(r, c)).name; }
+std::string name_at(const Topology& t, const DeviceMesh& m, int r, int c) {
+  return t.node(m.at(r, c)).name;
+}
 }  // namespace
 
 TEST_CASE("hosts= selects whole hosts, host-major", "[mesh]") {

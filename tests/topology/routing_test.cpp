@@ -1,7 +1,7 @@
+#include <thread>
+
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
-
-#include <thread>
 
 #include "core/error.h"
 #include "tests/topology/test_util.h"
@@ -53,7 +53,8 @@ TEST_CASE("rail-optimised fabric: same-index GPUs are one switch apart", "[routi
   for (int k = 0; k < 8; ++k) {
     INFO("rail " << k);
     const Route& r = t.route(t.at(fmt::format("h0/gpu{}", k)), t.at(fmt::format("h2/gpu{}", k)));
-    CHECK(path_of(t, r) == fmt::format("h0/gpu{0} h0/pcie{0} h0/nic{0} leaf{0} h2/nic{0} h2/pcie{0} h2/gpu{0}", k));
+    CHECK(path_of(t, r) ==
+          fmt::format("h0/gpu{0} h0/pcie{0} h0/nic{0} leaf{0} h2/nic{0} h2/pcie{0} h2/gpu{0}", k));
   }
   // Different rails in one unit go up to a spine: leaf3 -> spine0 -> leaf5.
   const Route& cross = t.route(t.at("h0/gpu3"), t.at("h1/gpu5"));

@@ -1,6 +1,7 @@
+#include "topology/summary.h"
+
 #include <catch2/catch.hpp>
 
-#include "topology/summary.h"
 #include "tests/topology/test_util.h"
 
 using namespace meshsim;

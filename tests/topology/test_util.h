@@ -8,7 +8,8 @@
 
 namespace meshsim::topology::test {
 
-inline Topology cluster(const std::string& preset, int hosts = 1, FabricKind fabric = FabricKind::single_switch) {
+inline Topology cluster(const std::string& preset, int hosts = 1,
+                        FabricKind fabric = FabricKind::single_switch) {
   ClusterSpec s;
   s.host_preset = preset;
   s.hosts = hosts;

@@ -1,8 +1,8 @@
 // `meshsim info`: what this build can do and which GPUs it sees.
 
-#include <fmt/format.h>
-
 #include <memory>
+
+#include <fmt/format.h>
 
 #include "core/json.h"
 #include "runtime/gpu_info.h"
@@ -33,14 +33,15 @@ void add_info_command(CLI::App& app) {
       return;
     }
     fmt::print("meshsim {}\n", MESHSIM_VERSION);
-    fmt::print("CUDA backend: {}\n", rt.cuda_built ? fmt::format("built (CUDA runtime {}.{})", rt.cuda_runtime_version / 1000,
-                                                                 (rt.cuda_runtime_version % 1000) / 10)
-                                                   : std::string("not built"));
+    fmt::print("CUDA backend: {}\n",
+               rt.cuda_built ? fmt::format("built (CUDA runtime {}.{})", rt.cuda_runtime_version / 1000,
+                                           (rt.cuda_runtime_version % 1000) / 10)
+                             : std::string("not built"));
     if (rt.gpus.empty()) fmt::print("GPUs: none ({})\n", rt.status);
     for (const auto& g : rt.gpus)
       fmt::print("GPU {}: {}, {:.1f} GiB, {} SMs, compute {}.{}\n", g.index, g.name,
-                 static_cast<double>(g.memory_bytes) / (1024.0 * 1024.0 * 1024.0), g.sm_count, g.compute_major,
-                 g.compute_minor);
+                 static_cast<double>(g.memory_bytes) / (1024.0 * 1024.0 * 1024.0), g.sm_count,
+                 g.compute_major, g.compute_minor);
   });
 }
 

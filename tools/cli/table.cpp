@@ -1,15 +1,16 @@
 #include "tools/cli/table.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 namespace meshsim::cli {
 
 std::string Table::render(const std::vector<bool>& right) const {
   std::vector<std::size_t> width(header_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
-    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);

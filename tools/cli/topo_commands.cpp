@@ -1,11 +1,11 @@
 // `meshsim topo ...`: inspect, export and route topologies.
 
-#include <fmt/format.h>
-
 #include <fstream>
 #include <map>
 #include <memory>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -27,7 +27,9 @@ using topology::NodeId;
 using topology::NodeKind;
 using topology::Topology;
 
-std::string rate(Bandwidth b, RateStyle s = RateStyle::bytes) { return human_string(b, s); }
+std::string rate(Bandwidth b, RateStyle s = RateStyle::bytes) {
+  return human_string(b, s);
+}
 
 void write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
@@ -42,12 +44,13 @@ void write_output(const std::string& path, const std::string& text) {
 }
 
 std::string show_text(const Topology& t, const topology::TopologySummary& s) {
-  std::string out =
-      fmt::format("{}: {}\n", t.name, t.description.empty() ? std::string("(no description)") : t.description);
+  std::string out = fmt::format("{}: {}\n", t.name,
+                                t.description.empty() ? std::string("(no description)") : t.description);
   std::map<std::string, int> models;
   for (NodeId g : t.gpus()) ++models[t.node(g).model.empty() ? "GPU" : t.node(g).model];
   std::string model_text;
-  for (const auto& [m, n] : models) model_text += fmt::format("{}{} x {}", model_text.empty() ? "" : ", ", n, m);
+  for (const auto& [m, n] : models)
+    model_text += fmt::format("{}{} x {}", model_text.empty() ? "" : ", ", n, m);
   out += fmt::format("hosts {}, GPUs {}{}, nodes {}, links {}\n", t.host_count(), t.gpus().size(),
                      model_text.empty() ? "" : " (" + model_text + ")", t.node_count(), t.link_count());
   std::string kinds;
@@ -58,8 +61,8 @@ std::string show_text(const Topology& t, const topology::TopologySummary& s) {
   Table links({"kind", "links", "lanes", "line rate", "effective"});
   for (const auto& [k, v] : s.links_by_kind) {
     const RateStyle st = k == LinkKind::network ? RateStyle::bits : RateStyle::bytes;
-    links.add({std::string(to_string(k)), std::to_string(v.links), std::to_string(v.lanes), rate(v.line_rate, st),
-               rate(v.capacity, st)});
+    links.add({std::string(to_string(k)), std::to_string(v.links), std::to_string(v.lanes),
+               rate(v.line_rate, st), rate(v.capacity, st)});
   }
   out += links.render({false, true, true, true, true}) + "\n";
 
@@ -74,10 +77,10 @@ std::string show_text(const Topology& t, const topology::TopologySummary& s) {
   Table gpus({"GPUs", "model", "NVLink lanes", "NVLink line", "NVLink eff.", "NIC line", "NIC shared by"});
   for (const auto& [k, members] : groups) {
     const auto& [model, lanes, nvl, nvc, nic, shared] = k;
-    const std::string who = members.size() == t.gpus().size()
-                                ? fmt::format("all {}", members.size())
-                                : members.size() == 1 ? t.node(members[0]).name
-                                                      : fmt::format("{} ({}...)", members.size(), t.node(members[0]).name);
+    const std::string who = members.size() == t.gpus().size() ? fmt::format("all {}", members.size())
+                            : members.size() == 1
+                                ? t.node(members[0]).name
+                                : fmt::format("{} ({}...)", members.size(), t.node(members[0]).name);
     gpus.add({who, model, std::to_string(lanes), rate(Bandwidth::bits_per_second(nvl)),
               rate(Bandwidth::bits_per_second(nvc)),
               nic > 0 ? rate(Bandwidth::bits_per_second(nic), RateStyle::bits) : std::string("-"),
@@ -86,8 +89,8 @@ std::string show_text(const Topology& t, const topology::TopologySummary& s) {
   out += gpus.render({false, false, true, true, true, true, true}) + "\n";
 
   if (s.bisection) {
-    out += fmt::format("bisection bandwidth ({}), per direction: {} line rate, {} effective\n", s.bisection->cut,
-                       rate(s.bisection->line_rate), rate(s.bisection->capacity));
+    out += fmt::format("bisection bandwidth ({}), per direction: {} line rate, {} effective\n",
+                       s.bisection->cut, rate(s.bisection->line_rate), rate(s.bisection->capacity));
   } else {
     out += "bisection bandwidth: n/a (fewer than two GPUs)\n";
   }
@@ -115,10 +118,11 @@ Json route_json(const Topology& t, const topology::Route& r) {
 }
 
 std::string route_text(const Topology& t, const topology::Route& r) {
-  if (r.hops.empty()) return fmt::format("{} -> {}: same device, no hops\n", t.node(r.src).name, t.node(r.dst).name);
+  if (r.hops.empty())
+    return fmt::format("{} -> {}: same device, no hops\n", t.node(r.src).name, t.node(r.dst).name);
   std::string out = fmt::format("route {} -> {}: {} hop{}, latency {}, bottleneck {} (effective)\n",
-                                t.node(r.src).name, t.node(r.dst).name, r.hops.size(), r.hops.size() == 1 ? "" : "s",
-                                human_string(r.latency), rate(r.bottleneck));
+                                t.node(r.src).name, t.node(r.dst).name, r.hops.size(),
+                                r.hops.size() == 1 ? "" : "s", human_string(r.latency), rate(r.bottleneck));
   Table tab({"#", "from", "to", "link", "line rate", "eff.", "effective", "latency"});
   for (std::size_t i = 0; i < r.hops.size(); ++i) {
     const auto& h = r.hops[i];
@@ -159,7 +163,8 @@ void add_topo_commands(CLI::App& app) {
 
   {
     auto c = std::make_shared<Common>();
-    auto* cmd = topo->add_subcommand("show", "Hosts, GPUs, links by kind, per-GPU NVLink/NIC bandwidth, bisection");
+    auto* cmd =
+        topo->add_subcommand("show", "Hosts, GPUs, links by kind, per-GPU NVLink/NIC bandwidth, bisection");
     c->source.add_to(*cmd);
     cmd->add_flag("--json", c->json, "Print one JSON document instead of tables");
     cmd->callback([c] {
@@ -170,7 +175,8 @@ void add_topo_commands(CLI::App& app) {
   }
   {
     auto c = std::make_shared<Common>();
-    auto* cmd = topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
+    auto* cmd =
+        topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
     c->source.add_to(*cmd);
     cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
     cmd->callback([c] { write_output(c->output, dump_json(topology::topology_to_json(c->source.load()))); });
@@ -205,8 +211,7 @@ void add_topo_commands(CLI::App& app) {
     auto c = std::make_shared<MeshArgs>();
     auto* cmd = topo->add_subcommand("mesh", "Resolve a device-mesh selector into its 2-D grid of GPUs");
     c->source.add_to(*cmd);
-    cmd->add_option("selector", c->selector,
-                    "all | hosts=0-1[,gpus=0-3] | h0/gpu0,h1/gpu0,... [,shape=RxC]")
+    cmd->add_option("selector", c->selector, "all | hosts=0-1[,gpus=0-3] | h0/gpu0,h1/gpu0,... [,shape=RxC]")
         ->required();
     cmd->add_flag("--json", c->json, "Print one JSON document instead of a grid");
     cmd->callback([c] {
@@ -239,7 +244,8 @@ void add_topo_commands(CLI::App& app) {
         tab.add({std::string(p.name), std::to_string(p.gpus), std::to_string(p.nics),
                  rate(p.nic_bandwidth, RateStyle::bits), std::string(p.summary)});
       }
-      write_output("", c->json ? dump_json(Json{{"presets", std::move(list)}}) : tab.render({false, true, true, true}));
+      write_output("", c->json ? dump_json(Json{{"presets", std::move(list)}})
+                               : tab.render({false, true, true, true}));
     });
   }
 }

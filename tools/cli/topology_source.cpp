@@ -1,8 +1,8 @@
 #include "tools/cli/topology_source.h"
 
-#include <fmt/format.h>
-
 #include <filesystem>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -13,15 +13,18 @@
 namespace meshsim::cli {
 
 void TopologySource::add_to(CLI::App& cmd) {
-  cmd.add_option("topology", what,
-                 fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
+  cmd.add_option(
+         "topology", what,
+         fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
       ->required();
   auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");
   g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, 100000));
   g->add_option("--fabric", fabric, "Network fabric: switch (default), fat-tree or rail")
       ->check(CLI::IsMember({"switch", "fat-tree", "rail"}));
-  g->add_option("--nic-bandwidth", nic_bandwidth, "NIC rate per direction, e.g. 400Gbps (default: the preset's)");
-  g->add_option("--nic-latency", nic_latency, "Latency of a NIC-switch hop, e.g. 1us (default: the preset's)");
+  g->add_option("--nic-bandwidth", nic_bandwidth,
+                "NIC rate per direction, e.g. 400Gbps (default: the preset's)");
+  g->add_option("--nic-latency", nic_latency,
+                "Latency of a NIC-switch hop, e.g. 1us (default: the preset's)");
   g->add_option("--nics-per-leaf", nics_per_leaf, "fat-tree: NICs per leaf switch (default 32)")
       ->check(CLI::Range(1, 4096));
   g->add_option("--hosts-per-unit", hosts_per_unit, "rail: hosts per scalable unit (default 32)")
@@ -33,8 +36,8 @@ void TopologySource::add_to(CLI::App& cmd) {
 }
 
 topology::Topology TopologySource::load() const {
-  const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf || hosts_per_unit ||
-                           oversubscription || spines;
+  const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
+                           hosts_per_unit || oversubscription || spines;
   const topology::HostPreset* preset = topology::find_host_preset(what);
   if (preset == nullptr) {
     std::error_code ec;
@@ -58,7 +61,8 @@ topology::Topology TopologySource::load() const {
       throw UsageError(fmt::format("{}: {}", opt, e.what()));
     }
   };
-  if (nic_bandwidth) spec.nic_bandwidth = with_option("--nic-bandwidth", [&] { return parse_bandwidth(*nic_bandwidth); });
+  if (nic_bandwidth)
+    spec.nic_bandwidth = with_option("--nic-bandwidth", [&] { return parse_bandwidth(*nic_bandwidth); });
   if (nic_latency) spec.nic_latency = with_option("--nic-latency", [&] { return parse_time(*nic_latency); });
   if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;

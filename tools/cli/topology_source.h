@@ -3,9 +3,10 @@
 // (meshsim.topology/1, either form) or a host preset name, with the cluster
 // options that apply to presets.
 
-#include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+
+#include <CLI/CLI.hpp>
 
 #include "topology/topology.h"
 
