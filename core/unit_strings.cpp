@@ -45,16 +45,6 @@ constexpr std::array kRateUnits{
     Unit{"MBps", 8'000'000},
     Unit{"GBps", 8'000'000'000},
     Unit{"TBps", 8'000'000'000'000},
-    Unit{"b/s", 1},
-    Unit{"Kb/s", 1'000},
-    Unit{"Mb/s", 1'000'000},
-    Unit{"Gb/s", 1'000'000'000},
-    Unit{"Tb/s", 1'000'000'000'000},
-    Unit{"B/s", 8},
-    Unit{"KB/s", 8'000},
-    Unit{"MB/s", 8'000'000},
-    Unit{"GB/s", 8'000'000'000},
-    Unit{"TB/s", 8'000'000'000'000},
 };
 constexpr std::array kTimeUnits{
     Unit{"ps", 1},
@@ -184,7 +174,10 @@ std::int64_t parse_with(std::string_view text, std::span<const Unit> units, std:
                         Rounding rounding, bool allow_negative) {
   auto [d, unit] = split(text, help);
   if (unit.empty()) fail(text, "has no unit", help);
-  const auto factor = find_unit(units, unit);
+  // "Gb/s" and "GB/s" are spellings of "Gbps" and "GBps".
+  std::string name(unit);
+  if (name.size() >= 3 && name.ends_with("/s")) name.replace(name.size() - 2, 2, "ps");
+  const auto factor = find_unit(units, name);
   if (!factor) fail(text, fmt::format("has unit \"{}\", which is not", unit), help);
   if (d.negative && d.mantissa != 0 && !allow_negative) fail(text, "is negative", help);
   return to_base(d, *factor, rounding, text, help);
@@ -219,13 +212,15 @@ std::string exact_with(std::int64_t v, std::span<const Unit> order) {
   return fmt::format("{}{}", v, order.back().name);
 }
 
-std::string human_with(double v, std::span<const Unit> order, std::string_view sep = " ") {
+// Four significant digits in the largest unit not above |v|; rates are
+// written "GB/s" rather than "GBps" in tables.
+std::string human_with(double v, std::span<const Unit> order) {
   const double mag = std::fabs(v);
   for (const Unit& u : order) {
-    const auto f = static_cast<double>(u.factor);
-    if (mag >= f || &u == &order.back()) {
-      const double x = v / f;
-      return fmt::format("{:.4g}{}{}", x, sep, u.name);
+    if (mag >= static_cast<double>(u.factor) || &u == &order.back()) {
+      std::string name(u.name);
+      if (name.ends_with("ps") && name != "ps") name.replace(name.size() - 2, 2, "/s");
+      return fmt::format("{:.4g} {}", v / static_cast<double>(u.factor), name);
     }
   }
   return "?";
@@ -241,11 +236,6 @@ constexpr std::array kRateBitsDesc{Unit{"Tbps", 1'000'000'000'000}, Unit{"Gbps",
                                    Unit{"Mbps", 1'000'000}, Unit{"Kbps", 1'000}, Unit{"bps", 1}};
 constexpr std::array kTimeDesc{Unit{"s", 1'000'000'000'000}, Unit{"ms", 1'000'000'000}, Unit{"us", 1'000'000},
                                Unit{"ns", 1'000}, Unit{"ps", 1}};
-constexpr std::array kHumanRateBytes{Unit{"TB/s", 8'000'000'000'000}, Unit{"GB/s", 8'000'000'000},
-                                     Unit{"MB/s", 8'000'000}, Unit{"KB/s", 8'000}, Unit{"B/s", 8}};
-constexpr std::array kHumanRateBits{Unit{"Tb/s", 1'000'000'000'000}, Unit{"Gb/s", 1'000'000'000},
-                                    Unit{"Mb/s", 1'000'000}, Unit{"Kb/s", 1'000}, Unit{"b/s", 1}};
-
 }  // namespace
 
 Bytes parse_bytes(std::string_view text) {
@@ -288,8 +278,8 @@ std::string human_string(Bytes v) {
 
 std::string human_string(Bandwidth v, RateStyle style) {
   return human_with(static_cast<double>(v.bps()), style == RateStyle::bytes
-                                                      ? std::span<const Unit>(kHumanRateBytes)
-                                                      : std::span<const Unit>(kHumanRateBits));
+                                                      ? std::span<const Unit>(kRateBytesDesc)
+                                                      : std::span<const Unit>(kRateBitsDesc));
 }
 
 std::string human_string(Time v) {

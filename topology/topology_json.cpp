@@ -18,6 +18,18 @@ std::string non_empty_string(const JsonCursor& c) {
   return s;
 }
 
+Time non_negative_time(const JsonCursor& c) {
+  const Time t = c.as_time();
+  if (t < Time::zero()) c.fail("latency must not be negative");
+  return t;
+}
+
+Bandwidth positive_rate(const JsonCursor& c) {
+  const Bandwidth b = c.as_bandwidth();
+  if (b.bps() <= 0) c.fail("bandwidth must be greater than zero");
+  return b;
+}
+
 FabricSpec fabric_from_json(const JsonCursor& c) {
   c.allow_only({"kind", "nics_per_leaf", "hosts_per_unit", "oversubscription", "spines"});
   FabricSpec f;
@@ -153,8 +165,7 @@ Topology explicit_from_json(const JsonCursor& root) {
       }
     }
     if (auto bw = l.find("bandwidth")) {
-      link.bandwidth = bw->as_bandwidth();
-      if (link.bandwidth.bps() <= 0) bw->fail("bandwidth must be greater than zero");
+      link.bandwidth = positive_rate(*bw);
     } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
       // Gen3 ≈ 1 GB/s per lane, doubling each generation.
       link.bandwidth = Bandwidth::GBps(std::int64_t{1} << (link.pcie_gen - 3)) * link.pcie_width;
@@ -162,9 +173,7 @@ Topology explicit_from_json(const JsonCursor& root) {
       l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
                   : "missing required key \"bandwidth\"");
     }
-    const JsonCursor lat = l["latency"];
-    link.latency = lat.as_time();
-    if (link.latency < Time::zero()) lat.fail("latency must not be negative");
+    link.latency = non_negative_time(l["latency"]);
     if (auto e = l.find("efficiency")) {
       link.efficiency = e->as_number();
       if (!(link.efficiency > 0.0 && link.efficiency <= 1.0))
@@ -186,18 +195,9 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
     host.fail(fmt::format("unknown host preset \"{}\" (known: {})", s.host_preset, host_preset_names()));
   s.hosts = static_cast<int>(c["hosts"].as_int_in(1, 100'000));
   if (auto f = c.find("fabric")) s.fabric = fabric_from_json(*f);
-  if (auto v = c.find("nic_bandwidth")) {
-    s.nic_bandwidth = v->as_bandwidth();
-    if (s.nic_bandwidth->bps() <= 0) v->fail("bandwidth must be greater than zero");
-  }
-  if (auto v = c.find("nic_latency")) {
-    s.nic_latency = v->as_time();
-    if (*s.nic_latency < Time::zero()) v->fail("latency must not be negative");
-  }
-  if (auto v = c.find("switch_latency")) {
-    s.switch_latency = v->as_time();
-    if (s.switch_latency < Time::zero()) v->fail("latency must not be negative");
-  }
+  if (auto v = c.find("nic_bandwidth")) s.nic_bandwidth = positive_rate(*v);
+  if (auto v = c.find("nic_latency")) s.nic_latency = non_negative_time(*v);
+  if (auto v = c.find("switch_latency")) s.switch_latency = non_negative_time(*v);
   return s;
 }
 
