@@ -147,13 +147,13 @@ enum class Rounding { exact, nearest };
 std::int64_t to_base(const Decimal& d, std::int64_t factor, Rounding rounding, std::string_view original,
                      std::string_view help) {
   if (d.mantissa == 0) return 0;
-  constexpr i128 limit = std::numeric_limits<std::int64_t>::max();
+  constexpr i128 kLimit = std::numeric_limits<std::int64_t>::max();
   i128 num = d.mantissa * factor;
   i128 den = 1;
   if (d.exponent >= 0) {
     for (int k = 0; k < d.exponent; ++k) {
       num *= 10;
-      if (num > limit) fail(original, "is too large", help);
+      if (num > kLimit) fail(original, "is too large", help);
     }
   } else {
     if (-d.exponent > 36) return 0;  // far below one base unit
@@ -165,7 +165,7 @@ std::int64_t to_base(const Decimal& d, std::int64_t factor, Rounding rounding, s
     if (rounding == Rounding::exact) fail(original, "is not a whole number of bytes", help);
     if (2 * r >= den) ++q;
   }
-  if (q > limit) fail(original, "is too large", help);
+  if (q > kLimit) fail(original, "is too large", help);
   const auto v = static_cast<std::int64_t>(q);
   return d.negative ? -v : v;
 }

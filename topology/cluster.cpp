@@ -33,7 +33,7 @@ namespace {
 struct NetParams {
   Bandwidth nic_rate;
   Time nic_latency;
-  double efficiency;
+  double efficiency = 1.0;
   Time switch_latency;
 };
 

@@ -81,11 +81,11 @@ void build_p3_8xlarge(Topology& t, int host) {
   const auto g = b.gpus(4, "V100");
   cube_mesh(b, g);
   const NodeId cpu = b.node(NodeKind::cpu, "cpu0");
-  for (int i = 0; i < 2; ++i) {
+  for (std::size_t i = 0; i < 2; ++i) {
     const NodeId sw = b.node(NodeKind::pcie_switch, fmt::format("pcie{}", i));
     b.pcie(cpu, sw, 3);
-    b.pcie(sw, g[static_cast<std::size_t>(2 * i)], 3);
-    b.pcie(sw, g[static_cast<std::size_t>(2 * i + 1)], 3);
+    b.pcie(sw, g[2 * i], 3);
+    b.pcie(sw, g[2 * i + 1], 3);
   }
   b.pcie(cpu, b.node(NodeKind::nic, "nic0"), 3);
 }
@@ -133,7 +133,7 @@ void build_dgx_h200(Topology& t, int host) {
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC hop);
 // EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop). Efficiencies:
 // HDR 24/25, NDR 47/50 (measured), TCP and EFA 0.9.
-const std::array kPresets{
+constexpr std::array kPresets{
     HostPreset{"p3.8xlarge", "AWS p3.8xlarge: 4 x V100, NVLink 2 (one cube-mesh quad), 10 Gbps", 4, "V100", 1,
                Bandwidth::Gbps(10), Time::us(25), 0.9, build_p3_8xlarge},
     HostPreset{"p3.16xlarge", "AWS p3.16xlarge / DGX-1V: 8 x V100, NVLink 2 hybrid cube-mesh, 25 Gbps", 8,

@@ -24,7 +24,6 @@ namespace {
 
 using topology::LinkKind;
 using topology::NodeId;
-using topology::NodeKind;
 using topology::Topology;
 
 std::string rate(Bandwidth b, RateStyle s = RateStyle::bytes) {
