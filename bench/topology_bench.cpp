@@ -37,6 +37,7 @@ void BM_RouteUncached1024(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
     const Topology t = build_cluster(s);
+    (void)t.nic_of(t.gpus().front());  // NIC assignment is once per topology: not timed
     state.ResumeTiming();
     const auto& g = t.gpus();
     for (std::size_t i = 0; i < 1000; ++i) {
@@ -56,6 +57,18 @@ void BM_RouteCached(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(t.route(a, b));
 }
 BENCHMARK(BM_RouteCached);
+
+// The once-per-topology NIC assignment (a PCIe search from every GPU).
+void BM_AssignNics1024(benchmark::State& state) {
+  const ClusterSpec s = fat_tree_1024();
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Topology t = build_cluster(s);
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(t.nic_of(t.gpus().front()));
+  }
+}
+BENCHMARK(BM_AssignNics1024)->Unit(benchmark::kMillisecond);
 
 void BM_TransferTime(benchmark::State& state) {
   std::int64_t n = 1;

@@ -26,46 +26,84 @@ struct Label {
   }
 };
 
-struct Search {
-  std::vector<Label> label;
-  std::vector<DirLinkId> via;  // directed link used to reach the node
-  std::vector<bool> done;
-};
-
 // Dijkstra with lexicographic labels (latency, -bottleneck, hops). The label
 // order is isotone under extension (adding a hop cannot reorder two labels
 // the wrong way), so the first settled label of a node is optimal; ties are
 // settled in node-id order, which makes the result deterministic.
-Search dijkstra(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules) {
-  const std::size_t n = t.node_count();
-  Search s{std::vector<Label>(n), std::vector<DirLinkId>(n, 0), std::vector<bool>(n, false)};
-  s.label[src] = Label{Time::zero(), Bandwidth::bits_per_second(INT64_MAX), 0};
-  using Entry = std::tuple<std::int64_t, std::int64_t, std::uint32_t, NodeId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
-  pq.emplace(0, -INT64_MAX, 0, src);
-  const auto& g = t.graph();
-  while (!pq.empty()) {
-    const NodeId u = std::get<3>(pq.top());
-    pq.pop();
-    if (s.done[u]) continue;
-    s.done[u] = true;
-    if (dst && u == *dst) break;
-    if (u != src && !rules.transit(t.node(u))) continue;  // endpoints only
-    for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
-      const DirLinkId dl = boost::get(boost::edge_index, g, *e);
-      const Link& link = t.link(Topology::link_of(dl));
-      if (!rules.use_link(link)) continue;
-      const auto v = static_cast<NodeId>(boost::target(*e, g));
-      if (s.done[v]) continue;
-      const Label cand{s.label[u].latency + link.latency, std::min(s.label[u].bottleneck, link.capacity()),
-                       s.label[u].hops + 1};
-      if (cand.better_than(s.label[v])) {
-        s.label[v] = cand;
-        s.via[v] = dl;
-        pq.emplace(cand.latency.count_ps(), -cand.bottleneck.bps(), cand.hops, v);
+//
+// The arrays are per-thread scratch space sized to the largest topology
+// seen and reset through the list of nodes a search touched, so a search
+// costs O(nodes visited), not O(nodes in the topology): a route inside one
+// host of a 4,096-host cluster does not sweep the whole cluster.
+class Search {
+ public:
+  void run(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules) {
+    reset(t.node_count());
+    touch(src);
+    label_[src] = Label{Time::zero(), Bandwidth::bits_per_second(INT64_MAX), 0};
+    using Entry = std::tuple<std::int64_t, std::int64_t, std::uint32_t, NodeId>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
+    pq.emplace(0, -INT64_MAX, 0, src);
+    const auto& g = t.graph();
+    while (!pq.empty()) {
+      const NodeId u = std::get<3>(pq.top());
+      pq.pop();
+      if (done_[u]) continue;
+      done_[u] = true;
+      if (dst && u == *dst) break;
+      if (u != src && !rules.transit(t.node(u))) continue;  // endpoints only
+      for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
+        const DirLinkId dl = boost::get(boost::edge_index, g, *e);
+        const Link& link = t.link(Topology::link_of(dl));
+        if (!rules.use_link(link)) continue;
+        const auto v = static_cast<NodeId>(boost::target(*e, g));
+        touch(v);
+        if (done_[v]) continue;
+        const Label cand{label_[u].latency + link.latency, std::min(label_[u].bottleneck, link.capacity()),
+                         label_[u].hops + 1};
+        if (cand.better_than(label_[v])) {
+          label_[v] = cand;
+          via_[v] = dl;
+          pq.emplace(cand.latency.count_ps(), -cand.bottleneck.bps(), cand.hops, v);
+        }
       }
     }
   }
+  [[nodiscard]] bool reached(NodeId v) const { return done_[v]; }
+  [[nodiscard]] const Label& label(NodeId v) const { return label_[v]; }
+  [[nodiscard]] DirLinkId via(NodeId v) const { return via_[v]; }
+  [[nodiscard]] const std::vector<NodeId>& touched() const { return touched_; }
+
+ private:
+  void reset(std::size_t n) {
+    for (NodeId v : touched_) {
+      label_[v] = Label{};
+      done_[v] = false;
+      seen_[v] = false;
+    }
+    touched_.clear();
+    if (label_.size() < n) {
+      label_.resize(n);
+      via_.resize(n, 0);
+      done_.resize(n, false);
+      seen_.resize(n, false);
+    }
+  }
+  void touch(NodeId v) {
+    if (!seen_[v]) {
+      seen_[v] = true;
+      touched_.push_back(v);
+    }
+  }
+  std::vector<Label> label_;
+  std::vector<DirLinkId> via_;  // directed link used to reach the node
+  std::vector<bool> done_;
+  std::vector<bool> seen_;
+  std::vector<NodeId> touched_;
+};
+
+Search& scratch() {
+  thread_local Search s;
   return s;
 }
 
@@ -109,10 +147,11 @@ std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, co
   r.src = src;
   r.dst = dst;
   if (src == dst) return r;
-  const Search s = dijkstra(t, src, dst, rules);
-  if (!s.done[dst]) return std::nullopt;
+  Search& s = scratch();
+  s.run(t, src, dst, rules);
+  if (!s.reached(dst)) return std::nullopt;
   for (NodeId v = dst; v != src;) {
-    const DirLinkId dl = s.via[v];
+    const DirLinkId dl = s.via(v);
     const Link& l = t.link(Topology::link_of(dl));
     const bool reverse = (dl & 1U) != 0;
     const NodeId from = reverse ? l.b : l.a;
@@ -120,16 +159,18 @@ std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, co
     v = from;
   }
   std::reverse(r.hops.begin(), r.hops.end());
-  r.latency = s.label[dst].latency;
-  r.bottleneck = s.label[dst].bottleneck;
+  r.latency = s.label(dst).latency;
+  r.bottleneck = s.label(dst).bottleneck;
   return r;
 }
 
-std::vector<Time> latencies_from(const Topology& t, NodeId src, const SegmentRules& rules) {
-  const Search s = dijkstra(t, src, std::nullopt, rules);
-  std::vector<Time> out(t.node_count(), Time::max());
-  for (std::size_t v = 0; v < out.size(); ++v)
-    if (s.done[v]) out[v] = s.label[v].latency;
+std::vector<std::pair<NodeId, Time>> latencies_from(const Topology& t, NodeId src,
+                                                    const SegmentRules& rules) {
+  Search& s = scratch();
+  s.run(t, src, std::nullopt, rules);
+  std::vector<std::pair<NodeId, Time>> out;
+  for (NodeId v : s.touched())
+    if (s.reached(v)) out.emplace_back(v, s.label(v).latency);
   return out;
 }
 
@@ -140,12 +181,14 @@ std::vector<NodeId> assign_nics(const Topology& t) {
     if (nics.empty()) continue;
     std::vector<int> load(nics.size(), 0);
     for (NodeId gpu : t.host_gpus(h)) {
-      const std::vector<Time> lat = latencies_from(t, gpu, host_rules());
+      std::vector<Time> lat(nics.size(), Time::max());
+      for (const auto& [v, l] : latencies_from(t, gpu, host_rules()))
+        if (auto it = std::find(nics.begin(), nics.end(), v); it != nics.end())
+          lat[static_cast<std::size_t>(it - nics.begin())] = l;
       std::size_t best = nics.size();
       for (std::size_t k = 0; k < nics.size(); ++k) {
-        if (lat[nics[k]] == Time::max()) continue;
-        if (best == nics.size() || lat[nics[k]] < lat[nics[best]] ||
-            (lat[nics[k]] == lat[nics[best]] && load[k] < load[best]))
+        if (lat[k] == Time::max()) continue;
+        if (best == nics.size() || lat[k] < lat[best] || (lat[k] == lat[best] && load[k] < load[best]))
           best = k;
       }
       if (best == nics.size()) continue;  // no PCIe path to any NIC

@@ -34,9 +34,10 @@ struct SegmentRules {
 [[nodiscard]] std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst,
                                                  const SegmentRules& rules);
 
-/// Latency of the shortest path from `src` to every node (Time::max() where
-/// unreachable) under `rules`.
-[[nodiscard]] std::vector<Time> latencies_from(const Topology& t, NodeId src, const SegmentRules& rules);
+/// Latency of the shortest path from `src` to every node it reaches under
+/// `rules` (nodes it does not reach are absent).
+[[nodiscard]] std::vector<std::pair<NodeId, Time>> latencies_from(const Topology& t, NodeId src,
+                                                                  const SegmentRules& rules);
 
 /// The NIC each GPU leaves its host through (kNoNode for other nodes).
 [[nodiscard]] std::vector<NodeId> assign_nics(const Topology& t);

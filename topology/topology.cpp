@@ -53,6 +53,7 @@ Topology::Derived& Topology::derived() const {
 int Topology::add_host(Host h) {
   hosts_.push_back(std::move(h));
   host_gpus_.emplace_back();
+  host_nics_.emplace_back();
   return static_cast<int>(hosts_.size()) - 1;
 }
 
@@ -68,9 +69,15 @@ NodeId Topology::add_node(Node n) {
     auto& list = host_gpus_[static_cast<std::size_t>(n.host)];
     gpu_index_.back() = static_cast<int>(list.size());
     list.push_back(id);
-    gpus_.clear();
-    for (const auto& hg : host_gpus_) gpus_.insert(gpus_.end(), hg.begin(), hg.end());
+    // gpus_ is host-major: appending is right unless a later host already has GPUs.
+    if (gpus_.empty() || nodes_[gpus_.back()].host <= n.host) {
+      gpus_.push_back(id);
+    } else {
+      gpus_.clear();
+      for (const auto& hg : host_gpus_) gpus_.insert(gpus_.end(), hg.begin(), hg.end());
+    }
   }
+  if (n.kind == NodeKind::nic) host_nics_[static_cast<std::size_t>(n.host)].push_back(id);
   nodes_.push_back(std::move(n));
   boost::add_vertex(graph_);
   invalidate();
@@ -116,11 +123,9 @@ int Topology::gpu_index(NodeId gpu) const {
   return gpu_index_[gpu];
 }
 
-std::vector<NodeId> Topology::host_nics(int host) const {
-  std::vector<NodeId> out;
-  for (NodeId i = 0; i < nodes_.size(); ++i)
-    if (nodes_[i].kind == NodeKind::nic && nodes_[i].host == host) out.push_back(i);
-  return out;
+const std::vector<NodeId>& Topology::host_nics(int host) const {
+  MESHSIM_ASSERT(host >= 0 && host < host_count(), "host index out of range");
+  return host_nics_[static_cast<std::size_t>(host)];
 }
 
 std::optional<NodeId> Topology::nic_of(NodeId gpu) const {

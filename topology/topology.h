@@ -138,7 +138,7 @@ class Topology {
   /// Position of a GPU among its host's GPUs (gpu3 → 3).
   [[nodiscard]] int gpu_index(NodeId gpu) const;
   /// NICs of a host, in the order they were added.
-  [[nodiscard]] std::vector<NodeId> host_nics(int host) const;
+  [[nodiscard]] const std::vector<NodeId>& host_nics(int host) const;
   /// The NIC a GPU uses to leave its host (see the header comment);
   /// nullopt when its host has no NIC.
   [[nodiscard]] std::optional<NodeId> nic_of(NodeId gpu) const;
@@ -162,6 +162,7 @@ class Topology {
   std::unordered_map<std::string, NodeId> by_name_;
   std::vector<NodeId> gpus_;
   std::vector<std::vector<NodeId>> host_gpus_;
+  std::vector<std::vector<NodeId>> host_nics_;
   std::vector<int> gpu_index_;  // per node; -1 for non-GPUs
   Graph graph_;
   mutable std::unique_ptr<Derived> derived_;
