@@ -25,7 +25,8 @@ meshsim_install_packages() {
   fi
   export DEBIAN_FRONTEND=noninteractive
   "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  "${sudo[@]}" apt-get install -y -qq -o Dpkg::Use-Pty=0 --no-install-recommends "${missing[@]}" >/dev/null
+  echo "meshsim: installed ${missing[*]}"
 }
 
 # meshsim_build PRESET: configure (once) and build with every core.

@@ -24,21 +24,44 @@ struct Label {
     if (bottleneck != o.bottleneck) return bottleneck > o.bottleneck;
     return hops < o.hops;
   }
+  [[nodiscard]] bool same_as(const Label& o) const {
+    return latency == o.latency && bottleneck == o.bottleneck && hops == o.hops;
+  }
 };
+
+// Rank of predecessor `u` among equal-cost ways into a node, for the search
+// from src to dst: a fixed mix of the three ids (splitmix64 finaliser).
+// Equal-cost paths (the spines of a fat tree) are thus spread over
+// endpoint pairs as ECMP hashing does, yet every run picks the same one.
+std::uint64_t tie_rank(NodeId src, NodeId dst, NodeId u) {
+  std::uint64_t x = (std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 20) ^ u;
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
 
 // Dijkstra with lexicographic labels (latency, -bottleneck, hops). The label
 // order is isotone under extension (adding a hop cannot reorder two labels
-// the wrong way), so the first settled label of a node is optimal; ties are
-// settled in node-id order, which makes the result deterministic.
+// the wrong way), so the first settled label of a node is optimal. Among
+// equal labels the predecessor with the lowest tie_rank wins, which makes
+// the result deterministic and spreads equal-cost paths.
 //
 // The arrays are per-thread scratch space sized to the largest topology
 // seen and reset through the list of nodes a search touched, so a search
 // costs O(nodes visited), not O(nodes in the topology): a route inside one
 // host of a 4,096-host cluster does not sweep the whole cluster.
+// The node a directed link leaves from.
+NodeId from_of(const Topology& t, DirLinkId dl) {
+  const Link& l = t.link(Topology::link_of(dl));
+  return (dl & 1U) != 0 ? l.b : l.a;
+}
+
 class Search {
  public:
   void run(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules) {
     reset(t.node_count());
+    const NodeId tie_dst = dst.value_or(src);
     touch(src);
     label_[src] = Label{Time::zero(), Bandwidth::bits_per_second(INT64_MAX), 0};
     using Entry = std::tuple<std::int64_t, std::int64_t, std::uint32_t, NodeId>;
@@ -65,6 +88,9 @@ class Search {
           label_[v] = cand;
           via_[v] = dl;
           pq.emplace(cand.latency.count_ps(), -cand.bottleneck.bps(), cand.hops, v);
+        } else if (cand.same_as(label_[v]) &&
+                   tie_rank(src, tie_dst, u) < tie_rank(src, tie_dst, from_of(t, via_[v]))) {
+          via_[v] = dl;  // equal cost: the label (and its queue entry) stay valid
         }
       }
     }
@@ -152,9 +178,7 @@ std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, co
   if (!s.reached(dst)) return std::nullopt;
   for (NodeId v = dst; v != src;) {
     const DirLinkId dl = s.via(v);
-    const Link& l = t.link(Topology::link_of(dl));
-    const bool reverse = (dl & 1U) != 0;
-    const NodeId from = reverse ? l.b : l.a;
+    const NodeId from = from_of(t, dl);
     r.hops.push_back(Hop{dl, Topology::link_of(dl), from, v});
     v = from;
   }

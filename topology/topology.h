@@ -24,7 +24,10 @@
 //     the one serving fewest GPUs so far, then the lowest index; GPU k of a
 //     DGX gets NIC k).
 //   Each segment is a shortest path by latency, ties broken by the larger
-//   bottleneck capacity, then by the lower node id.
+//   bottleneck capacity, then by fewer hops, then by a fixed hash of
+//   (segment source, segment destination, predecessor): equal-cost paths,
+//   such as the spines of a fat tree, are spread over endpoint pairs as
+//   ECMP does, and the same input always gives the same route.
 
 #include <cstdint>
 #include <memory>

@@ -1,3 +1,4 @@
+#include <map>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -56,13 +57,16 @@ TEST_CASE("rail-optimised fabric: same-index GPUs are one switch apart", "[routi
     CHECK(path_of(t, r) ==
           fmt::format("h0/gpu{0} h0/pcie{0} h0/nic{0} leaf{0} h2/nic{0} h2/pcie{0} h2/gpu{0}", k));
   }
-  // Different rails in one unit go up to a spine: leaf3 -> spine0 -> leaf5.
+  // Different rails in one unit go up to a spine: leaf3 -> spine -> leaf5.
   const Route& cross = t.route(t.at("h0/gpu3"), t.at("h1/gpu5"));
-  CHECK(path_of(t, cross) == "h0/gpu3 h0/pcie3 h0/nic3 leaf3 spine0 leaf5 h1/nic5 h1/pcie5 h1/gpu5");
+  REQUIRE(cross.hops.size() == 8);
+  CHECK(t.node(cross.hops[2].to).name == "leaf3");
+  CHECK(t.node(cross.hops[3].to).name.rfind("spine", 0) == 0);
+  CHECK(t.node(cross.hops[4].to).name == "leaf5");
   // Across units, even the same rail needs a spine: leaf2 (unit 0) -> spine -> leaf10 (unit 1).
   const Route& far = t.route(t.at("h1/gpu2"), t.at("h5/gpu2"));
   CHECK(switches_on(t, far) == 3);
-  CHECK(t.node(far.hops[3].to).name == "spine0");
+  CHECK(t.node(far.hops[4].to).name == "leaf10");
 }
 
 TEST_CASE("fat tree: same leaf is one switch, else leaf-spine-leaf", "[routing]") {
@@ -80,6 +84,35 @@ TEST_CASE("fat tree: same leaf is one switch, else leaf-spine-leaf", "[routing]"
   CHECK(far.hops.size() == 8);
   // NIC hops 0.9 us × 2, switch hops 150 ns × 2, PCIe 250 ns × 4.
   CHECK(far.latency == Time::ns(2 * 900 + 2 * 150 + 4 * 250));
+}
+
+TEST_CASE("equal-cost spines are spread over endpoint pairs", "[routing]") {
+  // 8 x DGX-A100, 16 NICs per leaf: 4 leaves (hosts 2i, 2i+1 on leaf i) and
+  // 16 spines of equal cost. Over the 48 x 16 NIC pairs on different leaves
+  // from leaf 0 (768 routes), every spine is used, none by more than twice
+  // its fair share (48), as hash-spread (ECMP-like) routing gives; the old
+  // lowest-id rule put all 768 on spine0.
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 8;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 16;
+  const Topology t = build_cluster(s);
+  std::map<std::string, int> use;
+  for (int a = 0; a < 2; ++a)
+    for (int b = 2; b < 8; ++b)
+      for (int x = 0; x < 8; ++x)
+        for (int y = 0; y < 8; ++y) {
+          const Route& r =
+              t.route(t.at(fmt::format("h{}/gpu{}", a, x)), t.at(fmt::format("h{}/gpu{}", b, y)));
+          REQUIRE(switches_on(t, r) == 3);
+          ++use[t.node(r.hops[3].to).name];
+        }
+  CHECK(use.size() == 16);
+  for (const auto& [spine, n] : use) {
+    INFO(spine);
+    CHECK(n <= 96);
+  }
 }
 
 TEST_CASE("routes are deterministic and cached", "[routing]") {
