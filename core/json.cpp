@@ -1,5 +1,6 @@
 #include "core/json.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -12,6 +13,11 @@
 namespace meshsim {
 
 Json read_json_file(const std::string& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) throw ConfigError(file, "", "no such file");
+  if (std::filesystem::is_directory(status)) throw ConfigError(file, "", "is a directory, not a JSON file");
+  if (!std::filesystem::is_regular_file(status)) throw ConfigError(file, "", "is not a regular file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file, "", "cannot open file");
   std::ostringstream ss;

@@ -61,7 +61,9 @@ constexpr std::string_view kRateHelp =
     "(bytes/s) (e.g. \"25GBps\", \"100Gbps\")";
 constexpr std::string_view kTimeHelp = "a time unit: ps, ns, us, ms or s (e.g. \"1.5us\")";
 
-// A decimal number m × 10^e held exactly.
+// A decimal number m × 10^e held exactly. At most 24 significant digits,
+// so that m × (largest unit factor, 8e12) stays far inside __int128.
+constexpr int kMaxDigits = 24;
 struct Decimal {
   bool negative = false;
   i128 mantissa = 0;
@@ -102,7 +104,11 @@ std::pair<Decimal, std::string_view> split(std::string_view original, std::strin
       if (seen_point) --d.exponent;
       continue;  // leading zeros add no precision
     }
-    if (digits >= 30) fail(original, "has too many digits", help);
+    if (digits >= kMaxDigits && c == '0') {
+      if (!seen_point) ++d.exponent;  // a trailing zero of the integer part: × 10
+      continue;                       // a trailing zero of the fraction changes nothing
+    }
+    if (digits >= kMaxDigits) fail(original, "has too many significant digits", help);
     d.mantissa = d.mantissa * 10 + (c - '0');
     ++digits;
     if (seen_point) --d.exponent;
@@ -155,9 +161,12 @@ std::int64_t to_base(const Decimal& d, std::int64_t factor, Rounding rounding, s
       num *= 10;
       if (num > kLimit) fail(original, "is too large", help);
     }
+  } else if (-d.exponent > 38) {
+    // m × factor < 10^37, so the value is below a tenth of a base unit.
+    if (rounding == Rounding::exact) fail(original, "is not a whole number of bytes", help);
+    return 0;
   } else {
-    if (-d.exponent > 36) return 0;  // far below one base unit
-    den = pow10(-d.exponent);
+    den = pow10(-d.exponent);  // 10^38 fits in __int128
   }
   i128 q = num / den;
   const i128 r = num % den;
@@ -178,7 +187,8 @@ std::int64_t parse_with(std::string_view text, std::span<const Unit> units, std:
   std::string name(unit);
   if (name.size() >= 3 && name.ends_with("/s")) name.replace(name.size() - 2, 2, "ps");
   const auto factor = find_unit(units, name);
-  if (!factor) fail(text, fmt::format("has unit \"{}\", which is not", unit), help);
+  if (!factor)
+    fail(text, fmt::format("has unit \"{}\", which is not {}", unit, help.substr(0, help.find(':'))), help);
   if (d.negative && d.mantissa != 0 && !allow_negative) fail(text, "is negative", help);
   return to_base(d, *factor, rounding, text, help);
 }

@@ -80,9 +80,34 @@ Topology build_cluster(const ClusterSpec& spec) {
   if (f.spines < 0) throw UsageError("spines must be >= 0 (0 picks the default)");
   if (f.kind == FabricKind::fat_tree && f.nics_per_leaf < 1) throw UsageError("nics_per_leaf must be >= 1");
   if (f.kind == FabricKind::rail && f.hosts_per_unit < 1) throw UsageError("hosts_per_unit must be >= 1");
-  if (spec.nic_bandwidth && spec.nic_bandwidth->bps() <= 0) throw UsageError("NIC bandwidth must be > 0");
-  if (spec.nic_latency && *spec.nic_latency < Time::zero()) throw UsageError("NIC latency must be >= 0");
+  if (spec.nic_bandwidth && (spec.nic_bandwidth->bps() <= 0 || *spec.nic_bandwidth > kMaxLaneRate))
+    throw UsageError("NIC bandwidth must be greater than 0 and at most 100Tbps");
+  for (const auto& [what, t] : {std::pair{"NIC latency", spec.nic_latency.value_or(Time::zero())},
+                                std::pair{"switch latency", spec.switch_latency}})
+    if (t < Time::zero() || t > kMaxHopLatency)
+      throw UsageError(fmt::format("{} must be between 0 and 1s, got {}", what, exact_string(t)));
 
+  // Refuse clusters whose fabric alone would not fit in memory (every leaf
+  // joins every spine: leaves x spines links).
+  {
+    const auto nics = static_cast<std::int64_t>(spec.hosts) * preset->nics;
+    std::int64_t leaves = 0;
+    std::int64_t spines = 0;
+    if (f.kind == FabricKind::fat_tree) {
+      leaves = (nics + f.nics_per_leaf - 1) / f.nics_per_leaf;
+      spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
+    } else if (f.kind == FabricKind::rail) {
+      const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
+      leaves = units * preset->nics;
+      spines = f.spines > 0 ? f.spines : 4 * units;
+    }
+    constexpr std::int64_t kMaxFabricLinks = 20'000'000;
+    if (leaves * spines + nics > kMaxFabricLinks)
+      throw UsageError(
+          fmt::format("the fabric would have {} links ({} leaves x {} spines + {} NIC links); the limit is "
+                      "{}: use fewer spines, larger leaves or more hosts per unit",
+                      leaves * spines + nics, leaves, spines, nics, kMaxFabricLinks));
+  }
   const NetParams p{spec.nic_bandwidth.value_or(preset->nic_bandwidth),
                     spec.nic_latency.value_or(preset->nic_latency), preset->nic_efficiency,
                     spec.switch_latency};

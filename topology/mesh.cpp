@@ -1,5 +1,6 @@
 #include "topology/mesh.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 #include <set>
@@ -27,16 +28,15 @@ int parse_int(std::string_view selector, std::string_view s) {
   return v;
 }
 
-// "3" or "0-5" appended to out.
-void parse_range(std::string_view selector, std::string_view item, std::vector<int>& out) {
+// "3" or "0-5" appended to out; values above `max` are refused before any
+// range is expanded (`what` names them in the message).
+void parse_range(std::string_view selector, std::string_view item, std::vector<int>& out, int max,
+                 const std::string& what) {
   const auto dash = item.find('-');
-  if (dash == std::string_view::npos) {
-    out.push_back(parse_int(selector, item));
-    return;
-  }
   const int lo = parse_int(selector, item.substr(0, dash));
-  const int hi = parse_int(selector, item.substr(dash + 1));
+  const int hi = dash == std::string_view::npos ? lo : parse_int(selector, item.substr(dash + 1));
   if (hi < lo) bad(selector, fmt::format("range \"{}\" is empty", item));
+  if (hi > max) bad(selector, fmt::format(fmt::runtime(what), hi, max + 1));
   for (int v = lo; v <= hi; ++v) out.push_back(v);
 }
 
@@ -97,10 +97,16 @@ DeviceMesh select_mesh(const Topology& t, std::string_view selector) {
     if (all || !keyed.contains("hosts")) {
       for (int h = 0; h < t.host_count(); ++h) hosts.push_back(h);
     } else {
-      for (auto item : keyed["hosts"]) parse_range(selector, item, hosts);
+      for (auto item : keyed["hosts"])
+        parse_range(selector, item, hosts, t.host_count() - 1,
+                    "host {} does not exist (the topology has {} hosts)");
     }
     std::vector<int> gpus;
-    for (auto item : keyed["gpus"]) parse_range(selector, item, gpus);
+    int max_gpus = 0;
+    for (int h = 0; h < t.host_count(); ++h)
+      max_gpus = std::max(max_gpus, static_cast<int>(t.host_gpus(h).size()));
+    for (auto item : keyed["gpus"])
+      parse_range(selector, item, gpus, max_gpus - 1, "no host has a GPU {} (the most a host has is {})");
     std::set<int> seen_hosts;
     int cols = -1;
     for (int h : hosts) {

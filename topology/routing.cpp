@@ -200,8 +200,16 @@ std::vector<std::pair<NodeId, Time>> latencies_from(const Topology& t, NodeId sr
 
 std::vector<NodeId> assign_nics(const Topology& t) {
   std::vector<NodeId> nic_of(t.node_count(), kNoNode);
+  std::vector<bool> has_network_link(t.node_count(), false);
+  for (const Link& l : t.links())
+    if (l.kind == LinkKind::network) has_network_link[l.a] = has_network_link[l.b] = true;
   for (int h = 0; h < t.host_count(); ++h) {
-    const std::vector<NodeId> nics = t.host_nics(h);
+    // NICs joined to the fabric; a host whose NICs are all unconnected
+    // keeps them all (its inter-host routes fail with a clear message).
+    std::vector<NodeId> nics;
+    for (NodeId n : t.host_nics(h))
+      if (has_network_link[n]) nics.push_back(n);
+    if (nics.empty()) nics = t.host_nics(h);
     if (nics.empty()) continue;
     std::vector<int> load(nics.size(), 0);
     for (NodeId gpu : t.host_gpus(h)) {

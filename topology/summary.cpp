@@ -10,6 +10,12 @@ namespace meshsim::topology {
 
 namespace {
 
+// Capacities enter the flow algorithm in kb/s (rounded up), which keeps its
+// int64 excess sums far from overflow on the largest clusters.
+std::int64_t kbps(Bandwidth b) {
+  return (b.bps() + 999) / 1000;
+}
+
 // Max flow from `sources` to `sinks` with each directed link's capacity
 // given by `cap`; GPUs other than sources and sinks do not forward.
 template <typename Cap>
@@ -40,8 +46,8 @@ Bandwidth max_flow(const Topology& t, const std::vector<NodeId>& sources, const 
   // algorithm's int64 excess sums.)
   std::vector<std::int64_t> degree_cap(n, 0);
   for (const Link& l : t.links()) {
-    degree_cap[l.a] += cap(l).bps();
-    degree_cap[l.b] += cap(l).bps();
+    degree_cap[l.a] += kbps(cap(l));
+    degree_cap[l.b] += kbps(cap(l));
   }
   for (NodeId s : sources) add(src, s, degree_cap[s]);
   for (NodeId d : sinks) add(d, snk, degree_cap[d]);
@@ -53,11 +59,11 @@ Bandwidth max_flow(const Topology& t, const std::vector<NodeId>& sources, const 
     const bool a_ok = t.node(l.a).kind != NodeKind::gpu || terminal[l.a];
     const bool b_ok = t.node(l.b).kind != NodeKind::gpu || terminal[l.b];
     if (!a_ok || !b_ok) continue;
-    const std::int64_t c = cap(l).bps();
+    const std::int64_t c = kbps(cap(l));
     add(l.a, l.b, c);
     add(l.b, l.a, c);
   }
-  return Bandwidth::bits_per_second(boost::push_relabel_max_flow(g, src, snk));
+  return Bandwidth::bits_per_second(boost::push_relabel_max_flow(g, src, snk) * 1000);
 }
 
 std::string range_text(int lo, int hi) {
@@ -71,10 +77,14 @@ std::optional<Bisection> bisection(const Topology& t) {
   int hosts_with_gpus = 0;
   for (int h = 0; h < t.host_count(); ++h) hosts_with_gpus += t.host_gpus(h).empty() ? 0 : 1;
   if (hosts_with_gpus >= 2) {
-    const int half = t.host_count() / 2;
+    std::vector<int> gpu_hosts;  // hosts without GPUs take no side
     for (int h = 0; h < t.host_count(); ++h)
-      for (NodeId g : t.host_gpus(h)) (h < half ? a : b).push_back(g);
-    cut = fmt::format("hosts {} | hosts {}", range_text(0, half - 1), range_text(half, t.host_count() - 1));
+      if (!t.host_gpus(h).empty()) gpu_hosts.push_back(h);
+    const std::size_t half = gpu_hosts.size() / 2;
+    for (std::size_t i = 0; i < gpu_hosts.size(); ++i)
+      for (NodeId g : t.host_gpus(gpu_hosts[i])) (i < half ? a : b).push_back(g);
+    cut = fmt::format("hosts {} | hosts {}", range_text(gpu_hosts.front(), gpu_hosts[half - 1]),
+                      range_text(gpu_hosts[half], gpu_hosts.back()));
   } else {
     const auto& g = t.gpus();
     if (g.size() < 2) return std::nullopt;
@@ -171,7 +181,16 @@ Json summary_to_json(const Topology& t, const TopologySummary& s) {
 }
 
 std::string to_dot(const Topology& t) {
-  std::string out = fmt::format("graph \"{}\" {{\n  graph [rankdir=TB, fontname=\"Helvetica\"];\n", t.name);
+  auto quoted = [](const std::string& name) {
+    std::string q;
+    for (char c : name) {
+      if (c == '"' || c == '\\') q += '\\';
+      q += c;
+    }
+    return q;
+  };
+  std::string out =
+      fmt::format("graph \"{}\" {{\n  graph [rankdir=TB, fontname=\"Helvetica\"];\n", quoted(t.name));
   out += "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n";
   auto shape = [](NodeKind k) {
     switch (k) {
@@ -190,17 +209,21 @@ std::string to_dot(const Topology& t) {
     }
     return "ellipse";
   };
-  for (int h = 0; h < t.host_count(); ++h) {
-    out += fmt::format("  subgraph \"cluster_{0}\" {{\n    label=\"{0}\";\n",
-                       t.hosts()[static_cast<std::size_t>(h)].name);
-    for (NodeId i = 0; i < t.node_count(); ++i)
-      if (t.node(i).host == h)
-        out += fmt::format("    n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
-    out += "  }\n";
+  std::vector<std::vector<NodeId>> by_host(static_cast<std::size_t>(t.host_count()) + 1);  // last: fabric
+  for (NodeId i = 0; i < t.node_count(); ++i) {
+    const int h = t.node(i).host;
+    by_host[h < 0 ? by_host.size() - 1 : static_cast<std::size_t>(h)].push_back(i);
   }
-  for (NodeId i = 0; i < t.node_count(); ++i)
-    if (t.node(i).host < 0)
-      out += fmt::format("  n{} [label=\"{}\", shape={}];\n", i, t.node(i).name, shape(t.node(i).kind));
+  for (std::size_t h = 0; h < by_host.size(); ++h) {
+    const bool fabric = h + 1 == by_host.size();
+    const std::string indent = fabric ? "  " : "    ";
+    if (!fabric)
+      out += fmt::format("  subgraph \"cluster_{0}\" {{\n    label=\"{0}\";\n", quoted(t.hosts()[h].name));
+    for (NodeId i : by_host[h])
+      out += fmt::format("{}n{} [label=\"{}\", shape={}];\n", indent, i, quoted(t.node(i).name),
+                         shape(t.node(i).kind));
+    if (!fabric) out += "  }\n";
+  }
   for (const Link& l : t.links()) {
     const char* color = l.kind == LinkKind::nvlink    ? "#1a9641"
                         : l.kind == LinkKind::network ? "#2c7bb6"

@@ -45,6 +45,7 @@ void Topology::invalidate() {
 }
 
 Topology::Derived& Topology::derived() const {
+  MESHSIM_ASSERT(derived_ != nullptr, "use of a moved-from Topology");
   Derived& d = *derived_;
   std::call_once(d.nics_once, [&] { d.nic_of = assign_nics(*this); });
   return d;

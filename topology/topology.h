@@ -22,12 +22,13 @@
 //   - else GPU→PCIe→NIC→fabric→NIC→PCIe→GPU, through the NIC assigned to
 //     each GPU (nic_of: the nearest NIC over PCIe; among equally near NICs
 //     the one serving fewest GPUs so far, then the lowest index; GPU k of a
-//     DGX gets NIC k).
+//     DGX gets NIC k; NICs with no network link are passed over).
 //   Each segment is a shortest path by latency, ties broken by the larger
-//   bottleneck capacity, then by fewer hops, then by a fixed hash of
-//   (segment source, segment destination, predecessor): equal-cost paths,
-//   such as the spines of a fat tree, are spread over endpoint pairs as
-//   ECMP does, and the same input always gives the same route.
+//   bottleneck capacity (both exact); remaining ties are settled as the
+//   search meets them, by hop count and then by a fixed hash of (segment
+//   source, segment destination, predecessor): equal-cost paths, such as
+//   the spines of a fat tree, are spread over endpoint pairs as ECMP does,
+//   and the same input always gives the same route.
 
 #include <cstdint>
 #include <memory>
@@ -46,6 +47,13 @@ namespace meshsim::topology {
 using NodeId = std::uint32_t;
 using LinkId = std::uint32_t;
 using DirLinkId = std::uint32_t;  // 2 × link + (1 if b→a)
+
+/// Bounds every loader enforces on link parameters, so that sums of rates
+/// and latencies stay far inside 64 bits: 100 Tb/s per lane (10x the
+/// fastest real lane), at most 1024 lanes per link, 1 s per hop.
+inline constexpr Bandwidth kMaxLaneRate = Bandwidth::Gbps(100'000);
+inline constexpr int kMaxLanes = 1024;
+inline constexpr Time kMaxHopLatency = Time::s(1);
 
 enum class NodeKind : std::uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
 enum class LinkKind : std::uint8_t { nvlink, pcie, smp, network };

@@ -18,15 +18,18 @@ std::string non_empty_string(const JsonCursor& c) {
   return s;
 }
 
-Time non_negative_time(const JsonCursor& c) {
+Time hop_latency(const JsonCursor& c) {
   const Time t = c.as_time();
   if (t < Time::zero()) c.fail("latency must not be negative");
+  if (t > kMaxHopLatency) c.fail(fmt::format("latency {} is above the 1s limit per hop", exact_string(t)));
   return t;
 }
 
-Bandwidth positive_rate(const JsonCursor& c) {
+Bandwidth lane_rate(const JsonCursor& c) {
   const Bandwidth b = c.as_bandwidth();
   if (b.bps() <= 0) c.fail("bandwidth must be greater than zero");
+  if (b > kMaxLaneRate)
+    c.fail(fmt::format("bandwidth {} is above the 100Tbps limit per lane", exact_string(b, RateStyle::bits)));
   return b;
 }
 
@@ -152,7 +155,7 @@ Topology explicit_from_json(const JsonCursor& root) {
     if (na.host != nb.host && link.kind != LinkKind::network && link.kind != LinkKind::nvlink)
       kind_c.fail(
           fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name, nb.name));
-    if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, 1024));
+    if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, kMaxLanes));
     const bool pcie = link.kind == LinkKind::pcie;
     for (const char* key : {"gen", "width"})
       if (!pcie && l.has(key)) l[key].fail(fmt::format("\"{}\" applies to pcie links only", key));
@@ -165,7 +168,7 @@ Topology explicit_from_json(const JsonCursor& root) {
       }
     }
     if (auto bw = l.find("bandwidth")) {
-      link.bandwidth = positive_rate(*bw);
+      link.bandwidth = lane_rate(*bw);
     } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
       // Gen3 ≈ 1 GB/s per lane, doubling each generation.
       link.bandwidth = Bandwidth::GBps(std::int64_t{1} << (link.pcie_gen - 3)) * link.pcie_width;
@@ -173,12 +176,14 @@ Topology explicit_from_json(const JsonCursor& root) {
       l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
                   : "missing required key \"bandwidth\"");
     }
-    link.latency = non_negative_time(l["latency"]);
+    link.latency = hop_latency(l["latency"]);
     if (auto e = l.find("efficiency")) {
       link.efficiency = e->as_number();
       if (!(link.efficiency > 0.0 && link.efficiency <= 1.0))
         e->fail(fmt::format("efficiency must be in (0, 1], got {}", e->json().dump()));
     }
+    if (link.capacity().bps() <= 0)
+      l.fail("capacity (bandwidth x count x efficiency) rounds to zero bits per second");
     t.add_link(link);
   }
   return t;
@@ -195,9 +200,9 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
     host.fail(fmt::format("unknown host preset \"{}\" (known: {})", s.host_preset, host_preset_names()));
   s.hosts = static_cast<int>(c["hosts"].as_int_in(1, 100'000));
   if (auto f = c.find("fabric")) s.fabric = fabric_from_json(*f);
-  if (auto v = c.find("nic_bandwidth")) s.nic_bandwidth = positive_rate(*v);
-  if (auto v = c.find("nic_latency")) s.nic_latency = non_negative_time(*v);
-  if (auto v = c.find("switch_latency")) s.switch_latency = non_negative_time(*v);
+  if (auto v = c.find("nic_bandwidth")) s.nic_bandwidth = lane_rate(*v);
+  if (auto v = c.find("nic_latency")) s.nic_latency = hop_latency(*v);
+  if (auto v = c.find("switch_latency")) s.switch_latency = hop_latency(*v);
   return s;
 }
 

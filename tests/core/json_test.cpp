@@ -52,5 +52,9 @@ TEST_CASE("JSON syntax errors give line and column", "[json]") {
   CHECK(e.file() == "bad.json");
   CHECK_THAT(e.message(), Contains("line 3"));
   CHECK_THAT(config_error([] { (void)read_json_file("/nonexistent/x.json"); }).message(),
-             Contains("cannot open"));
+             Contains("no such file"));
+  // A directory or a device is refused before reading (a device could be endless).
+  CHECK_THAT(config_error([] { (void)read_json_file("/tmp"); }).message(), Contains("is a directory"));
+  CHECK_THAT(config_error([] { (void)read_json_file("/dev/zero"); }).message(),
+             Contains("not a regular file"));
 }

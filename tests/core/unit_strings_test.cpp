@@ -47,7 +47,8 @@ TEST_CASE("a number without its unit is an error listing the accepted units", "[
 
 TEST_CASE("wrong units, negatives and garbage are rejected", "[units][parse]") {
   // "25GB" is a size, not a rate: the message says so and suggests GBps.
-  CHECK_THROWS_WITH(parse_bandwidth("25GB"), Contains("\"GB\"") && Contains("GBps"));
+  CHECK_THROWS_WITH(parse_bandwidth("25GB"),
+                    Contains("has unit \"GB\", which is not a rate unit") && Contains("GBps"));
   CHECK_THROWS_WITH(parse_bytes("10Gbps"), Contains("size unit"));
   CHECK_THROWS_WITH(parse_time("5 sec"), Contains("time unit"));
   CHECK_THROWS_WITH(parse_bytes("-1GB"), Contains("negative"));
@@ -57,6 +58,18 @@ TEST_CASE("wrong units, negatives and garbage are rejected", "[units][parse]") {
   CHECK_THROWS_WITH(parse_bytes(""), Contains("does not start with a number"));
   CHECK_THROWS_WITH(parse_bytes("1e30TB"), Contains("too large"));
   CHECK_THROWS_AS(parse_bytes("1.2.3GB"), ParseError);
+  // 30 significant digits times the TBps factor would overflow 128 bits:
+  // refused, not wrapped.
+  CHECK_THROWS_WITH(parse_bandwidth("999999999999999999999999999999TBps"), Contains("significant digits"));
+  CHECK_THROWS_WITH(parse_time("99999999999999999999s"), Contains("too large"));
+  // Trailing zeros are not significant digits.
+  CHECK(parse_bandwidth("1.0000000000000000000000000000000Gbps").bps() == 1'000'000'000);
+  CHECK(parse_bytes("1000000000000000000000000000000e-21B").count() == 1'000'000'000);
+  // Very small values: 1e-40 B is not whole bytes; 1e-40 s rounds to 0 ps;
+  // 10 Kbps written with a large mantissa and exponent -37 stays 10 Kbps.
+  CHECK_THROWS_WITH(parse_bytes("1e-40B"), Contains("whole number of bytes"));
+  CHECK(parse_time("1e-40s").count_ps() == 0);
+  CHECK(parse_bandwidth("100000000000000000000000e-31Tbps").bps() == 10'000);
   CHECK_THROWS_AS(parse_bandwidth("fastGbps"), ParseError);
 }
 

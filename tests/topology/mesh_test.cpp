@@ -67,7 +67,10 @@ TEST_CASE("explicit device lists keep their order", "[mesh]") {
 TEST_CASE("bad selectors say what is wrong", "[mesh]") {
   const Topology t = cluster("p3.8xlarge", 5);
   CHECK_THROWS_WITH(select_mesh(t, "hosts=7"), Contains("host 7 does not exist"));
-  CHECK_THROWS_WITH(select_mesh(t, "hosts=0,gpus=4"), Contains("host 0 has no GPU 4"));
+  CHECK_THROWS_WITH(select_mesh(t, "hosts=0,gpus=4"), Contains("no host has a GPU 4"));
+  // Huge ranges are refused before they are expanded (no 2-billion-entry list).
+  CHECK_THROWS_WITH(select_mesh(t, "hosts=0-2000000000"), Contains("host 2000000000 does not exist"));
+  CHECK_THROWS_WITH(select_mesh(t, "hosts=0,gpus=0-2147483647"), Contains("no host has a GPU 2147483647"));
   CHECK_THROWS_WITH(select_mesh(t, "hosts=0-1,shape=3x3"), Contains("does not hold the 8 selected GPUs"));
   CHECK_THROWS_WITH(select_mesh(t, "racks=0"), Contains("unknown key \"racks\""));
   CHECK_THROWS_WITH(select_mesh(t, "h0/gpu0,h0/gpu0"), Contains("appears twice"));
@@ -76,4 +79,18 @@ TEST_CASE("bad selectors say what is wrong", "[mesh]") {
   CHECK_THROWS_WITH(select_mesh(t, "hosts=3-1"), Contains("range \"3-1\" is empty"));
   CHECK_THROWS_WITH(select_mesh(t, "hosts=a"), Contains("not a non-negative integer"));
   CHECK_THROWS_AS(select_mesh(t, ""), UsageError);
+}
+
+TEST_CASE("hosts of different sizes need gpus= to form a grid", "[mesh]") {
+  // Host a has 2 GPUs, host b has 1: hosts=0-1 is ragged; gpus=0 is a 2 x 1 grid;
+  // gpus=1 exists on a only.
+  Topology t;
+  t.add_host(Host{"a", ""});
+  t.add_host(Host{"b", ""});
+  t.add_node(Node{"a/gpu0", NodeKind::gpu, 0, {}});
+  t.add_node(Node{"a/gpu1", NodeKind::gpu, 0, {}});
+  t.add_node(Node{"b/gpu0", NodeKind::gpu, 1, {}});
+  CHECK_THROWS_WITH(select_mesh(t, "hosts=0-1"), Contains("different GPU counts"));
+  CHECK(select_mesh(t, "hosts=0-1,gpus=0").rows == 2);
+  CHECK_THROWS_WITH(select_mesh(t, "hosts=0-1,gpus=1"), Contains("host 1 has no GPU 1"));
 }

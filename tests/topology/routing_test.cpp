@@ -164,3 +164,37 @@ TEST_CASE("a GPU with no way out of its host has no route, and says why", "[rout
   const NodeId g1 = t.add_node(Node{"b/gpu0", NodeKind::gpu, 1, "X"});
   CHECK_THROWS_WITH(t.route(g0, g1), Catch::Matchers::Contains("a/gpu0 has no NIC"));
 }
+
+TEST_CASE("a moved-from topology reports misuse instead of crashing", "[routing]") {
+  Topology a = cluster("p3.8xlarge");
+  const Topology b = std::move(a);
+  CHECK(b.route(b.at("h0/gpu0"), b.at("h0/gpu3")).hops.size() == 1);
+  CHECK_THROWS_AS((void)a.route(0, 1), InternalError);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST_CASE("GPUs leave through a NIC that is joined to the fabric", "[routing]") {
+  // Host a has nic0 (unconnected) and nic1 (on the switch), both one PCIe
+  // hop from the GPU: the GPU uses nic1.
+  Topology t;
+  t.add_host(Host{"a", ""});
+  t.add_host(Host{"b", ""});
+  const NodeId g = t.add_node(Node{"a/gpu0", NodeKind::gpu, 0, {}});
+  const NodeId n0 = t.add_node(Node{"a/nic0", NodeKind::nic, 0, {}});
+  const NodeId n1 = t.add_node(Node{"a/nic1", NodeKind::nic, 0, {}});
+  const NodeId h = t.add_node(Node{"b/gpu0", NodeKind::gpu, 1, {}});
+  const NodeId m = t.add_node(Node{"b/nic0", NodeKind::nic, 1, {}});
+  const NodeId sw = t.add_node(Node{"sw", NodeKind::network_switch, -1, {}});
+  const Link pcie{LinkKind::pcie, g, n0, Bandwidth::GBps(16), 1, Time::ns(250), 1.0, 3, 16};
+  t.add_link(pcie);
+  Link p1 = pcie;
+  p1.b = n1;
+  t.add_link(p1);
+  Link p2 = pcie;
+  p2.a = h;
+  p2.b = m;
+  t.add_link(p2);
+  t.add_link(Link{LinkKind::network, n1, sw, Bandwidth::Gbps(100), 1, Time::us(1), 1.0, 0, 0});
+  t.add_link(Link{LinkKind::network, m, sw, Bandwidth::Gbps(100), 1, Time::us(1), 1.0, 0, 0});
+  CHECK(*t.nic_of(g) == n1);
+  CHECK(path_of(t, t.route(g, h)) == "a/gpu0 a/nic1 sw b/nic0 b/gpu0");
+}

@@ -1,6 +1,7 @@
 #include "topology/summary.h"
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "tests/topology/test_util.h"
 
@@ -79,4 +80,23 @@ TEST_CASE("single-host bisection splits the GPUs in half", "[summary]") {
   REQUIRE(s.bisection);
   CHECK(s.bisection->cut == "GPUs 0-3 | GPUs 4-7");
   CHECK(s.bisection->line_rate == Bandwidth::GBps(2020));
+}
+
+TEST_CASE("hosts without GPUs take no side of the bisection", "[summary]") {
+  // Hosts a and b have one GPU each, c and d none: the cut is a | b, over
+  // the 10 GB/s link between their NICs' switch ports (line rate 80 Gb/s).
+  Topology t;
+  for (const char* h : {"a", "b", "c", "d"}) t.add_host(Host{h, ""});
+  const NodeId sw = t.add_node(Node{"sw", NodeKind::network_switch, -1, {}});
+  for (int h = 0; h < 2; ++h) {
+    const NodeId g = t.add_node(Node{fmt::format("g{}", h), NodeKind::gpu, h, {}});
+    const NodeId n = t.add_node(Node{fmt::format("n{}", h), NodeKind::nic, h, {}});
+    t.add_link(Link{LinkKind::pcie, g, n, Bandwidth::GBps(16), 1, Time::ns(250), 1.0, 3, 16});
+    t.add_link(Link{LinkKind::network, n, sw, Bandwidth::GBps(10), 1, Time::us(1), 1.0, 0, 0});
+  }
+  for (int h = 2; h < 4; ++h) t.add_node(Node{fmt::format("cpu{}", h), NodeKind::cpu, h, {}});
+  const TopologySummary s = summarize(t);
+  REQUIRE(s.bisection);
+  CHECK(s.bisection->cut == "hosts 0 | hosts 1");
+  CHECK(s.bisection->line_rate == Bandwidth::GBps(10));
 }
