@@ -1,0 +1,76 @@
+#pragma once
+// The discrete-event engine.
+//
+// Events are ordered by (time, insertion sequence): the same inputs give
+// the same order, byte for byte. There is no global state: each Engine is
+// one simulation, and several can run in one process or in parallel
+// threads.
+//
+// An event is a plain record (time, handler, payload, version) so that the
+// queue holds no heap-allocated closures on the hot path; a handler that
+// invalidates its pending events (a flow whose rate changed) bumps its own
+// version and drops events whose version no longer matches when they come
+// due — the queue is never scanned. Closures (std::function) are offered for
+// the rare events of tests and set-up.
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "core/units.h"
+
+namespace meshsim::sim {
+
+class EventHandler {
+ public:
+  /// Called when an event scheduled for this handler comes due; `now` is
+  /// the event time.
+  virtual void on_event(Time now, std::uint64_t payload, std::uint64_t version) = 0;
+
+ protected:
+  EventHandler() = default;
+  EventHandler(const EventHandler&) = default;
+  EventHandler& operator=(const EventHandler&) = default;
+  ~EventHandler() = default;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  [[nodiscard]] Time now() const { return now_; }
+
+  /// Schedules an event at `at` (>= now(); InternalError otherwise).
+  void schedule(Time at, EventHandler* handler, std::uint64_t payload = 0, std::uint64_t version = 0);
+  void schedule(Time at, std::function<void()> fn);
+
+  /// Runs the earliest event; false when none is left.
+  bool step();
+  /// Runs events until none is left or the next one is after `until`.
+  void run(Time until = Time::max());
+
+  [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
+  [[nodiscard]] std::size_t events_pending() const { return queue_.size(); }
+
+ private:
+  struct Event {
+    Time at;
+    std::uint64_t seq;
+    EventHandler* handler;  // nullptr: payload indexes closures_
+    std::uint64_t payload;
+    std::uint64_t version;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+
+  Time now_;
+  std::uint64_t seq_ = 0;
+  std::uint64_t processed_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> queue_;
+  std::vector<std::function<void()>> closures_;
+  std::vector<std::uint64_t> free_closures_;
+};
+
+}  // namespace meshsim::sim

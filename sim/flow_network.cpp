@@ -1,0 +1,254 @@
+#include "sim/flow_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <queue>
+
+#include "core/error.h"
+
+namespace meshsim::sim {
+
+namespace {
+
+constexpr double kPsPerSecond = 1e12;
+
+// Picoseconds to move `bytes` at `rate` bytes/s, rounded up (at least 1 ps
+// for a positive amount, so that a completion is always after its cause).
+Time time_for(double bytes, double rate) {
+  if (bytes <= 0) return Time::zero();
+  const double ps = std::ceil(bytes / rate * kPsPerSecond);
+  MESHSIM_ASSERT(ps < 9.2e18, "flow completion time overflows Time");
+  return Time::ps(std::max<std::int64_t>(1, static_cast<std::int64_t>(ps)));
+}
+
+}  // namespace
+
+FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology) : engine_(engine) {
+  const std::size_t n = 2 * topology.link_count();
+  links_.resize(n);
+  for (topology::LinkId l = 0; l < topology.link_count(); ++l) {
+    const double c = static_cast<double>(topology.link(l).capacity().bps()) / 8.0;
+    links_[topology::Topology::directed(l, false)].capacity = c;
+    links_[topology::Topology::directed(l, true)].capacity = c;
+  }
+  link_bytes_.assign(n, 0.0);
+  link_dirty_stamp_.assign(n, 0);
+  link_seen_.assign(n, 0);
+  rem_cap_.assign(n, 0.0);
+  unfrozen_.assign(n, 0);
+  link_version_.assign(n, 0);
+}
+
+FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Done on_done, std::optional<Bandwidth> cap) {
+  std::vector<DirLinkId> path;
+  path.reserve(route.hops.size());
+  for (const auto& h : route.hops) path.push_back(h.dlink);
+  return start(std::move(path), route.latency, size, std::move(on_done), cap);
+}
+
+FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done,
+                          std::optional<Bandwidth> cap) {
+  MESHSIM_ASSERT(size.count() >= 0, "a flow cannot have a negative size");
+  MESHSIM_ASSERT(latency >= Time::zero(), "a flow cannot have a negative latency");
+  for (DirLinkId l : path) MESHSIM_ASSERT(l < links_.size(), "flow path names an unknown link");
+  MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
+  const auto id = static_cast<FlowId>(flows_.size());
+  Flow fl;
+  fl.path = std::move(path);
+  fl.slot.assign(fl.path.size(), 0);
+  fl.remaining = static_cast<double>(size.count());
+  fl.cap = cap ? static_cast<double>(cap->bps()) / 8.0 : 0.0;
+  fl.start = engine_.now();
+  fl.on_done = std::move(on_done);
+  flows_.push_back(std::move(fl));
+  flow_seen_.push_back(0);
+  engine_.schedule(engine_.now() + latency, this, (std::uint64_t{id} << 2) | kActivate);
+  return id;
+}
+
+void FlowNetwork::on_event(Time now, std::uint64_t payload, std::uint64_t version) {
+  const auto kind = payload & 3U;
+  const auto id = static_cast<FlowId>(payload >> 2);
+  switch (kind) {
+    case kActivate: activate(id, now); break;
+    case kComplete:
+      if (flows_[id].version == version && !flows_[id].finished) complete(id, now);
+      break;
+    case kRecompute: recompute(now); break;
+    default: MESHSIM_ASSERT(false, "unknown flow event");
+  }
+}
+
+void FlowNetwork::activate(FlowId f, Time now) {
+  Flow& fl = flows_[f];
+  fl.updated = now;
+  // Nothing to move, or nothing to cross (a copy inside one device): done.
+  if (fl.remaining <= 0 || fl.path.empty()) {
+    finish(f, now);
+    return;
+  }
+  fl.active = true;
+  ++active_;
+  for (std::uint32_t h = 0; h < fl.path.size(); ++h) {
+    auto& lf = links_[fl.path[h]].flows;
+    fl.slot[h] = static_cast<std::uint32_t>(lf.size());
+    lf.push_back({f, h});
+    mark_dirty(fl.path[h], now);
+  }
+}
+
+void FlowNetwork::complete(FlowId f, Time now) {
+  Flow& fl = flows_[f];
+  advance(fl, now);
+  // The completion time was rounded up: whatever floating-point dust is
+  // left belongs to this instant.
+  fl.remaining = 0;
+  fl.active = false;
+  --active_;
+  for (std::uint32_t h = 0; h < fl.path.size(); ++h) {
+    auto& lf = links_[fl.path[h]].flows;
+    const std::uint32_t pos = fl.slot[h];
+    lf[pos] = lf.back();
+    flows_[lf[pos].flow].slot[lf[pos].hop] = pos;
+    lf.pop_back();
+    mark_dirty(fl.path[h], now);
+  }
+  fl.rate = 0;
+  finish(f, now);
+}
+
+void FlowNetwork::finish(FlowId f, Time now) {
+  Flow& fl = flows_[f];
+  fl.finished = true;
+  fl.end = now;
+  ++fl.version;
+  if (fl.on_done) {
+    Done cb = std::move(fl.on_done);  // the callback may start flows (reallocating flows_)
+    cb(f, now);
+  }
+}
+
+void FlowNetwork::mark_dirty(DirLinkId l, Time now) {
+  if (link_dirty_stamp_[l] != epoch_) {
+    link_dirty_stamp_[l] = epoch_;
+    dirty_.push_back(l);
+  }
+  if (!recompute_pending_) {
+    recompute_pending_ = true;
+    engine_.schedule(now, this, kRecompute);
+  }
+}
+
+void FlowNetwork::advance(Flow& fl, Time now) {
+  const double dt = static_cast<double>((now - fl.updated).count_ps()) / kPsPerSecond;
+  if (dt > 0 && fl.rate > 0) {
+    const double moved = std::min(fl.remaining, fl.rate * dt);
+    fl.remaining -= moved;
+    for (DirLinkId l : fl.path) link_bytes_[l] += moved;
+  }
+  fl.updated = now;
+}
+
+void FlowNetwork::recompute(Time now) {
+  recompute_pending_ = false;
+  ++recomputations_;
+  const std::uint64_t epoch = epoch_++;  // dirty marks of this batch carry `epoch`
+
+  // 1. The component: links whose flow set changed, and everything
+  //    connected to them through shared flows.
+  std::vector<DirLinkId> links;
+  std::vector<FlowId> comp;
+  std::vector<DirLinkId> stack;
+  for (DirLinkId l : dirty_) {
+    if (link_seen_[l] == epoch) continue;
+    link_seen_[l] = epoch;
+    stack.push_back(l);
+    while (!stack.empty()) {
+      const DirLinkId x = stack.back();
+      stack.pop_back();
+      links.push_back(x);
+      for (const auto& e : links_[x].flows) {
+        if (flow_seen_[e.flow] == epoch) continue;
+        flow_seen_[e.flow] = epoch;
+        comp.push_back(e.flow);
+        for (DirLinkId y : flows_[e.flow].path)
+          if (link_seen_[y] != epoch) {
+            link_seen_[y] = epoch;
+            stack.push_back(y);
+          }
+      }
+    }
+  }
+  dirty_.clear();
+
+  // 2. Bring every affected flow's byte count up to now at its old rate.
+  for (FlowId f : comp) advance(flows_[f], now);
+
+  // 3. Progressive filling. A link's fair share is its remaining capacity
+  //    over its unfrozen flows; the smallest share (or a smaller flow cap)
+  //    is the next level at which flows freeze.
+  using Entry = std::pair<double, std::uint64_t>;  // (level, link or flow tagged)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;
+  for (DirLinkId l : links) {
+    rem_cap_[l] = links_[l].capacity;
+    unfrozen_[l] = static_cast<std::uint32_t>(links_[l].flows.size());
+    ++link_version_[l];
+    if (unfrozen_[l] > 0)
+      heap.emplace(rem_cap_[l] / unfrozen_[l], (std::uint64_t{link_version_[l]} << 32) | l);
+  }
+  std::vector<double> old_rate(comp.size());
+  for (std::size_t i = 0; i < comp.size(); ++i) old_rate[i] = flows_[comp[i]].rate;
+  for (std::size_t i = 0; i < comp.size(); ++i)
+    if (flows_[comp[i]].cap > 0) heap.emplace(flows_[comp[i]].cap, kFlowTag | i);
+
+  // flow_seen_[f] is `epoch` while f is unfrozen, epoch | kFrozen after.
+  constexpr std::uint64_t kFrozen = std::uint64_t{1} << 62;
+  auto freeze = [&](FlowId f, double level) {
+    flow_seen_[f] = epoch | kFrozen;
+    Flow& fl = flows_[f];
+    fl.rate = level;
+    for (DirLinkId y : fl.path) {
+      rem_cap_[y] = std::max(0.0, rem_cap_[y] - level);
+      --unfrozen_[y];
+      ++link_version_[y];
+      if (unfrozen_[y] > 0) heap.emplace(rem_cap_[y] / unfrozen_[y], (std::uint64_t{link_version_[y]} << 32) | y);
+    }
+  };
+  std::size_t left = comp.size();
+  while (left > 0 && !heap.empty()) {
+    const auto [level, tag] = heap.top();
+    heap.pop();
+    if ((tag & kFlowTag) != 0) {
+      const FlowId f = comp[tag & ~kFlowTag];
+      if (flow_seen_[f] != epoch) continue;  // already frozen
+      freeze(f, level);
+      --left;
+      continue;
+    }
+    const auto l = static_cast<DirLinkId>(tag & 0xffffffffU);
+    if ((tag >> 32) != link_version_[l] || unfrozen_[l] == 0) continue;  // stale entry
+    for (std::size_t k = 0; k < links_[l].flows.size(); ++k) {
+      const FlowId f = links_[l].flows[k].flow;
+      if (flow_seen_[f] != epoch) continue;
+      freeze(f, level);
+      --left;
+    }
+  }
+  MESHSIM_ASSERT(left == 0, "progressive filling left flows without a rate");
+
+  // 4. New completion events for the flows whose rate changed; a flow with
+  //    the same rate keeps its pending event (its end time is unchanged).
+  for (std::size_t i = 0; i < comp.size(); ++i) {
+    const FlowId f = comp[i];
+    Flow& fl = flows_[f];
+    MESHSIM_ASSERT(fl.rate > 0, "an active flow got no bandwidth (a zero-capacity link?)");
+    if (fl.rate == old_rate[i]) continue;
+    ++fl.version;
+    engine_.schedule(now + time_for(fl.remaining, fl.rate), this, (std::uint64_t{f} << 2) | kComplete,
+                     fl.version);
+  }
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,125 @@
+#pragma once
+// Flow-level network model.
+//
+// A flow moves `size` bytes along a route of directed links. It first pays
+// the route's latency once (propagation and per-hop overheads, during which
+// it uses no bandwidth), then shares every directed link it crosses with
+// the other active flows under max-min fairness:
+//
+//   capacity(l) = bandwidth × count × efficiency        (Link::capacity())
+//   rates       = the max-min fair allocation, by progressive filling: raise
+//                 all rates together; a flow freezes when a link it crosses
+//                 is full or it reaches its own rate cap.
+//
+// A flow of S bytes alone on a link of capacity C takes latency + S / C;
+// two flows sharing it get C/2 each.
+//
+// Rates change only when a flow becomes active or finishes. All changes at
+// one instant are batched into one recomputation, restricted to the flows
+// connected (through shared links) to a link whose set of flows changed.
+// Each flow's completion event carries the flow's version; a rate change
+// bumps the version and schedules a new event, so stale completions are
+// dropped when they come due, never searched for in the queue.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/engine.h"
+#include "topology/topology.h"
+
+namespace meshsim::sim {
+
+using FlowId = std::uint32_t;
+using topology::DirLinkId;
+
+class FlowNetwork final : public EventHandler {
+ public:
+  /// Called once per flow when its last byte arrives.
+  using Done = std::function<void(FlowId, Time)>;
+
+  FlowNetwork(Engine& engine, const topology::Topology& topology);
+  FlowNetwork(const FlowNetwork&) = delete;
+  FlowNetwork& operator=(const FlowNetwork&) = delete;
+  ~FlowNetwork() = default;
+
+  /// Starts a flow now along `route`. `cap` limits its rate (e.g. a NIC
+  /// queue pair or a copy engine); size 0 completes after the latency.
+  FlowId start(const topology::Route& route, Bytes size, Done on_done = {},
+               std::optional<Bandwidth> cap = std::nullopt);
+  /// Same, with an explicit path of directed links and latency.
+  FlowId start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done = {},
+               std::optional<Bandwidth> cap = std::nullopt);
+
+  [[nodiscard]] bool finished(FlowId f) const { return flows_[f].finished; }
+  [[nodiscard]] Time start_time(FlowId f) const { return flows_[f].start; }
+  [[nodiscard]] Time end_time(FlowId f) const { return flows_[f].end; }
+  /// Current rate in bytes per second (0 while in latency or finished).
+  [[nodiscard]] double rate(FlowId f) const { return flows_[f].rate; }
+  [[nodiscard]] std::size_t flow_count() const { return flows_.size(); }
+  [[nodiscard]] std::size_t active_flows() const { return active_; }
+  /// Bytes carried so far by each directed link (index: DirLinkId), up to
+  /// the last rate change; call settle() first for an up-to-date figure.
+  [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
+  /// Capacity of each directed link, bytes per second.
+  [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
+  /// Number of rate recomputations so far (for benchmarks and tests).
+  [[nodiscard]] std::uint64_t recomputations() const { return recomputations_; }
+
+  void on_event(Time now, std::uint64_t payload, std::uint64_t version) override;
+
+ private:
+  enum EventKind : std::uint64_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
+
+  struct Flow {
+    std::vector<DirLinkId> path;
+    std::vector<std::uint32_t> slot;  // position of this flow in each path link's list
+    double remaining = 0;             // bytes left at `updated`
+    double rate = 0;                  // bytes per second
+    double cap = 0;                   // 0: uncapped
+    Time updated;
+    Time start;
+    Time end;
+    std::uint64_t version = 0;
+    bool active = false;
+    bool finished = false;
+    Done on_done;
+  };
+  struct LinkState {
+    double capacity = 0;  // bytes per second
+    struct Entry {
+      FlowId flow;
+      std::uint32_t hop;
+    };
+    std::vector<Entry> flows;  // active flows crossing this link
+  };
+
+  void activate(FlowId f, Time now);
+  void complete(FlowId f, Time now);
+  void finish(FlowId f, Time now);
+  void mark_dirty(DirLinkId l, Time now);
+  void recompute(Time now);
+  void advance(Flow& fl, Time now);
+
+  Engine& engine_;
+  std::vector<Flow> flows_;
+  std::vector<LinkState> links_;
+  std::vector<double> link_bytes_;
+  std::size_t active_ = 0;
+  std::uint64_t recomputations_ = 0;
+
+  // Recomputation scratch space, stamped by epoch to avoid clearing.
+  std::vector<DirLinkId> dirty_;
+  std::vector<std::uint64_t> link_dirty_stamp_;
+  bool recompute_pending_ = false;
+  std::uint64_t epoch_ = 1;
+  std::vector<std::uint64_t> link_seen_;
+  std::vector<std::uint64_t> flow_seen_;
+  std::vector<double> rem_cap_;
+  std::vector<std::uint32_t> unfrozen_;
+  std::vector<std::uint32_t> link_version_;
+};
+
+}  // namespace meshsim::sim

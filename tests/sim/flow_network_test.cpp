@@ -1,0 +1,193 @@
+#include <catch2/catch.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sim/flow_network.h"
+#include "topology/topology.h"
+
+using namespace meshsim;
+using namespace meshsim::sim;
+using namespace meshsim::topology;
+
+namespace {
+
+// A chain of `rates.size()` network links n0 - n1 - ... with the given
+// per-direction capacities (GB/s, efficiency 1) and zero latency.
+Topology chain(std::initializer_list<std::int64_t> rates_GBps) {
+  Topology t;
+  t.add_host(Host{"h", ""});
+  std::vector<NodeId> n;
+  for (std::size_t i = 0; i <= rates_GBps.size(); ++i)
+    n.push_back(t.add_node(Node{fmt::format("n{}", i), NodeKind::nic, 0, {}}));
+  std::size_t i = 0;
+  for (std::int64_t r : rates_GBps) {
+    t.add_link(Link{LinkKind::network, n[i], n[i + 1], Bandwidth::GBps(r), 1, Time::zero(), 1.0, 0, 0});
+    ++i;
+  }
+  return t;
+}
+
+DirLinkId fwd(LinkId l) { return Topology::directed(l, false); }
+
+// Completion times are rounded up to the picosecond from a double: allow a
+// few picoseconds either way.
+void check_time(Time got, double expected_seconds) {
+  const double expected_ps = expected_seconds * 1e12;
+  INFO("got " << got.count_ps() << " ps, expected " << expected_ps << " ps");
+  CHECK(std::fabs(static_cast<double>(got.count_ps()) - expected_ps) <= 4.0);
+}
+
+constexpr std::int64_t kGB = 1'000'000'000;
+
+}  // namespace
+
+TEST_CASE("one flow on one link: latency + size / capacity", "[flow]") {
+  // 1 GB on 10 GB/s after 1 us of latency: 100 ms + 1 us.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId f = net.start({fwd(0)}, Time::us(1), Bytes(kGB));
+  e.run();
+  CHECK(net.finished(f));
+  check_time(net.end_time(f), 0.1 + 1e-6);
+  CHECK(net.link_bytes()[fwd(0)] == Approx(1e9));
+  CHECK(net.link_bytes()[Topology::directed(0, true)] == 0.0);  // the other direction is free
+}
+
+TEST_CASE("two flows share a link equally and end together", "[flow]") {
+  // Each gets 5 GB/s: 1 GB each finishes at 200 ms.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  e.run(Time::ms(1));
+  CHECK(net.rate(a) == Approx(5e9));
+  CHECK(net.rate(b) == Approx(5e9));
+  e.run();
+  check_time(net.end_time(a), 0.2);
+  check_time(net.end_time(b), 0.2);
+}
+
+TEST_CASE("opposite directions of a full-duplex link do not share", "[flow]") {
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  const FlowId b = net.start({Topology::directed(0, true)}, Time::zero(), Bytes(kGB));
+  e.run();
+  check_time(net.end_time(a), 0.1);
+  check_time(net.end_time(b), 0.1);
+}
+
+TEST_CASE("three flows on two links: max-min, then redistribution", "[flow]") {
+  // L1 = 10 GB/s, L2 = 4 GB/s. A crosses L1 and L2 (1 GB), B only L1 (1 GB),
+  // C only L2 (0.2 GB).
+  // Max-min: L2 is the bottleneck, A = C = 2; B takes the rest of L1: 8.
+  // C ends at 0.2 / 2 = 100 ms. Then A = 4 (L2 alone), B = 6: at 100 ms A
+  // has 0.8 GB left, B 0.2 GB; B ends at 100 + 0.2/6 s = 133.33 ms. A keeps
+  // 4 GB/s (L2) and ends when its 1 GB is through: 0.2 + 4 × (t - 0.1) = 1
+  // -> t = 300 ms.
+  const Topology t = chain({10, 4});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId a = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB));
+  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  const FlowId c = net.start({fwd(1)}, Time::zero(), Bytes(kGB / 5));
+  e.run(Time::ms(1));
+  CHECK(net.rate(a) == Approx(2e9));
+  CHECK(net.rate(b) == Approx(8e9));
+  CHECK(net.rate(c) == Approx(2e9));
+  e.run(Time::ms(101));
+  CHECK(net.finished(c));
+  CHECK(net.rate(a) == Approx(4e9));
+  CHECK(net.rate(b) == Approx(6e9));
+  e.run();
+  check_time(net.end_time(c), 0.1);
+  check_time(net.end_time(b), 0.1 + 0.2 / 6);
+  check_time(net.end_time(a), 0.3);
+  CHECK(net.link_bytes()[fwd(0)] == Approx(2e9));    // A + B
+  CHECK(net.link_bytes()[fwd(1)] == Approx(1.2e9));  // A + C
+}
+
+TEST_CASE("staggered starts and ends", "[flow]") {
+  // A: 1 GB from t=0 on 10 GB/s. B: 0.25 GB from t=50 ms. A alone moves
+  // 0.5 GB by 50 ms; then 5 GB/s each: B ends at 100 ms, A has 0.25 GB
+  // left, alone again at 10 GB/s: A ends at 125 ms.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  FlowId b = 0;
+  e.schedule(Time::ms(50), [&] { b = net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4)); });
+  e.run();
+  check_time(net.end_time(b), 0.1);
+  check_time(net.end_time(a), 0.125);
+}
+
+TEST_CASE("a small message is latency-dominated", "[flow]") {
+  // 8 B at 25 GB/s after 5 us: 5 us + 0.32 ns = 5,000,320 ps.
+  const Topology t = chain({25});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId f = net.start({fwd(0)}, Time::us(5), Bytes(8));
+  e.run();
+  CHECK(net.end_time(f) == Time::ps(5'000'320));
+}
+
+TEST_CASE("a rate cap leaves the rest of the link to others", "[flow]") {
+  // Capped at 2 GB/s beside an uncapped flow on 10 GB/s: 2 and 8.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId capped = net.start({fwd(0)}, Time::zero(), Bytes(kGB), {}, Bandwidth::GBps(2));
+  const FlowId free = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  e.run(Time::ms(1));
+  CHECK(net.rate(capped) == Approx(2e9));
+  CHECK(net.rate(free) == Approx(8e9));
+  // The free flow ends at 125 ms; then the capped one stays at 2 GB/s:
+  // 0.25 GB by then, 0.75 GB more takes 375 ms -> 500 ms.
+  e.run();
+  check_time(net.end_time(free), 0.125);
+  check_time(net.end_time(capped), 0.5);
+}
+
+TEST_CASE("zero-byte and zero-hop flows complete after their latency", "[flow]") {
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId empty = net.start({fwd(0)}, Time::us(3), Bytes(0));
+  const FlowId local = net.start(std::vector<DirLinkId>{}, Time::us(2), Bytes(kGB));
+  e.run();
+  CHECK(net.end_time(empty) == Time::us(3));
+  CHECK(net.end_time(local) == Time::us(2));
+}
+
+TEST_CASE("a completion callback can start the next flow", "[flow]") {
+  // Two 0.5 GB transfers back to back on 10 GB/s: 50 ms + 50 ms.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  Time second_end;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), [&](FlowId, Time) {
+    net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), [&](FlowId, Time at) { second_end = at; });
+  });
+  e.run();
+  check_time(second_end, 0.1);
+}
+
+TEST_CASE("simultaneous changes are batched into one recomputation", "[flow]") {
+  // 100 flows starting at the same instant cause one recomputation, not 100.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  for (int i = 0; i < 100; ++i) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 100));
+  e.run(Time::zero());
+  CHECK(net.recomputations() == 1);
+  e.run();
+  // All equal: they also end together, one more recomputation.
+  CHECK(net.recomputations() == 2);
+  check_time(net.end_time(99), 0.1);
+}
