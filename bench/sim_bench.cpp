@@ -4,9 +4,9 @@
 // concurrent flows between random GPU pairs on a 1,024-GPU two-level fat
 // tree simulated to completion in <= 2 s on the 2-core CI machine.
 
-#include <benchmark/benchmark.h>
-
 #include <random>
+
+#include <benchmark/benchmark.h>
 
 #include "sim/engine.h"
 #include "sim/flow_network.h"

@@ -37,10 +37,12 @@ FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology) : e
   link_seen_.assign(n, 0);
   rem_cap_.assign(n, 0.0);
   unfrozen_.assign(n, 0);
-  link_version_.assign(n, 0);
+  link_rate_.assign(n, 0.0);
+  link_updated_.assign(n, Time::zero());
 }
 
-FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Done on_done, std::optional<Bandwidth> cap) {
+FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Done on_done,
+                          std::optional<Bandwidth> cap) {
   std::vector<DirLinkId> path;
   path.reserve(route.hops.size());
   for (const auto& h : route.hops) path.push_back(h.dlink);
@@ -71,12 +73,17 @@ void FlowNetwork::on_event(Time now, std::uint64_t payload, std::uint64_t versio
   const auto kind = payload & 3U;
   const auto id = static_cast<FlowId>(payload >> 2);
   switch (kind) {
-    case kActivate: activate(id, now); break;
+    case kActivate:
+      activate(id, now);
+      break;
     case kComplete:
       if (flows_[id].version == version && !flows_[id].finished) complete(id, now);
       break;
-    case kRecompute: recompute(now); break;
-    default: MESHSIM_ASSERT(false, "unknown flow event");
+    case kRecompute:
+      recompute(now);
+      break;
+    default:
+      MESHSIM_ASSERT(false, "unknown flow event");
   }
 }
 
@@ -142,12 +149,18 @@ void FlowNetwork::mark_dirty(DirLinkId l, Time now) {
 
 void FlowNetwork::advance(Flow& fl, Time now) {
   const double dt = static_cast<double>((now - fl.updated).count_ps()) / kPsPerSecond;
-  if (dt > 0 && fl.rate > 0) {
-    const double moved = std::min(fl.remaining, fl.rate * dt);
-    fl.remaining -= moved;
-    for (DirLinkId l : fl.path) link_bytes_[l] += moved;
-  }
+  if (dt > 0 && fl.rate > 0) fl.remaining -= std::min(fl.remaining, fl.rate * dt);
   fl.updated = now;
+}
+
+void FlowNetwork::advance_link(DirLinkId l, Time now) {
+  const double dt = static_cast<double>((now - link_updated_[l]).count_ps()) / kPsPerSecond;
+  if (dt > 0) link_bytes_[l] += link_rate_[l] * dt;
+  link_updated_[l] = now;
+}
+
+void FlowNetwork::settle() {
+  for (DirLinkId l = 0; l < links_.size(); ++l) advance_link(l, engine_.now());
 }
 
 void FlowNetwork::recompute(Time now) {
@@ -182,21 +195,27 @@ void FlowNetwork::recompute(Time now) {
   }
   dirty_.clear();
 
-  // 2. Bring every affected flow's byte count up to now at its old rate.
+  // 2. Bring byte counts up to now at the old rates.
   for (FlowId f : comp) advance(flows_[f], now);
+  for (DirLinkId l : links) {
+    advance_link(l, now);
+    link_rate_[l] = 0;
+  }
 
   // 3. Progressive filling. A link's fair share is its remaining capacity
   //    over its unfrozen flows; the smallest share (or a smaller flow cap)
-  //    is the next level at which flows freeze.
-  using Entry = std::pair<double, std::uint64_t>;  // (level, link or flow tagged)
+  //    is the next level at which flows freeze. Freezing a flow at the
+  //    smallest level never lowers another link's share, so the heap holds
+  //    lower bounds: a popped link whose share has grown is pushed back
+  //    with its current share (lazy update) instead of being re-pushed at
+  //    every freeze.
+  using Entry = std::pair<double, std::uint64_t>;  // (level, link or tagged flow index)
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
   constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;
   for (DirLinkId l : links) {
     rem_cap_[l] = links_[l].capacity;
     unfrozen_[l] = static_cast<std::uint32_t>(links_[l].flows.size());
-    ++link_version_[l];
-    if (unfrozen_[l] > 0)
-      heap.emplace(rem_cap_[l] / unfrozen_[l], (std::uint64_t{link_version_[l]} << 32) | l);
+    if (unfrozen_[l] > 0) heap.emplace(rem_cap_[l] / unfrozen_[l], l);
   }
   std::vector<double> old_rate(comp.size());
   for (std::size_t i = 0; i < comp.size(); ++i) old_rate[i] = flows_[comp[i]].rate;
@@ -212,27 +231,31 @@ void FlowNetwork::recompute(Time now) {
     for (DirLinkId y : fl.path) {
       rem_cap_[y] = std::max(0.0, rem_cap_[y] - level);
       --unfrozen_[y];
-      ++link_version_[y];
-      if (unfrozen_[y] > 0) heap.emplace(rem_cap_[y] / unfrozen_[y], (std::uint64_t{link_version_[y]} << 32) | y);
+      link_rate_[y] += level;
     }
   };
   std::size_t left = comp.size();
   while (left > 0 && !heap.empty()) {
-    const auto [level, tag] = heap.top();
+    const auto [key, tag] = heap.top();
     heap.pop();
     if ((tag & kFlowTag) != 0) {
       const FlowId f = comp[tag & ~kFlowTag];
       if (flow_seen_[f] != epoch) continue;  // already frozen
-      freeze(f, level);
+      freeze(f, key);
       --left;
       continue;
     }
-    const auto l = static_cast<DirLinkId>(tag & 0xffffffffU);
-    if ((tag >> 32) != link_version_[l] || unfrozen_[l] == 0) continue;  // stale entry
+    const auto l = static_cast<DirLinkId>(tag);
+    if (unfrozen_[l] == 0) continue;  // all its flows froze elsewhere
+    const double share = rem_cap_[l] / unfrozen_[l];
+    if (share > key * (1 + 1e-12)) {
+      heap.emplace(share, l);  // grew since pushed: not the minimum yet
+      continue;
+    }
     for (std::size_t k = 0; k < links_[l].flows.size(); ++k) {
       const FlowId f = links_[l].flows[k].flow;
       if (flow_seen_[f] != epoch) continue;
-      freeze(f, level);
+      freeze(f, share);
       --left;
     }
   }

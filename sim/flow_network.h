@@ -61,8 +61,9 @@ class FlowNetwork final : public EventHandler {
   [[nodiscard]] std::size_t flow_count() const { return flows_.size(); }
   [[nodiscard]] std::size_t active_flows() const { return active_; }
   /// Bytes carried so far by each directed link (index: DirLinkId), up to
-  /// the last rate change; call settle() first for an up-to-date figure.
+  /// the link's last rate change; settle() brings every link up to now.
   [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
+  void settle();
   /// Capacity of each directed link, bytes per second.
   [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
   /// Number of rate recomputations so far (for benchmarks and tests).
@@ -102,6 +103,7 @@ class FlowNetwork final : public EventHandler {
   void mark_dirty(DirLinkId l, Time now);
   void recompute(Time now);
   void advance(Flow& fl, Time now);
+  void advance_link(DirLinkId l, Time now);
 
   Engine& engine_;
   std::vector<Flow> flows_;
@@ -119,7 +121,8 @@ class FlowNetwork final : public EventHandler {
   std::vector<std::uint64_t> flow_seen_;
   std::vector<double> rem_cap_;
   std::vector<std::uint32_t> unfrozen_;
-  std::vector<std::uint32_t> link_version_;
+  std::vector<double> link_rate_;   // Σ rates of the link's flows, bytes/s
+  std::vector<Time> link_updated_;  // link_bytes_ is exact up to here
 };
 
 }  // namespace meshsim::sim

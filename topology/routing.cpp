@@ -77,12 +77,13 @@ class Search {
       if (u != src && !rules.transit(t.node(u))) continue;  // endpoints only
       for (auto [e, end] = boost::out_edges(u, g); e != end; ++e) {
         const DirLinkId dl = boost::get(boost::edge_index, g, *e);
-        const Link& link = t.link(Topology::link_of(dl));
+        const LinkId lid = Topology::link_of(dl);
+        const Link& link = t.link(lid);
         if (!rules.use_link(link)) continue;
         const auto v = static_cast<NodeId>(boost::target(*e, g));
         touch(v);
         if (done_[v]) continue;
-        const Label cand{label_[u].latency + link.latency, std::min(label_[u].bottleneck, link.capacity()),
+        const Label cand{label_[u].latency + link.latency, std::min(label_[u].bottleneck, t.capacity(lid)),
                          label_[u].hops + 1};
         if (cand.better_than(label_[v])) {
           label_[v] = cand;

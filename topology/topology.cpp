@@ -93,6 +93,7 @@ LinkId Topology::add_link(const Link& l) {
                  "link parameters are validated before add_link");
   const auto id = static_cast<LinkId>(links_.size());
   links_.push_back(l);
+  capacities_.push_back(l.capacity());
   boost::add_edge(l.a, l.b, directed(id, false), graph_);
   boost::add_edge(l.b, l.a, directed(id, true), graph_);
   invalidate();

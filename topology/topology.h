@@ -133,6 +133,8 @@ class Topology {
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }
   [[nodiscard]] const Node& node(NodeId id) const { return nodes_.at(id); }
   [[nodiscard]] const Link& link(LinkId id) const { return links_.at(id); }
+  /// Link::capacity(), computed once when the link was added (hot in routing).
+  [[nodiscard]] Bandwidth capacity(LinkId id) const { return capacities_[id]; }
   [[nodiscard]] const std::vector<Node>& nodes() const { return nodes_; }
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
   [[nodiscard]] const std::vector<Host>& hosts() const { return hosts_; }
@@ -170,6 +172,7 @@ class Topology {
   std::vector<Host> hosts_;
   std::vector<Node> nodes_;
   std::vector<Link> links_;
+  std::vector<Bandwidth> capacities_;
   std::unordered_map<std::string, NodeId> by_name_;
   std::vector<NodeId> gpus_;
   std::vector<std::vector<NodeId>> host_gpus_;

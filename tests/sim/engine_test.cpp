@@ -1,10 +1,11 @@
-#include <catch2/catch.hpp>
+#include "sim/engine.h"
 
 #include <string>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "core/error.h"
-#include "sim/engine.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;

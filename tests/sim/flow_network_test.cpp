@@ -1,10 +1,10 @@
-#include <catch2/catch.hpp>
-
-#include <fmt/format.h>
+#include "sim/flow_network.h"
 
 #include <cmath>
 
-#include "sim/flow_network.h"
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
 #include "topology/topology.h"
 
 using namespace meshsim;
@@ -29,7 +29,9 @@ Topology chain(std::initializer_list<std::int64_t> rates_GBps) {
   return t;
 }
 
-DirLinkId fwd(LinkId l) { return Topology::directed(l, false); }
+DirLinkId fwd(LinkId l) {
+  return Topology::directed(l, false);
+}
 
 // Completion times are rounded up to the picosecond from a double: allow a
 // few picoseconds either way.

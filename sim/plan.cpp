@@ -1,0 +1,45 @@
+#include "sim/plan.h"
+
+#include <array>
+
+#include "core/error.h"
+
+namespace meshsim::sim {
+
+std::string_view to_string(TaskKind k) {
+  static constexpr std::array<std::string_view, 4> kNames{"compute", "send", "broadcast", "collective"};
+  return kNames.at(static_cast<std::size_t>(k));
+}
+
+std::string_view to_string(CollectiveOp op) {
+  static constexpr std::array<std::string_view, 4> kNames{"all_gather", "reduce_scatter", "all_reduce",
+                                                          "all_to_all"};
+  return kNames.at(static_cast<std::size_t>(op));
+}
+
+std::string_view to_string(CollectiveAlgo a) { return a == CollectiveAlgo::ring ? "ring" : "direct"; }
+
+std::string_view to_string(DType d) {
+  static constexpr std::array<std::string_view, 7> kNames{"f32", "f16", "bf16", "f64", "i32", "i8", "u8"};
+  return kNames.at(static_cast<std::size_t>(d));
+}
+
+std::int64_t dtype_size(DType d) {
+  static constexpr std::array<std::int64_t, 7> kSizes{4, 2, 2, 8, 4, 1, 1};
+  return kSizes.at(static_cast<std::size_t>(d));
+}
+
+Bytes Tensor::bytes() const {
+  std::int64_t n = dtype_size(dtype);
+  for (std::int64_t d : shape) n *= d;
+  return Bytes(n);
+}
+
+Bytes region_bytes(const Tensor& t, const Region& r) {
+  MESHSIM_ASSERT(r.box.size() == t.shape.size(), "region rank matches its tensor");
+  std::int64_t n = dtype_size(t.dtype);
+  for (const auto& [b, e] : r.box) n *= e - b;
+  return Bytes(n);
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,105 @@
+#pragma once
+// The Plan: the one IR that planners produce and that both the simulator
+// (sim::Executor) and the real runtime execute. Format `meshsim.plan/1`.
+//
+// A plan is a DAG of tasks over named devices ("h0/gpu3"):
+//   compute     one device busy for `duration`, or for `flops` / `bytes`
+//               under the device's roofline model
+//   send        point-to-point: src → dst, `size` bytes
+//   broadcast   root → receivers along a chain (the order given), pipelined
+//               in `chunk`-byte pieces (NCCL: 512 KiB)
+//   collective  all_gather, reduce_scatter, all_reduce, all_to_all over a
+//               group, algorithm ring or direct. `size` follows nccl-tests:
+//               all_reduce the buffer; all_gather the whole gathered output;
+//               reduce_scatter the whole input; all_to_all all the bytes one
+//               rank sends (its own share included).
+// Ordering: `deps` name tasks that must finish first; each task also runs
+// on a `stream` (default 0) of every device it involves, and tasks on one
+// (device, stream) run one at a time in plan order, as on a CUDA stream.
+//
+// Data-moving tasks may carry their payload: which global tensor, which
+// hyper-rectangle of it ([begin, end) per dimension), from which buffer
+// (and byte offset) to which buffer. The simulator needs only the byte
+// count; the runtime moves and verifies the real bytes.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.h"
+
+namespace meshsim::sim {
+
+enum class TaskKind : std::uint8_t { compute, send, broadcast, collective };
+enum class CollectiveOp : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all };
+enum class CollectiveAlgo : std::uint8_t { ring, direct };
+
+[[nodiscard]] std::string_view to_string(TaskKind k);
+[[nodiscard]] std::string_view to_string(CollectiveOp op);
+[[nodiscard]] std::string_view to_string(CollectiveAlgo a);
+
+/// Element types, with their size in bytes.
+enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
+[[nodiscard]] std::string_view to_string(DType d);
+[[nodiscard]] std::int64_t dtype_size(DType d);
+
+struct Tensor {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  DType dtype = DType::f32;
+  [[nodiscard]] Bytes bytes() const;
+};
+
+struct Buffer {
+  std::string name;
+  std::string device;
+  Bytes size;
+};
+
+/// One piece of a data-moving task: a box of a global tensor, read from a
+/// source buffer at an offset and written to a destination buffer. The
+/// box is laid out contiguously (row-major over the box) in both buffers.
+struct Region {
+  std::string tensor;
+  std::vector<std::pair<std::int64_t, std::int64_t>> box;  // [begin, end) per dimension
+  std::string src_buffer;
+  Bytes src_offset;
+  std::string dst_buffer;
+  Bytes dst_offset;
+};
+
+struct Task {
+  std::string id;
+  TaskKind kind = TaskKind::compute;
+  /// compute: {device}; send: {src, dst}; broadcast: {root, receivers in
+  /// chain order...}; collective: the group in ring order.
+  std::vector<std::string> devices;
+  int stream = 0;
+  std::vector<std::size_t> deps;  // indices into Plan::tasks
+
+  // compute
+  std::optional<Time> duration;
+  double flops = 0;
+  Bytes mem_bytes;
+  DType dtype = DType::bf16;
+
+  // send, broadcast, collective
+  Bytes size;
+  Bytes chunk = Bytes::KiB(512);  // broadcast pipelining unit
+  CollectiveOp op = CollectiveOp::all_reduce;
+  CollectiveAlgo algorithm = CollectiveAlgo::ring;
+  std::vector<Region> payload;
+};
+
+struct Plan {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Buffer> buffers;
+  std::vector<Task> tasks;
+};
+
+/// Bytes of a tensor box (product of extents × element size).
+[[nodiscard]] Bytes region_bytes(const Tensor& t, const Region& r);
+
+}  // namespace meshsim::sim

@@ -1,0 +1,375 @@
+#include "sim/plan_json.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <unordered_map>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+
+namespace meshsim::sim {
+
+namespace {
+
+template <typename E, std::size_t N>
+E enum_from(const JsonCursor& c, const std::array<E, N>& values, std::string_view what) {
+  const std::string s = c.as_string();
+  std::string list;
+  for (E v : values) {
+    if (to_string(v) == s) return v;
+    list += fmt::format("{}{}", list.empty() ? "" : ", ", to_string(v));
+  }
+  c.fail(fmt::format("unknown {} \"{}\" (expected {})", what, s, list));
+}
+
+constexpr std::array kKinds{TaskKind::compute, TaskKind::send, TaskKind::broadcast, TaskKind::collective};
+constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter, CollectiveOp::all_reduce,
+                          CollectiveOp::all_to_all};
+constexpr std::array kAlgos{CollectiveAlgo::ring, CollectiveAlgo::direct};
+constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i8, DType::u8};
+
+std::string name_of(const JsonCursor& c) {
+  std::string s = c.as_string();
+  if (s.empty()) c.fail("must not be empty");
+  return s;
+}
+
+Bytes positive_size(const JsonCursor& c) {
+  const Bytes b = c.as_bytes();
+  if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));
+  return b;
+}
+
+std::vector<std::string> device_list(const JsonCursor& c, std::size_t min) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    std::string d = name_of(c.at(i));
+    for (const auto& prev : out)
+      if (prev == d) c.at(i).fail(fmt::format("device \"{}\" appears twice", d));
+    out.push_back(std::move(d));
+  }
+  if (out.size() < min) c.fail(fmt::format("needs at least {} devices, got {}", min, out.size()));
+  return out;
+}
+
+struct Context {
+  std::unordered_map<std::string, std::size_t> tensors;
+  std::unordered_map<std::string, std::size_t> buffers;
+  const Plan* plan = nullptr;
+};
+
+Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& task) {
+  c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset"});
+  Region r;
+  const JsonCursor tc = c["tensor"];
+  r.tensor = name_of(tc);
+  const auto ti = ctx.tensors.find(r.tensor);
+  if (ti == ctx.tensors.end()) tc.fail(fmt::format("unknown tensor \"{}\"", r.tensor));
+  const Tensor& tensor = ctx.plan->tensors[ti->second];
+  const JsonCursor box = c["box"];
+  if (box.size() != tensor.shape.size())
+    box.fail(fmt::format("tensor \"{}\" has {} dimensions, the box has {}", r.tensor, tensor.shape.size(),
+                         box.size()));
+  for (std::size_t d = 0; d < box.size(); ++d) {
+    const JsonCursor dim = box.at(d);
+    if (dim.size() != 2) dim.fail("a box dimension is [begin, end]");
+    const std::int64_t b = dim.at(0).as_int();
+    const std::int64_t e = dim.at(1).as_int();
+    if (b < 0 || e <= b || e > tensor.shape[d])
+      dim.fail(fmt::format("[{}, {}] is not a non-empty range inside dimension {} of \"{}\" (size {})", b, e, d,
+                           r.tensor, tensor.shape[d]));
+    r.box.emplace_back(b, e);
+  }
+  const Bytes bytes = region_bytes(tensor, r);
+  // Buffers: must exist, sit on the right device, and hold the region.
+  auto buffer = [&](const char* key, const char* offset_key, const std::string& device, std::string& name,
+                    Bytes& offset) {
+    const JsonCursor bc = c[key];
+    name = name_of(bc);
+    const auto bi = ctx.buffers.find(name);
+    if (bi == ctx.buffers.end()) bc.fail(fmt::format("unknown buffer \"{}\"", name));
+    const Buffer& buf = ctx.plan->buffers[bi->second];
+    if (!device.empty() && buf.device != device)
+      bc.fail(fmt::format("buffer \"{}\" is on {}, not on {}", name, buf.device, device));
+    if (auto oc = c.find(offset_key)) {
+      offset = oc->as_bytes();
+      if (offset.count() < 0) oc->fail("offset must not be negative");
+    }
+    if (offset + bytes > buf.size)
+      bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})", exact_string(bytes),
+                          exact_string(offset), name, exact_string(buf.size)));
+  };
+  // A send reads on its source and writes on its destination; broadcast
+  // and collective payloads may involve any member, so only existence and
+  // bounds are checked for them.
+  const bool p2p = task.kind == TaskKind::send;
+  buffer("src_buffer", "src_offset", p2p ? task.devices[0] : std::string(), r.src_buffer, r.src_offset);
+  buffer("dst_buffer", "dst_offset", p2p ? task.devices[1] : std::string(), r.dst_buffer, r.dst_offset);
+  return r;
+}
+
+Task task_from_json(const JsonCursor& c, const Context& ctx) {
+  Task t;
+  const JsonCursor kind = c["kind"];
+  t.kind = enum_from(kind, kKinds, "task kind");
+  switch (t.kind) {
+    case TaskKind::compute:
+      c.allow_only({"id", "kind", "device", "stream", "deps", "duration", "flops", "bytes", "dtype"});
+      t.devices = {name_of(c["device"])};
+      if (auto d = c.find("duration")) {
+        t.duration = d->as_time();
+        if (*t.duration < Time::zero()) d->fail("duration must not be negative");
+        for (const char* k : {"flops", "bytes"})
+          if (c.has(k)) c[k].fail("give either \"duration\" or \"flops\"/\"bytes\", not both");
+      } else {
+        if (!c.has("flops") && !c.has("bytes")) c.fail("a compute task needs \"duration\", or \"flops\" and/or \"bytes\"");
+        if (auto f = c.find("flops")) {
+          t.flops = f->as_number();
+          if (!(t.flops >= 0) || t.flops > 1e30) f->fail("flops must be between 0 and 1e30");
+        }
+        if (auto b = c.find("bytes")) t.mem_bytes = b->as_bytes();
+        if (t.mem_bytes.count() < 0) c["bytes"].fail("bytes must not be negative");
+      }
+      if (auto d = c.find("dtype")) t.dtype = enum_from(*d, kDTypes, "dtype");
+      break;
+    case TaskKind::send:
+      c.allow_only({"id", "kind", "src", "dst", "size", "stream", "deps", "payload"});
+      t.devices = {name_of(c["src"]), name_of(c["dst"])};
+      if (t.devices[0] == t.devices[1]) c["dst"].fail("a send needs two different devices");
+      t.size = positive_size(c["size"]);
+      break;
+    case TaskKind::broadcast: {
+      c.allow_only({"id", "kind", "root", "receivers", "size", "chunk", "stream", "deps", "payload"});
+      t.devices = {name_of(c["root"])};
+      const JsonCursor rc = c["receivers"];
+      for (auto& d : device_list(rc, 1)) {
+        if (d == t.devices[0]) rc.fail(fmt::format("the root \"{}\" is also a receiver", d));
+        t.devices.push_back(std::move(d));
+      }
+      t.size = positive_size(c["size"]);
+      if (auto ch = c.find("chunk")) t.chunk = positive_size(*ch);
+      break;
+    }
+    case TaskKind::collective:
+      c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "stream", "deps", "payload"});
+      t.op = enum_from(c["op"], kOps, "collective");
+      t.devices = device_list(c["group"], 2);
+      t.size = positive_size(c["size"]);
+      if (auto a = c.find("algorithm")) t.algorithm = enum_from(*a, kAlgos, "algorithm");
+      break;
+  }
+  if (auto s = c.find("stream")) t.stream = static_cast<int>(s->as_int_in(0, 1023));
+  if (auto p = c.find("payload")) {
+    Bytes total;
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      t.payload.push_back(region_from_json(p->at(i), ctx, t));
+      total += region_bytes(ctx.plan->tensors[ctx.tensors.at(t.payload.back().tensor)], t.payload.back());
+    }
+    if (t.kind != TaskKind::collective && total != t.size)
+      p->fail(fmt::format("the regions add up to {}, but the task moves {}", exact_string(total),
+                          exact_string(t.size)));
+  }
+  return t;
+}
+
+// Reports a dependency cycle, spelled out, at the first task on it.
+void check_acyclic(const Plan& p, const JsonCursor& tasks) {
+  const std::size_t n = p.tasks.size();
+  std::vector<int> state(n, 0);  // 0 new, 1 on the DFS stack, 2 done
+  std::vector<std::size_t> stack;
+  std::vector<std::size_t> next(n, 0);
+  for (std::size_t root = 0; root < n; ++root) {
+    if (state[root] != 0) continue;
+    stack.push_back(root);
+    state[root] = 1;
+    while (!stack.empty()) {
+      const std::size_t u = stack.back();
+      if (next[u] < p.tasks[u].deps.size()) {
+        const std::size_t v = p.tasks[u].deps[next[u]++];
+        if (state[v] == 1) {
+          std::string cycle = p.tasks[v].id;
+          for (auto it = std::find(stack.begin(), stack.end(), v) + 1; it != stack.end(); ++it)
+            cycle += " -> " + p.tasks[*it].id;
+          cycle += " -> " + p.tasks[v].id;
+          tasks.at(v)["deps"].fail(fmt::format("dependency cycle: {} (each waits for the next)", cycle));
+        }
+        if (state[v] == 0) {
+          state[v] = 1;
+          stack.push_back(v);
+        }
+      } else {
+        state[u] = 2;
+        stack.pop_back();
+      }
+    }
+  }
+}
+
+Json region_to_json(const Region& r) {
+  Json box = Json::array();
+  for (const auto& [b, e] : r.box) box.push_back(Json::array({b, e}));
+  return Json{{"tensor", r.tensor},       {"box", std::move(box)},  {"src_buffer", r.src_buffer},
+              {"src_offset", exact_string(r.src_offset)}, {"dst_buffer", r.dst_buffer},
+              {"dst_offset", exact_string(r.dst_offset)}};
+}
+
+}  // namespace
+
+Plan plan_from_json(const Json& j, const std::string& file) {
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail(fmt::format("a plan is a JSON object, got {}", json_type_name(j)));
+  root.allow_only({"format", "name", "tensors", "buffers", "tasks"});
+  const JsonCursor f = root["format"];
+  if (f.as_string() != kPlanFormat)
+    f.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", f.as_string(), kPlanFormat));
+  Plan p;
+  Context ctx;
+  ctx.plan = &p;
+  if (auto n = root.find("name")) p.name = n->as_string();
+  if (auto ts = root.find("tensors")) {
+    for (std::size_t i = 0; i < ts->size(); ++i) {
+      const JsonCursor c = ts->at(i);
+      c.allow_only({"name", "shape", "dtype"});
+      Tensor t;
+      t.name = name_of(c["name"]);
+      if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
+      const JsonCursor shape = c["shape"];
+      if (shape.size() == 0) shape.fail("a tensor has at least one dimension");
+      double elements = 1;
+      for (std::size_t d = 0; d < shape.size(); ++d) {
+        t.shape.push_back(shape.at(d).as_int_in(1, std::int64_t{1} << 40));
+        elements *= static_cast<double>(t.shape.back());
+      }
+      if (elements > 1e15) shape.fail("the tensor has more than 10^15 elements");
+      if (auto d = c.find("dtype")) t.dtype = enum_from(*d, kDTypes, "dtype");
+      ctx.tensors.emplace(t.name, p.tensors.size());
+      p.tensors.push_back(std::move(t));
+    }
+  }
+  if (auto bs = root.find("buffers")) {
+    for (std::size_t i = 0; i < bs->size(); ++i) {
+      const JsonCursor c = bs->at(i);
+      c.allow_only({"name", "device", "size"});
+      Buffer b{name_of(c["name"]), name_of(c["device"]), positive_size(c["size"])};
+      if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
+      ctx.buffers.emplace(b.name, p.buffers.size());
+      p.buffers.push_back(std::move(b));
+    }
+  }
+  const JsonCursor tasks = root["tasks"];
+  std::unordered_map<std::string, std::size_t> ids;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const JsonCursor c = tasks.at(i);
+    if (!c.is_object()) c.fail(fmt::format("a task is an object, got {}", json_type_name(c.json())));
+    const std::string id = name_of(c["id"]);
+    if (ids.contains(id)) c["id"].fail(fmt::format("duplicate task id \"{}\"", id));
+    ids.emplace(id, i);
+    Task t = task_from_json(c, ctx);
+    t.id = id;
+    p.tasks.push_back(std::move(t));
+  }
+  // Dependencies may point forward: resolve them once every id is known.
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto deps = tasks.at(i).find("deps");
+    if (!deps) continue;
+    for (std::size_t k = 0; k < deps->size(); ++k) {
+      const JsonCursor d = deps->at(k);
+      const std::string dep = d.as_string();
+      const auto it = ids.find(dep);
+      if (it == ids.end()) d.fail(fmt::format("unknown task \"{}\"", dep));
+      if (it->second == i) d.fail("a task cannot depend on itself");
+      p.tasks[i].deps.push_back(it->second);
+    }
+  }
+  check_acyclic(p, tasks);
+  return p;
+}
+
+Plan load_plan_file(const std::string& file) { return plan_from_json(read_json_file(file), file); }
+
+Json plan_to_json(const Plan& p) {
+  Json j;
+  j["format"] = kPlanFormat;
+  j["name"] = p.name;
+  Json tensors = Json::array();
+  for (const Tensor& t : p.tensors)
+    tensors.push_back(Json{{"name", t.name}, {"shape", t.shape}, {"dtype", std::string(to_string(t.dtype))}});
+  j["tensors"] = std::move(tensors);
+  Json buffers = Json::array();
+  for (const Buffer& b : p.buffers)
+    buffers.push_back(Json{{"name", b.name}, {"device", b.device}, {"size", exact_string(b.size)}});
+  j["buffers"] = std::move(buffers);
+  Json tasks = Json::array();
+  for (const Task& t : p.tasks) {
+    Json o;
+    o["id"] = t.id;
+    o["kind"] = std::string(to_string(t.kind));
+    switch (t.kind) {
+      case TaskKind::compute:
+        o["device"] = t.devices[0];
+        if (t.duration) {
+          o["duration"] = exact_string(*t.duration);
+        } else {
+          o["flops"] = t.flops;
+          o["bytes"] = exact_string(t.mem_bytes);
+        }
+        o["dtype"] = std::string(to_string(t.dtype));
+        break;
+      case TaskKind::send:
+        o["src"] = t.devices[0];
+        o["dst"] = t.devices[1];
+        o["size"] = exact_string(t.size);
+        break;
+      case TaskKind::broadcast:
+        o["root"] = t.devices[0];
+        o["receivers"] = std::vector<std::string>(t.devices.begin() + 1, t.devices.end());
+        o["size"] = exact_string(t.size);
+        o["chunk"] = exact_string(t.chunk);
+        break;
+      case TaskKind::collective:
+        o["op"] = std::string(to_string(t.op));
+        o["group"] = t.devices;
+        o["size"] = exact_string(t.size);
+        o["algorithm"] = std::string(to_string(t.algorithm));
+        break;
+    }
+    o["stream"] = t.stream;
+    Json deps = Json::array();
+    for (std::size_t d : t.deps) deps.push_back(p.tasks[d].id);
+    o["deps"] = std::move(deps);
+    if (!t.payload.empty()) {
+      Json payload = Json::array();
+      for (const Region& r : t.payload) payload.push_back(region_to_json(r));
+      o["payload"] = std::move(payload);
+    }
+    tasks.push_back(std::move(o));
+  }
+  j["tasks"] = std::move(tasks);
+  return j;
+}
+
+void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file) {
+  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& task = p.tasks[i];
+    for (std::size_t k = 0; k < task.devices.size(); ++k) {
+      const std::string& d = task.devices[k];
+      const auto id = t.find(d);
+      std::string key;
+      switch (task.kind) {
+        case TaskKind::compute: key = "device"; break;
+        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
+        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
+        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
+      }
+      const std::string path = fmt::format("tasks[{}].{}", i, key);
+      if (!id)
+        throw ConfigError(file, path, fmt::format("no device named \"{}\" in topology \"{}\"", d, t.name));
+      if (t.node(*id).kind != topology::NodeKind::gpu)
+        throw ConfigError(file, path, fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
+    }
+  }
+}
+
+}  // namespace meshsim::sim

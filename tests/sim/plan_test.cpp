@@ -1,0 +1,134 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "sim/plan_json.h"
+#include "topology/cluster.h"
+
+using namespace meshsim;
+using namespace meshsim::sim;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A plan with one of each task kind and a payload: W (1024 x 1024 f32,
+// 4 MiB) split in two row halves; h0/gpu0 sends the top half to h1/gpu0.
+const char* kPlan = R"({
+  "format": "meshsim.plan/1",
+  "name": "one-of-each",
+  "tensors": [{"name": "W", "shape": [1024, 1024], "dtype": "f32"}],
+  "buffers": [
+    {"name": "w0", "device": "h0/gpu0", "size": "4MiB"},
+    {"name": "w1", "device": "h1/gpu0", "size": "2MiB"}
+  ],
+  "tasks": [
+    {"id": "fwd", "kind": "compute", "device": "h0/gpu0", "flops": 1e12, "bytes": "1GB", "dtype": "bf16"},
+    {"id": "xfer", "kind": "send", "src": "h0/gpu0", "dst": "h1/gpu0", "size": "2MiB", "deps": ["fwd"],
+     "payload": [{"tensor": "W", "box": [[0, 512], [0, 1024]], "src_buffer": "w0", "src_offset": "0B",
+                  "dst_buffer": "w1", "dst_offset": "0B"}]},
+    {"id": "bc", "kind": "broadcast", "root": "h0/gpu0", "receivers": ["h0/gpu1", "h1/gpu1"], "size": "64MiB",
+     "chunk": "512KiB", "deps": ["fwd"], "stream": 1},
+    {"id": "ar", "kind": "collective", "op": "all_reduce", "group": ["h0/gpu0", "h0/gpu1", "h1/gpu0"],
+     "size": "1GiB", "algorithm": "ring", "deps": ["xfer", "bc"]},
+    {"id": "tail", "kind": "compute", "device": "h1/gpu0", "duration": "1.5ms", "deps": ["ar"]}
+  ]
+})";
+
+Plan parse(const std::string& text) { return plan_from_json(parse_json_text(text, "p.json"), "p.json"); }
+
+ConfigError plan_error(const std::string& text) {
+  try {
+    (void)parse(text);
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("plan accepted");
+  throw;
+}
+
+// kPlan with the first occurrence of `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) {
+  std::string s = kPlan;
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a plan reads, and writes back losslessly", "[plan]") {
+  const Plan p = parse(kPlan);
+  REQUIRE(p.tasks.size() == 5);
+  CHECK(p.tasks[1].size == Bytes::MiB(2));
+  CHECK(p.tasks[1].deps == std::vector<std::size_t>{0});
+  CHECK(p.tasks[2].devices == std::vector<std::string>{"h0/gpu0", "h0/gpu1", "h1/gpu1"});
+  CHECK(p.tasks[2].stream == 1);
+  CHECK(p.tasks[3].op == CollectiveOp::all_reduce);
+  CHECK(*p.tasks[4].duration == Time::us(1500));
+  CHECK(region_bytes(p.tensors[0], p.tasks[1].payload[0]) == Bytes::MiB(2));
+  const std::string once = dump_json(plan_to_json(p));
+  const Plan back = parse(once);
+  CHECK(dump_json(plan_to_json(back)) == once);
+}
+
+TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input]") {
+  struct Case {
+    std::string from, to, path, fragment;
+  };
+  const std::vector<Case> cases{
+      {R"("id": "tail")", R"("id": "fwd")", "tasks[4].id", "duplicate task id \"fwd\""},
+      {R"("deps": ["ar"])", R"("deps": ["nope"])", "tasks[4].deps[0]", "unknown task \"nope\""},
+      {R"("deps": ["fwd"],)", R"("deps": ["xfer"],)", "tasks[1].deps[0]", "cannot depend on itself"},
+      {R"("dtype": "bf16"})", R"("dtype": "bf16", "deps": ["tail"]})", "tasks[0].deps",
+       "dependency cycle: fwd -> tail -> ar -> xfer -> fwd"},
+      {R"("size": "64MiB")", R"("size": "0B")", "tasks[2].size", "greater than zero"},
+      {R"("size": "64MiB")", R"("size": "-5MiB")", "tasks[2].size", "negative"},
+      {R"("size": "1GiB")", R"("size": 1024)", "tasks[3].size", "has no unit"},
+      {R"("op": "all_reduce")", R"("op": "allreduce")", "tasks[3].op", "unknown collective \"allreduce\""},
+      {R"("kind": "send")", R"("kind": "sendrecv")", "tasks[1].kind", "unknown task kind"},
+      {R"("dst": "h1/gpu0")", R"("dst": "h0/gpu0")", "tasks[1].dst", "two different devices"},
+      {R"("receivers": ["h0/gpu1", "h1/gpu1"])", R"("receivers": ["h0/gpu1", "h0/gpu1"])",
+       "tasks[2].receivers[1]", "appears twice"},
+      {R"("receivers": ["h0/gpu1", "h1/gpu1"])", R"("receivers": ["h0/gpu0"])", "tasks[2].receivers",
+       "also a receiver"},
+      {R"([[0, 512], [0, 1024]])", R"([[0, 512], [0, 2048]])", "tasks[1].payload[0].box[1]",
+       "not a non-empty range"},
+      {R"("dst_offset": "0B")", R"("dst_offset": "1MiB")", "tasks[1].payload[0].dst_buffer", "does not fit"},
+      {R"("src_buffer": "w0")", R"("src_buffer": "w1")", "tasks[1].payload[0].src_buffer",
+       "is on h1/gpu0, not on h0/gpu0"},
+      {R"("size": "2MiB", "deps")", R"("size": "3MiB", "deps")", "tasks[1].payload",
+       "add up to 2MiB, but the task moves 3MiB"},
+      {R"("duration": "1.5ms")", R"("duration": "1.5ms", "flops": 5)", "tasks[4].flops", "not both"},
+      {R"("shape": [1024, 1024])", R"("shape": [1024, 0])", "tensors[0].shape[1]", "out of range"},
+      {R"("format": "meshsim.plan/1")", R"("format": "meshsim.plan/2")", "format", "unsupported format"},
+      {R"("name": "one-of-each")", R"("nmae": "one-of-each")", "nmae", "unknown key"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.to);
+    const ConfigError e = plan_error(edited(c.from, c.to));
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
+}
+
+TEST_CASE("plan devices are checked against the topology", "[plan]") {
+  topology::ClusterSpec s;
+  s.host_preset = "p3.8xlarge";
+  s.hosts = 2;
+  const topology::Topology t = topology::build_cluster(s);
+  CHECK_NOTHROW(check_plan_devices(parse(kPlan), t, "p.json"));
+  try {
+    check_plan_devices(parse(edited(R"("h1/gpu1"])", R"("h7/gpu1"])")), t, "p.json");
+    FAIL("accepted an unknown device");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "tasks[2].receivers[1]");
+    CHECK_THAT(e.message(), Contains("no device named \"h7/gpu1\""));
+  }
+  try {
+    check_plan_devices(parse(edited(R"("device": "h1/gpu0", "duration")", R"("device": "h1/nic0", "duration")")),
+                       t, "p.json");
+    FAIL("accepted a NIC as a compute device");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "tasks[4].device");
+    CHECK_THAT(e.message(), Contains("is a nic, not a GPU"));
+  }
+}
