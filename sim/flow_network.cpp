@@ -260,6 +260,14 @@ void FlowNetwork::recompute(Time now) {
     }
   }
   MESHSIM_ASSERT(left == 0, "progressive filling left flows without a rate");
+  if (record_)
+    for (DirLinkId l : links) {
+      auto& tl = timeline_[l];
+      if (tl.empty() || tl.back().bytes_per_second != link_rate_[l]) {
+        if (!tl.empty() && tl.back().at == now) tl.pop_back();
+        tl.push_back({now, link_rate_[l]});
+      }
+    }
 
   // 4. New completion events for the flows whose rate changed; a flow with
   //    the same rate keeps its pending event (its end time is unchanged).

@@ -33,6 +33,12 @@
 namespace meshsim::sim {
 
 using FlowId = std::uint32_t;
+
+/// A directed link's total rate from `at` on (bytes per second).
+struct RatePoint {
+  Time at;
+  double bytes_per_second = 0;
+};
 using topology::DirLinkId;
 
 class FlowNetwork final : public EventHandler {
@@ -64,6 +70,12 @@ class FlowNetwork final : public EventHandler {
   /// the link's last rate change; settle() brings every link up to now.
   [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
   void settle();
+  /// Records every change of each directed link's total rate (for traces).
+  void record_timeline(bool on) {
+    record_ = on;
+    if (on) timeline_.resize(links_.size());
+  }
+  [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
   /// Capacity of each directed link, bytes per second.
   [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
   /// Number of rate recomputations so far (for benchmarks and tests).
@@ -123,6 +135,8 @@ class FlowNetwork final : public EventHandler {
   std::vector<std::uint32_t> unfrozen_;
   std::vector<double> link_rate_;   // Σ rates of the link's flows, bytes/s
   std::vector<Time> link_updated_;  // link_bytes_ is exact up to here
+  bool record_ = false;
+  std::vector<std::vector<RatePoint>> timeline_;
 };
 
 }  // namespace meshsim::sim

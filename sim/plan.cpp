@@ -17,7 +17,9 @@ std::string_view to_string(CollectiveOp op) {
   return kNames.at(static_cast<std::size_t>(op));
 }
 
-std::string_view to_string(CollectiveAlgo a) { return a == CollectiveAlgo::ring ? "ring" : "direct"; }
+std::string_view to_string(CollectiveAlgo a) {
+  return a == CollectiveAlgo::ring ? "ring" : "direct";
+}
 
 std::string_view to_string(DType d) {
   static constexpr std::array<std::string_view, 7> kNames{"f32", "f16", "bf16", "f64", "i32", "i8", "u8"};

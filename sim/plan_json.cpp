@@ -1,10 +1,10 @@
 #include "sim/plan_json.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
@@ -28,7 +28,8 @@ constexpr std::array kKinds{TaskKind::compute, TaskKind::send, TaskKind::broadca
 constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter, CollectiveOp::all_reduce,
                           CollectiveOp::all_to_all};
 constexpr std::array kAlgos{CollectiveAlgo::ring, CollectiveAlgo::direct};
-constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i8, DType::u8};
+constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64,
+                             DType::i32, DType::i8,  DType::u8};
 
 std::string name_of(const JsonCursor& c) {
   std::string s = c.as_string();
@@ -78,8 +79,8 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
     const std::int64_t b = dim.at(0).as_int();
     const std::int64_t e = dim.at(1).as_int();
     if (b < 0 || e <= b || e > tensor.shape[d])
-      dim.fail(fmt::format("[{}, {}] is not a non-empty range inside dimension {} of \"{}\" (size {})", b, e, d,
-                           r.tensor, tensor.shape[d]));
+      dim.fail(fmt::format("[{}, {}] is not a non-empty range inside dimension {} of \"{}\" (size {})", b, e,
+                           d, r.tensor, tensor.shape[d]));
     r.box.emplace_back(b, e);
   }
   const Bytes bytes = region_bytes(tensor, r);
@@ -98,8 +99,8 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
       if (offset.count() < 0) oc->fail("offset must not be negative");
     }
     if (offset + bytes > buf.size)
-      bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})", exact_string(bytes),
-                          exact_string(offset), name, exact_string(buf.size)));
+      bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})",
+                          exact_string(bytes), exact_string(offset), name, exact_string(buf.size)));
   };
   // A send reads on its source and writes on its destination; broadcast
   // and collective payloads may involve any member, so only existence and
@@ -124,7 +125,8 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
         for (const char* k : {"flops", "bytes"})
           if (c.has(k)) c[k].fail("give either \"duration\" or \"flops\"/\"bytes\", not both");
       } else {
-        if (!c.has("flops") && !c.has("bytes")) c.fail("a compute task needs \"duration\", or \"flops\" and/or \"bytes\"");
+        if (!c.has("flops") && !c.has("bytes"))
+          c.fail("a compute task needs \"duration\", or \"flops\" and/or \"bytes\"");
         if (auto f = c.find("flops")) {
           t.flops = f->as_number();
           if (!(t.flops >= 0) || t.flops > 1e30) f->fail("flops must be between 0 and 1e30");
@@ -210,9 +212,9 @@ void check_acyclic(const Plan& p, const JsonCursor& tasks) {
 Json region_to_json(const Region& r) {
   Json box = Json::array();
   for (const auto& [b, e] : r.box) box.push_back(Json::array({b, e}));
-  return Json{{"tensor", r.tensor},       {"box", std::move(box)},  {"src_buffer", r.src_buffer},
-              {"src_offset", exact_string(r.src_offset)}, {"dst_buffer", r.dst_buffer},
-              {"dst_offset", exact_string(r.dst_offset)}};
+  return Json{{"tensor", r.tensor},         {"box", std::move(box)},
+              {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
+              {"dst_buffer", r.dst_buffer}, {"dst_offset", exact_string(r.dst_offset)}};
 }
 
 }  // namespace
@@ -287,7 +289,9 @@ Plan plan_from_json(const Json& j, const std::string& file) {
   return p;
 }
 
-Plan load_plan_file(const std::string& file) { return plan_from_json(read_json_file(file), file); }
+Plan load_plan_file(const std::string& file) {
+  return plan_from_json(read_json_file(file), file);
+}
 
 Json plan_to_json(const Plan& p) {
   Json j;
@@ -358,16 +362,25 @@ void check_plan_devices(const Plan& p, const topology::Topology& t, const std::s
       const auto id = t.find(d);
       std::string key;
       switch (task.kind) {
-        case TaskKind::compute: key = "device"; break;
-        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
-        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
-        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
+        case TaskKind::compute:
+          key = "device";
+          break;
+        case TaskKind::send:
+          key = k == 0 ? "src" : "dst";
+          break;
+        case TaskKind::broadcast:
+          key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1);
+          break;
+        case TaskKind::collective:
+          key = fmt::format("group[{}]", k);
+          break;
       }
       const std::string path = fmt::format("tasks[{}].{}", i, key);
       if (!id)
         throw ConfigError(file, path, fmt::format("no device named \"{}\" in topology \"{}\"", d, t.name));
       if (t.node(*id).kind != topology::NodeKind::gpu)
-        throw ConfigError(file, path, fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
+        throw ConfigError(file, path,
+                          fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
     }
   }
 }

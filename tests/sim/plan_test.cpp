@@ -33,7 +33,9 @@ const char* kPlan = R"({
   ]
 })";
 
-Plan parse(const std::string& text) { return plan_from_json(parse_json_text(text, "p.json"), "p.json"); }
+Plan parse(const std::string& text) {
+  return plan_from_json(parse_json_text(text, "p.json"), "p.json");
+}
 
 ConfigError plan_error(const std::string& text) {
   try {
@@ -124,8 +126,9 @@ TEST_CASE("plan devices are checked against the topology", "[plan]") {
     CHECK_THAT(e.message(), Contains("no device named \"h7/gpu1\""));
   }
   try {
-    check_plan_devices(parse(edited(R"("device": "h1/gpu0", "duration")", R"("device": "h1/nic0", "duration")")),
-                       t, "p.json");
+    check_plan_devices(
+        parse(edited(R"("device": "h1/gpu0", "duration")", R"("device": "h1/nic0", "duration")")), t,
+        "p.json");
     FAIL("accepted a NIC as a compute device");
   } catch (const ConfigError& e) {
     CHECK(e.json_path() == "tasks[4].device");

@@ -1,0 +1,49 @@
+#include "sim/compute_model.h"
+
+#include <array>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace meshsim::sim {
+
+namespace {
+// Public dense peaks: V100 SXM2 (15.7 FP32, 125 FP16 tensor, 7.8 FP64,
+// 900 GB/s); A100 SXM 40 GB (19.5, 312, 9.7, 624 INT8, 1,555 GB/s);
+// H100 SXM (67, 989, 34, 1,979, 3.35 TB/s); H200 SXM (same compute, 4.8 TB/s).
+const std::array kModels{
+    DeviceModel{"V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900)},
+    DeviceModel{"A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555)},
+    DeviceModel{"H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350)},
+    DeviceModel{"H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800)},
+};
+}  // namespace
+
+double DeviceModel::peak(DType d) const {
+  switch (d) {
+    case DType::f32:
+    case DType::i32: return fp32_flops;
+    case DType::f16:
+    case DType::bf16: return fp16_flops;
+    case DType::f64: return fp64_flops;
+    case DType::i8:
+    case DType::u8: return int8_ops;
+  }
+  return fp32_flops;
+}
+
+Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
+  MESHSIM_ASSERT(flops >= 0 && bytes.count() >= 0, "kernel work is non-negative");
+  const double compute_s = flops / peak(d);
+  const double memory_s = static_cast<double>(bytes.count()) / memory_bandwidth.bytes_per_second_f();
+  const double s = std::max(compute_s, memory_s) / efficiency;
+  return Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12))) + launch_overhead;
+}
+
+const DeviceModel* find_device_model(std::string_view gpu_model) {
+  for (const DeviceModel& m : kModels)
+    if (m.name == gpu_model) return &m;
+  return nullptr;
+}
+
+}  // namespace meshsim::sim

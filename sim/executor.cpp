@@ -1,0 +1,260 @@
+#include "sim/executor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "core/error.h"
+#include "sim/compute_model.h"
+#include "sim/engine.h"
+#include "sim/plan_json.h"
+
+namespace meshsim::sim {
+
+namespace {
+
+using topology::NodeId;
+
+// ceil(size × num / den) bytes, in 128-bit arithmetic.
+Bytes share(Bytes size, std::int64_t num, std::int64_t den) {
+  __extension__ using i128 = __int128;
+  const i128 v = (static_cast<i128>(size.count()) * num + den - 1) / den;
+  return Bytes(static_cast<std::int64_t>(v));
+}
+
+class Run {
+ public:
+  Run(const Plan& plan, const topology::Topology& topo, const SimOptions& opts)
+      : plan_(plan), topo_(topo), net_(engine_, topo) {
+    net_.record_timeline(opts.record_link_timeline);
+    const std::size_t n = plan.tasks.size();
+    result_.tasks.resize(n);
+    result_.task_device.resize(n);
+    result_.compute_busy.assign(topo.node_count(), Time::zero());
+    result_.comm_busy.assign(topo.node_count(), Time::zero());
+    devices_.resize(n);
+    deps_left_.resize(n);
+    dependents_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const Task& t = plan.tasks[i];
+      for (const auto& d : t.devices) devices_[i].push_back(topo.at(d));
+      result_.task_device[i] = devices_[i].front();
+      deps_left_[i] = t.deps.size();
+      for (std::size_t d : t.deps) dependents_[d].push_back(i);
+      for (NodeId dev : devices_[i]) queues_[{dev, t.stream}].push_back(i);
+      if (t.kind == TaskKind::compute && !t.duration) {
+        const std::string& model = topo.node(devices_[i][0]).model;
+        if (find_device_model(model) == nullptr)
+          throw UsageError(fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
+                                       "A100, H100, H200); give the task a \"duration\"",
+                                       t.id, model, t.devices[0]));
+      }
+    }
+    for (auto& [key, q] : queues_) head_[key] = 0;
+  }
+
+  SimResult run() {
+    for (std::size_t i = 0; i < plan_.tasks.size(); ++i) try_start(i, kNoTask);
+    engine_.run();
+    for (std::size_t i = 0; i < plan_.tasks.size(); ++i)
+      MESHSIM_ASSERT(finished_.contains(i), fmt::format("task \"{}\" never ran", plan_.tasks[i].id));
+    net_.settle();
+    result_.link_bytes = net_.link_bytes();
+    result_.link_capacity.resize(result_.link_bytes.size());
+    for (topology::DirLinkId l = 0; l < result_.link_capacity.size(); ++l)
+      result_.link_capacity[l] = net_.link_capacity(l);
+    if (net_.timeline().size() == result_.link_bytes.size()) result_.link_timeline = net_.timeline();
+    result_.events = engine_.events_processed();
+    // Critical path: back from the task that ends last (the later in plan order on ties).
+    std::size_t last = kNoTask;
+    for (std::size_t i = 0; i < result_.tasks.size(); ++i)
+      if (last == kNoTask || result_.tasks[i].end >= result_.tasks[last].end) last = i;
+    for (std::size_t t = last; t != kNoTask; t = result_.tasks[t].released_by) result_.critical_path.push_back(t);
+    std::reverse(result_.critical_path.begin(), result_.critical_path.end());
+    result_.makespan = last == kNoTask ? Time::zero() : result_.tasks[last].end;
+    return std::move(result_);
+  }
+
+ private:
+  using StreamKey = std::pair<NodeId, int>;
+
+  bool at_heads(std::size_t i) const {
+    for (NodeId dev : devices_[i]) {
+      const StreamKey key{dev, plan_.tasks[i].stream};
+      if (queues_.at(key)[head_.at(key)] != i) return false;
+    }
+    return true;
+  }
+
+  void try_start(std::size_t i, std::size_t released_by) {
+    if (started_.contains(i) || deps_left_[i] != 0 || !at_heads(i)) return;
+    started_.insert(i);
+    result_.tasks[i].start = engine_.now();
+    result_.tasks[i].released_by = released_by;
+    start(i);
+  }
+
+  void finish(std::size_t i) {
+    const Time now = engine_.now();
+    result_.tasks[i].end = now;
+    finished_.insert(i);
+    const Task& t = plan_.tasks[i];
+    const Time took = now - result_.tasks[i].start;
+    for (NodeId dev : devices_[i]) (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
+    std::vector<std::size_t> candidates;
+    for (std::size_t d : dependents_[i]) {
+      --deps_left_[d];
+      candidates.push_back(d);
+    }
+    for (NodeId dev : devices_[i]) {
+      const StreamKey key{dev, t.stream};
+      const auto& q = queues_.at(key);
+      if (++head_[key] < q.size()) candidates.push_back(q[head_[key]]);
+    }
+    for (std::size_t c : candidates) try_start(c, i);
+  }
+
+  // Runs `done` once `count` callbacks of the returned function have come.
+  std::function<void(FlowId, Time)> barrier(std::size_t count, std::size_t task) {
+    auto left = std::make_shared<std::size_t>(count);
+    return [this, left, task](FlowId, Time) {
+      if (--*left == 0) finish(task);
+    };
+  }
+
+  void start(std::size_t i) {
+    const Task& t = plan_.tasks[i];
+    const auto& dev = devices_[i];
+    switch (t.kind) {
+      case TaskKind::compute: {
+        const Time d = t.duration ? *t.duration
+                                  : find_device_model(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
+        engine_.schedule(engine_.now() + d, [this, i] { finish(i); });
+        break;
+      }
+      case TaskKind::send:
+        net_.start(topo_.route(dev[0], dev[1]), t.size, [this, i](FlowId, Time) { finish(i); });
+        break;
+      case TaskKind::broadcast: start_broadcast(i); break;
+      case TaskKind::collective: start_collective(i); break;
+    }
+  }
+
+  void start_collective(std::size_t i) {
+    const Task& t = plan_.tasks[i];
+    const auto& g = devices_[i];
+    const auto n = static_cast<std::int64_t>(g.size());
+    const bool ring = t.algorithm == CollectiveAlgo::ring && t.op != CollectiveOp::all_to_all;
+    if (ring) {
+      const std::int64_t steps = t.op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
+      const Bytes volume = share(t.size, steps, n);
+      auto done = barrier(g.size(), i);
+      for (std::size_t k = 0; k < g.size(); ++k) {
+        const auto& r = topo_.route(g[k], g[(k + 1) % g.size()]);
+        std::vector<topology::DirLinkId> path;
+        for (const auto& h : r.hops) path.push_back(h.dlink);
+        net_.start(std::move(path), r.latency * steps, volume, done);
+      }
+      return;
+    }
+    // Direct: every ordered pair; all_reduce moves its reduce-scatter and
+    // all-gather volumes (2S/n) after two latencies.
+    const std::int64_t phases = t.op == CollectiveOp::all_reduce ? 2 : 1;
+    const Bytes volume = share(t.size, phases, n);
+    auto done = barrier(g.size() * (g.size() - 1), i);
+    for (NodeId a : g)
+      for (NodeId b : g) {
+        if (a == b) continue;
+        const auto& r = topo_.route(a, b);
+        std::vector<topology::DirLinkId> path;
+        for (const auto& h : r.hops) path.push_back(h.dlink);
+        net_.start(std::move(path), r.latency * phases, volume, done);
+      }
+  }
+
+  // Chunk-pipelined chain; see the header for the timing model.
+  struct Chain {
+    std::size_t task = 0;
+    std::int64_t chunks = 0;
+    std::vector<std::int64_t> held;  // chunks held by chain position p (root: all)
+    std::vector<std::int64_t> sent;  // chunks hop p (p → p+1) has sent
+    std::vector<bool> busy;          // hop p is transmitting
+    std::vector<std::vector<topology::DirLinkId>> path;
+    std::vector<Time> latency;
+  };
+
+  void start_broadcast(std::size_t i) {
+    const Task& t = plan_.tasks[i];
+    const auto& d = devices_[i];
+    auto c = std::make_shared<Chain>();
+    c->task = i;
+    c->chunks = (t.size.count() + t.chunk.count() - 1) / t.chunk.count();
+    const std::size_t hops = d.size() - 1;
+    c->held.assign(d.size(), 0);
+    c->held[0] = c->chunks;
+    c->sent.assign(hops, 0);
+    c->busy.assign(hops, false);
+    for (std::size_t p = 0; p < hops; ++p) {
+      const auto& r = topo_.route(d[p], d[p + 1]);
+      std::vector<topology::DirLinkId> path;
+      for (const auto& h : r.hops) path.push_back(h.dlink);
+      c->path.push_back(std::move(path));
+      c->latency.push_back(r.latency);
+    }
+    for (std::size_t p = 0; p < hops; ++p) pump(c, p);
+  }
+
+  void pump(const std::shared_ptr<Chain>& c, std::size_t p) {
+    if (c->busy[p] || c->sent[p] >= c->held[p] || c->sent[p] >= c->chunks) return;
+    const Task& t = plan_.tasks[c->task];
+    const std::int64_t j = c->sent[p]++;
+    const Bytes bytes = j + 1 < c->chunks ? t.chunk : t.size - t.chunk * (c->chunks - 1);
+    c->busy[p] = true;
+    net_.start(c->path[p], Time::zero(), bytes, [this, c, p](FlowId, Time now) {
+      c->busy[p] = false;
+      pump(c, p);
+      // The chunk lands one hop latency after its last byte left.
+      engine_.schedule(now + c->latency[p], [this, c, p] {
+        ++c->held[p + 1];
+        if (p + 1 < c->sent.size()) pump(c, p + 1);
+        if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) finish(c->task);
+      });
+    });
+  }
+
+  const Plan& plan_;
+  const topology::Topology& topo_;
+  Engine engine_;
+  FlowNetwork net_;
+  SimResult result_;
+  std::vector<std::vector<NodeId>> devices_;
+  std::vector<std::size_t> deps_left_;
+  std::vector<std::vector<std::size_t>> dependents_;
+  std::map<StreamKey, std::vector<std::size_t>> queues_;
+  std::map<StreamKey, std::size_t> head_;
+  std::set<std::size_t> started_;
+  std::set<std::size_t> finished_;
+};
+
+}  // namespace
+
+std::vector<LinkLoad> SimResult::busiest_links(std::size_t k) const {
+  std::vector<LinkLoad> all;
+  const double span = makespan.seconds();
+  for (topology::DirLinkId l = 0; l < link_bytes.size(); ++l)
+    if (link_bytes[l] > 0)
+      all.push_back({l, link_bytes[l], span > 0 ? link_bytes[l] / (link_capacity[l] * span) : 0.0});
+  std::stable_sort(all.begin(), all.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.bytes > b.bytes; });
+  if (all.size() > k) all.resize(k);
+  return all;
+}
+
+SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOptions& opts) {
+  check_plan_devices(plan, topo, plan.name.empty() ? std::string("<plan>") : plan.name);
+  return Run(plan, topo, opts).run();
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,74 @@
+#pragma once
+// Simulated execution of a Plan on a topology.
+//
+// A task starts when all its dependencies have finished and it is at the
+// head of every (device, stream) queue it belongs to (plan order), and
+// holds those streams until it ends. Costs:
+//   compute     explicit duration, or the device's roofline (compute_model.h)
+//   send        one flow along the route src → dst
+//   broadcast   a chain root → receivers[0] → ... in the order given,
+//               pipelined in chunks: a hop sends chunk j once it holds it and
+//               has finished sending chunk j−1; a chunk reaches the next
+//               device one hop latency after its last byte. Uniform chain of
+//               h hops, bandwidth B, S a multiple of the chunk c:
+//                 S/B + (h−1)·c/B + h·latency
+//   collective  ring (group order): every ring edge carries the textbook
+//               volume concurrently — all_reduce 2(n−1)/n·S, all_gather and
+//               reduce_scatter (n−1)/n·S — after steps × the edge's route
+//               latency (2(n−1) or n−1 steps). direct: a flow per ordered pair
+//               of S/n (all_reduce: 2S/n after two latencies); all_to_all is
+//               always direct, S/n per pair.
+// The critical path follows, from the task that ends last, the predecessor
+// (dependency or stream predecessor) whose end released each task.
+
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/flow_network.h"
+#include "sim/plan.h"
+#include "topology/topology.h"
+
+namespace meshsim::sim {
+
+inline constexpr std::size_t kNoTask = std::numeric_limits<std::size_t>::max();
+
+struct TaskTiming {
+  Time start;
+  Time end;
+  std::size_t released_by = kNoTask;  // the predecessor whose end let it start
+};
+
+struct LinkLoad {
+  topology::DirLinkId link = 0;
+  double bytes = 0;
+  double utilisation = 0;  // bytes / (capacity × makespan)
+};
+
+struct SimOptions {
+  bool record_link_timeline = false;  // per-link rate changes, for traces
+};
+
+struct SimResult {
+  Time makespan;
+  std::vector<TaskTiming> tasks;                // indexed like Plan::tasks
+  std::vector<topology::NodeId> task_device;    // first device of each task
+  std::vector<double> link_bytes;               // per directed link
+  std::vector<double> link_capacity;            // per directed link, bytes/s
+  std::vector<Time> compute_busy;               // per node (GPUs only non-zero)
+  std::vector<Time> comm_busy;                  // per node: time in send/broadcast/collective tasks
+  std::vector<std::size_t> critical_path;       // task indices, first to last
+  std::vector<std::vector<RatePoint>> link_timeline;  // per directed link, if recorded
+  std::uint64_t events = 0;
+
+  /// The `k` directed links that carried the most bytes (ties by id).
+  [[nodiscard]] std::vector<LinkLoad> busiest_links(std::size_t k) const;
+};
+
+/// Runs `plan` on `topo`. ConfigError (file = plan.name) for devices the
+/// topology lacks; UsageError for a compute task on a GPU model without a
+/// device model.
+[[nodiscard]] SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOptions& opts = {});
+
+}  // namespace meshsim::sim

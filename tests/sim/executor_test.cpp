@@ -1,0 +1,193 @@
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.h"
+#include "sim/executor.h"
+#include "sim/plan_json.h"
+#include "topology/topology.h"
+
+using namespace meshsim;
+using namespace meshsim::sim;
+using namespace meshsim::topology;
+
+namespace {
+
+// One host, n H100s joined in a ring by single 25 GB/s NVLink lanes
+// (efficiency 1, latency 1 us): gpu k <-> gpu k+1, and gpu n-1 <-> gpu 0.
+Topology ring_host(int n) {
+  Topology t;
+  t.name = "ring";
+  t.add_host(Host{"h0", ""});
+  std::vector<NodeId> g;
+  for (int i = 0; i < n; ++i) g.push_back(t.add_node(Node{fmt::format("h0/gpu{}", i), NodeKind::gpu, 0, "H100"}));
+  for (int i = 0; i < n; ++i)
+    t.add_link(Link{LinkKind::nvlink, g[static_cast<std::size_t>(i)], g[static_cast<std::size_t>((i + 1) % n)],
+                    Bandwidth::GBps(25), 1, Time::us(1), 1.0, 0, 0});
+  return t;
+}
+
+std::vector<std::string> gpus(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(fmt::format("h0/gpu{}", i));
+  return out;
+}
+
+Task collective(CollectiveOp op, int n, Bytes size) {
+  Task t;
+  t.id = "c";
+  t.kind = TaskKind::collective;
+  t.op = op;
+  t.devices = gpus(n);
+  t.size = size;
+  return t;
+}
+
+Task compute(const std::string& id, const std::string& dev, Time d, int stream = 0) {
+  Task t;
+  t.id = id;
+  t.kind = TaskKind::compute;
+  t.devices = {dev};
+  t.duration = d;
+  t.stream = stream;
+  return t;
+}
+
+void check_close(Time got, double expected_seconds) {
+  INFO("got " << got.count_ps() << " ps, expected " << expected_seconds * 1e12);
+  CHECK(std::fabs(static_cast<double>(got.count_ps()) - expected_seconds * 1e12) <= 8.0);
+}
+
+constexpr double kB = 25e9;  // bytes/s of one ring edge
+
+}  // namespace
+
+TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1) latencies", "[executor]") {
+  // n = 4, S = 1 GB: 1.5 GB over each edge at 25 GB/s = 60 ms, + 6 us.
+  const Topology t = ring_host(4);
+  Plan p;
+  p.tasks.push_back(collective(CollectiveOp::all_reduce, 4, Bytes(1'000'000'000)));
+  const SimResult r = simulate(p, t);
+  check_close(r.makespan, 1.5e9 / kB + 6e-6);
+  // Every forward ring edge carried 1.5 GB; the reverse directions nothing.
+  for (LinkId l = 0; l < 4; ++l) {
+    CHECK(r.link_bytes[Topology::directed(l, false)] == Approx(1.5e9));
+    CHECK(r.link_bytes[Topology::directed(l, true)] == 0.0);
+  }
+}
+
+TEST_CASE("ring all-gather and reduce-scatter: (n-1)/n S/B + (n-1) latencies", "[executor]") {
+  // n = 5 (awkward size), S = 1 GB: 0.8 GB per edge = 32 ms, + 4 us.
+  const Topology t = ring_host(5);
+  for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+    Plan p;
+    p.tasks.push_back(collective(op, 5, Bytes(1'000'000'000)));
+    check_close(simulate(p, t).makespan, 0.8e9 / kB + 4e-6);
+  }
+}
+
+TEST_CASE("broadcast chain: S/B + (hops-1) chunk/B + hops latencies", "[executor]") {
+  // Chain gpu0 -> gpu1 -> gpu2 -> gpu3 (3 hops), S = 64 MiB, chunk 512 KiB
+  // (128 chunks): 67,108,864/25e9 + 2 x 524,288/25e9 + 3 us.
+  const Topology t = ring_host(4);
+  Plan p;
+  Task b;
+  b.id = "b";
+  b.kind = TaskKind::broadcast;
+  b.devices = gpus(4);
+  b.size = Bytes::MiB(64);
+  p.tasks.push_back(b);
+  const SimResult r = simulate(p, t);
+  check_close(r.makespan, (67'108'864.0 + 2 * 524'288.0) / kB + 3e-6);
+  // Each hop carried the whole buffer once.
+  for (LinkId l = 0; l < 3; ++l) CHECK(r.link_bytes[Topology::directed(l, false)] == Approx(67'108'864.0));
+}
+
+TEST_CASE("all-to-all is direct: S/n to every other rank", "[executor]") {
+  // 3 GPUs in a ring are all neighbours. Each ordered pair moves S/3 = 100 MB;
+  // each directed edge carries exactly one such flow: 4 ms + 1 us.
+  const Topology t = ring_host(3);
+  Plan p;
+  p.tasks.push_back(collective(CollectiveOp::all_to_all, 3, Bytes(300'000'000)));
+  check_close(simulate(p, t).makespan, 1e8 / kB + 1e-6);
+}
+
+TEST_CASE("streams serialise, different streams overlap, deps order", "[executor]") {
+  const Topology t = ring_host(2);
+  Plan p;
+  p.tasks.push_back(compute("a", "h0/gpu0", Time::ms(2)));
+  p.tasks.push_back(compute("b", "h0/gpu0", Time::ms(3)));     // same stream: after a
+  p.tasks.push_back(compute("c", "h0/gpu0", Time::ms(1), 1));  // stream 1: alongside a
+  Task s;
+  s.id = "s";
+  s.kind = TaskKind::send;
+  s.devices = {"h0/gpu0", "h0/gpu1"};
+  s.size = Bytes(25'000'000);  // 1 ms at 25 GB/s, + 1 us
+  s.stream = 2;
+  s.deps = {2};
+  p.tasks.push_back(s);
+  Task d = compute("d", "h0/gpu1", Time::ms(1));
+  d.deps = {3};
+  p.tasks.push_back(d);
+  const SimResult r = simulate(p, t);
+  CHECK(r.tasks[0].start == Time::zero());
+  CHECK(r.tasks[1].start == Time::ms(2));
+  CHECK(r.tasks[2].start == Time::zero());
+  CHECK(r.tasks[3].start == Time::ms(1));
+  check_close(r.tasks[3].end, 2e-3 + 1e-6);
+  check_close(r.tasks[4].end, 3e-3 + 1e-6);
+  // a (2 ms) then b (3 ms) ends last at 5 ms: the critical path is a, b.
+  CHECK(r.makespan == Time::ms(5));
+  CHECK(r.critical_path == std::vector<std::size_t>{0, 1});
+  CHECK(r.compute_busy[t.at("h0/gpu0")] == Time::ms(6));
+}
+
+TEST_CASE("compute without a duration uses the roofline", "[executor]") {
+  // H100 bf16 peak 989 TFLOP/s: 989e12 flops = 1 s, + 4 us launch overhead.
+  // Memory-bound: 3.35 TB at 3.35 TB/s = 1 s too; the max is taken, not the sum.
+  const Topology t = ring_host(2);
+  Plan p;
+  Task k;
+  k.id = "k";
+  k.kind = TaskKind::compute;
+  k.devices = {"h0/gpu0"};
+  k.flops = 989e12;
+  k.mem_bytes = Bytes(3'350'000'000'000);
+  k.dtype = DType::bf16;
+  p.tasks.push_back(k);
+  check_close(simulate(p, t).makespan, 1.0 + 4e-6);
+}
+
+TEST_CASE("a plan round-tripped through JSON simulates to the same result", "[executor]") {
+  const Topology t = ring_host(4);
+  Plan p;
+  p.name = "mix";
+  p.tasks.push_back(compute("a", "h0/gpu0", Time::us(700)));
+  Task ar = collective(CollectiveOp::all_reduce, 4, Bytes::MiB(96));
+  ar.deps = {0};
+  p.tasks.push_back(ar);
+  Task b;
+  b.id = "b";
+  b.kind = TaskKind::broadcast;
+  b.devices = {"h0/gpu2", "h0/gpu3", "h0/gpu0"};
+  b.size = Bytes::MiB(5) + Bytes(3);
+  b.stream = 1;
+  p.tasks.push_back(b);
+  const Plan back = plan_from_json(parse_json_text(dump_json(plan_to_json(p)), "x"), "x");
+  const SimResult r1 = simulate(p, t);
+  const SimResult r2 = simulate(back, t);
+  REQUIRE(r1.tasks.size() == r2.tasks.size());
+  for (std::size_t i = 0; i < r1.tasks.size(); ++i) {
+    CHECK(r1.tasks[i].start == r2.tasks[i].start);
+    CHECK(r1.tasks[i].end == r2.tasks[i].end);
+  }
+  CHECK(r1.link_bytes == r2.link_bytes);
+}
+
+TEST_CASE("simulating on a topology without the plan's devices fails clearly", "[executor]") {
+  const Topology t = ring_host(2);
+  Plan p;
+  p.tasks.push_back(compute("a", "h3/gpu0", Time::ms(1)));
+  CHECK_THROWS_WITH(simulate(p, t), Catch::Matchers::Contains("tasks[0].device: no device named \"h3/gpu0\""));
+}
