@@ -1,11 +1,11 @@
 #include "sim/executor.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "sim/compute_model.h"
@@ -48,9 +48,10 @@ class Run {
       if (t.kind == TaskKind::compute && !t.duration) {
         const std::string& model = topo.node(devices_[i][0]).model;
         if (find_device_model(model) == nullptr)
-          throw UsageError(fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
-                                       "A100, H100, H200); give the task a \"duration\"",
-                                       t.id, model, t.devices[0]));
+          throw UsageError(
+              fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
+                          "A100, H100, H200); give the task a \"duration\"",
+                          t.id, model, t.devices[0]));
       }
     }
     for (auto& [key, q] : queues_) head_[key] = 0;
@@ -72,7 +73,8 @@ class Run {
     std::size_t last = kNoTask;
     for (std::size_t i = 0; i < result_.tasks.size(); ++i)
       if (last == kNoTask || result_.tasks[i].end >= result_.tasks[last].end) last = i;
-    for (std::size_t t = last; t != kNoTask; t = result_.tasks[t].released_by) result_.critical_path.push_back(t);
+    for (std::size_t t = last; t != kNoTask; t = result_.tasks[t].released_by)
+      result_.critical_path.push_back(t);
     std::reverse(result_.critical_path.begin(), result_.critical_path.end());
     result_.makespan = last == kNoTask ? Time::zero() : result_.tasks[last].end;
     return std::move(result_);
@@ -103,7 +105,8 @@ class Run {
     finished_.insert(i);
     const Task& t = plan_.tasks[i];
     const Time took = now - result_.tasks[i].start;
-    for (NodeId dev : devices_[i]) (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
+    for (NodeId dev : devices_[i])
+      (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
     std::vector<std::size_t> candidates;
     for (std::size_t d : dependents_[i]) {
       --deps_left_[d];
@@ -130,16 +133,22 @@ class Run {
     const auto& dev = devices_[i];
     switch (t.kind) {
       case TaskKind::compute: {
-        const Time d = t.duration ? *t.duration
-                                  : find_device_model(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
+        const Time d =
+            t.duration
+                ? *t.duration
+                : find_device_model(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
         engine_.schedule(engine_.now() + d, [this, i] { finish(i); });
         break;
       }
       case TaskKind::send:
         net_.start(topo_.route(dev[0], dev[1]), t.size, [this, i](FlowId, Time) { finish(i); });
         break;
-      case TaskKind::broadcast: start_broadcast(i); break;
-      case TaskKind::collective: start_collective(i); break;
+      case TaskKind::broadcast:
+        start_broadcast(i);
+        break;
+      case TaskKind::collective:
+        start_collective(i);
+        break;
     }
   }
 
@@ -247,7 +256,8 @@ std::vector<LinkLoad> SimResult::busiest_links(std::size_t k) const {
   for (topology::DirLinkId l = 0; l < link_bytes.size(); ++l)
     if (link_bytes[l] > 0)
       all.push_back({l, link_bytes[l], span > 0 ? link_bytes[l] / (link_capacity[l] * span) : 0.0});
-  std::stable_sort(all.begin(), all.end(), [](const LinkLoad& a, const LinkLoad& b) { return a.bytes > b.bytes; });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const LinkLoad& a, const LinkLoad& b) { return a.bytes > b.bytes; });
   if (all.size() > k) all.resize(k);
   return all;
 }

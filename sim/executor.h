@@ -52,13 +52,13 @@ struct SimOptions {
 
 struct SimResult {
   Time makespan;
-  std::vector<TaskTiming> tasks;                // indexed like Plan::tasks
-  std::vector<topology::NodeId> task_device;    // first device of each task
-  std::vector<double> link_bytes;               // per directed link
-  std::vector<double> link_capacity;            // per directed link, bytes/s
-  std::vector<Time> compute_busy;               // per node (GPUs only non-zero)
-  std::vector<Time> comm_busy;                  // per node: time in send/broadcast/collective tasks
-  std::vector<std::size_t> critical_path;       // task indices, first to last
+  std::vector<TaskTiming> tasks;                      // indexed like Plan::tasks
+  std::vector<topology::NodeId> task_device;          // first device of each task
+  std::vector<double> link_bytes;                     // per directed link
+  std::vector<double> link_capacity;                  // per directed link, bytes/s
+  std::vector<Time> compute_busy;                     // per node (GPUs only non-zero)
+  std::vector<Time> comm_busy;                        // per node: time in send/broadcast/collective tasks
+  std::vector<std::size_t> critical_path;             // task indices, first to last
   std::vector<std::vector<RatePoint>> link_timeline;  // per directed link, if recorded
   std::uint64_t events = 0;
 
@@ -69,6 +69,7 @@ struct SimResult {
 /// Runs `plan` on `topo`. ConfigError (file = plan.name) for devices the
 /// topology lacks; UsageError for a compute task on a GPU model without a
 /// device model.
-[[nodiscard]] SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOptions& opts = {});
+[[nodiscard]] SimResult simulate(const Plan& plan, const topology::Topology& topo,
+                                 const SimOptions& opts = {});
 
 }  // namespace meshsim::sim

@@ -222,10 +222,12 @@ Json region_to_json(const Region& r) {
 Plan plan_from_json(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail(fmt::format("a plan is a JSON object, got {}", json_type_name(j)));
-  root.allow_only({"format", "name", "tensors", "buffers", "tasks"});
+  // The format first: a topology passed as a plan should say so, not
+  // complain about its keys.
   const JsonCursor f = root["format"];
   if (f.as_string() != kPlanFormat)
     f.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", f.as_string(), kPlanFormat));
+  root.allow_only({"format", "name", "tensors", "buffers", "tasks"});
   Plan p;
   Context ctx;
   ctx.plan = &p;

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", MESHSIM_VERSION);
   app.require_subcommand(1);
   meshsim::cli::add_topo_commands(app);
+  meshsim::cli::add_sim_commands(app);
   meshsim::cli::add_info_command(app);
   try {
     app.parse(argc, argv);

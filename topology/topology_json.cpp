@@ -209,11 +209,11 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
 Topology topology_from_json(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail(fmt::format("a topology is a JSON object, got {}", json_type_name(j)));
-  root.allow_only({"format", "name", "description", "cluster", "hosts", "nodes", "links"});
   const JsonCursor fmt_c = root["format"];
   if (fmt_c.as_string() != kTopologyFormat)
     fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
                            kTopologyFormat));
+  root.allow_only({"format", "name", "description", "cluster", "hosts", "nodes", "links"});
   if (auto cluster = root.find("cluster")) {
     for (const char* key : {"hosts", "nodes", "links"})
       if (root.has(key))

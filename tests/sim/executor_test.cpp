@@ -1,10 +1,11 @@
-#include <catch2/catch.hpp>
-#include <fmt/format.h>
+#include "sim/executor.h"
 
 #include <cmath>
 
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
 #include "core/error.h"
-#include "sim/executor.h"
 #include "sim/plan_json.h"
 #include "topology/topology.h"
 
@@ -21,10 +22,12 @@ Topology ring_host(int n) {
   t.name = "ring";
   t.add_host(Host{"h0", ""});
   std::vector<NodeId> g;
-  for (int i = 0; i < n; ++i) g.push_back(t.add_node(Node{fmt::format("h0/gpu{}", i), NodeKind::gpu, 0, "H100"}));
   for (int i = 0; i < n; ++i)
-    t.add_link(Link{LinkKind::nvlink, g[static_cast<std::size_t>(i)], g[static_cast<std::size_t>((i + 1) % n)],
-                    Bandwidth::GBps(25), 1, Time::us(1), 1.0, 0, 0});
+    g.push_back(t.add_node(Node{fmt::format("h0/gpu{}", i), NodeKind::gpu, 0, "H100"}));
+  for (int i = 0; i < n; ++i)
+    t.add_link(Link{LinkKind::nvlink, g[static_cast<std::size_t>(i)],
+                    g[static_cast<std::size_t>((i + 1) % n)], Bandwidth::GBps(25), 1, Time::us(1), 1.0, 0,
+                    0});
   return t;
 }
 
@@ -189,5 +192,6 @@ TEST_CASE("simulating on a topology without the plan's devices fails clearly", "
   const Topology t = ring_host(2);
   Plan p;
   p.tasks.push_back(compute("a", "h3/gpu0", Time::ms(1)));
-  CHECK_THROWS_WITH(simulate(p, t), Catch::Matchers::Contains("tasks[0].device: no device named \"h3/gpu0\""));
+  CHECK_THROWS_WITH(simulate(p, t),
+                    Catch::Matchers::Contains("tasks[0].device: no device named \"h3/gpu0\""));
 }

@@ -12,9 +12,9 @@
 
 namespace meshsim::cli {
 
-void TopologySource::add_to(CLI::App& cmd) {
+void TopologySource::add_to(CLI::App& cmd, const std::string& flag) {
   cmd.add_option(
-         "topology", what,
+         flag.empty() ? std::string("topology") : flag + ",-t", what,
          fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
       ->required();
   auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");

@@ -23,8 +23,9 @@ struct TopologySource {
   std::optional<double> oversubscription;
   std::optional<int> spines;
 
-  /// Adds the positional <topology> and the preset options to `cmd`.
-  void add_to(CLI::App& cmd);
+  /// Adds <topology> (positional, or the option `flag` when given, e.g.
+  /// "--topology") and the preset options to `cmd`.
+  void add_to(CLI::App& cmd, const std::string& flag = "");
   /// Loads the file or builds the preset cluster; ConfigError/UsageError on
   /// mistakes (a preset option given with a file is one).
   [[nodiscard]] topology::Topology load() const;

@@ -1,0 +1,33 @@
+#include "sim/ring_order.h"
+
+#include <map>
+
+namespace meshsim::sim {
+
+std::vector<topology::NodeId> ring_order(const topology::Topology& t, const std::vector<topology::NodeId>& group) {
+  std::vector<int> host_order;
+  std::map<int, std::vector<topology::NodeId>> by_host;
+  for (topology::NodeId g : group) {
+    const int h = t.node(g).host;
+    if (!by_host.contains(h)) host_order.push_back(h);
+    by_host[h].push_back(g);
+  }
+  std::vector<topology::NodeId> out;
+  for (int h : host_order) {
+    std::vector<topology::NodeId> left = by_host[h];
+    topology::NodeId cur = left.front();
+    left.erase(left.begin());
+    out.push_back(cur);
+    while (!left.empty()) {
+      std::size_t best = 0;
+      for (std::size_t k = 1; k < left.size(); ++k)
+        if (t.route(cur, left[k]).bottleneck > t.route(cur, left[best]).bottleneck) best = k;
+      cur = left[best];
+      left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
+      out.push_back(cur);
+    }
+  }
+  return out;
+}
+
+}  // namespace meshsim::sim
