@@ -159,13 +159,29 @@ class Run {
     const bool ring = t.algorithm == CollectiveAlgo::ring && t.op != CollectiveOp::all_to_all;
     if (ring) {
       const std::int64_t steps = t.op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
-      const Bytes volume = share(t.size, steps, n);
-      auto done = barrier(g.size(), i);
-      for (std::size_t k = 0; k < g.size(); ++k) {
-        const auto& r = topo_.route(g[k], g[(k + 1) % g.size()]);
-        std::vector<topology::DirLinkId> path;
-        for (const auto& h : r.hops) path.push_back(h.dlink);
-        net_.start(std::move(path), r.latency * steps, volume, done);
+      const auto channels = static_cast<std::size_t>(t.channels);
+      const Bytes volume = share(t.size, steps, n * t.channels);
+      // Runs of consecutive same-host devices; channel c rotates each run by
+      // c/channels of its length, spreading the GPUs (and so the NICs) the
+      // rings leave and enter hosts through.
+      std::vector<std::pair<std::size_t, std::size_t>> runs;  // [begin, end)
+      for (std::size_t k = 0; k < g.size(); ++k)
+        if (k == 0 || topo_.node(g[k]).host != topo_.node(g[k - 1]).host)
+          runs.emplace_back(k, k + 1);
+        else
+          runs.back().second = k + 1;
+      auto done = barrier(g.size() * channels, i);
+      for (std::size_t c = 0; c < channels; ++c) {
+        std::vector<NodeId> order;
+        for (const auto& [b, e] : runs)
+          for (std::size_t k = 0; k < e - b; ++k)
+            order.push_back(g[b + (k + c * (e - b) / channels) % (e - b)]);
+        for (std::size_t k = 0; k < order.size(); ++k) {
+          const auto& r = topo_.route(order[k], order[(k + 1) % order.size()]);
+          std::vector<topology::DirLinkId> path;
+          for (const auto& h : r.hops) path.push_back(h.dlink);
+          net_.start(std::move(path), r.latency * steps, volume, done);
+        }
       }
       return;
     }

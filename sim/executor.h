@@ -15,7 +15,8 @@
 //   collective  ring (group order): every ring edge carries the textbook
 //               volume concurrently — all_reduce 2(n−1)/n·S, all_gather and
 //               reduce_scatter (n−1)/n·S — after steps × the edge's route
-//               latency (2(n−1) or n−1 steps). direct: a flow per ordered pair
+//               latency (2(n−1) or n−1 steps); with c channels, c rotated
+//               rings each carry 1/c of that. direct: a flow per ordered pair
 //               of S/n (all_reduce: 2S/n after two latencies); all_to_all is
 //               always direct, S/n per pair.
 // The critical path follows, from the task that ends last, the predecessor

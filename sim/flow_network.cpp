@@ -57,8 +57,11 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
   const auto id = static_cast<FlowId>(flows_.size());
   Flow fl;
-  fl.path = std::move(path);
-  fl.slot.assign(fl.path.size(), 0);
+  MESHSIM_ASSERT(path_pool_.size() + path.size() < (std::size_t{1} << 32), "flow path pool overflow");
+  fl.path_off = static_cast<std::uint32_t>(path_pool_.size());
+  fl.path_len = static_cast<std::uint32_t>(path.size());
+  path_pool_.insert(path_pool_.end(), path.begin(), path.end());
+  slot_pool_.resize(path_pool_.size(), 0);
   fl.remaining = static_cast<double>(size.count());
   fl.cap = cap ? static_cast<double>(cap->bps()) / 8.0 : 0.0;
   fl.start = engine_.now();
@@ -91,17 +94,18 @@ void FlowNetwork::activate(FlowId f, Time now) {
   Flow& fl = flows_[f];
   fl.updated = now;
   // Nothing to move, or nothing to cross (a copy inside one device): done.
-  if (fl.remaining <= 0 || fl.path.empty()) {
+  if (fl.remaining <= 0 || fl.path_len == 0) {
     finish(f, now);
     return;
   }
   fl.active = true;
   ++active_;
-  for (std::uint32_t h = 0; h < fl.path.size(); ++h) {
-    auto& lf = links_[fl.path[h]].flows;
-    fl.slot[h] = static_cast<std::uint32_t>(lf.size());
+  for (std::uint32_t h = 0; h < fl.path_len; ++h) {
+    const DirLinkId l = path_pool_[fl.path_off + h];
+    auto& lf = links_[l].flows;
+    slot_pool_[fl.path_off + h] = static_cast<std::uint32_t>(lf.size());
     lf.push_back({f, h});
-    mark_dirty(fl.path[h], now);
+    mark_dirty(l, now);
   }
 }
 
@@ -113,13 +117,14 @@ void FlowNetwork::complete(FlowId f, Time now) {
   fl.remaining = 0;
   fl.active = false;
   --active_;
-  for (std::uint32_t h = 0; h < fl.path.size(); ++h) {
-    auto& lf = links_[fl.path[h]].flows;
-    const std::uint32_t pos = fl.slot[h];
+  for (std::uint32_t h = 0; h < fl.path_len; ++h) {
+    const DirLinkId l = path_pool_[fl.path_off + h];
+    auto& lf = links_[l].flows;
+    const std::uint32_t pos = slot_pool_[fl.path_off + h];
     lf[pos] = lf.back();
-    flows_[lf[pos].flow].slot[lf[pos].hop] = pos;
+    slot_pool_[flows_[lf[pos].flow].path_off + lf[pos].hop] = pos;
     lf.pop_back();
-    mark_dirty(fl.path[h], now);
+    mark_dirty(l, now);
   }
   fl.rate = 0;
   finish(f, now);
@@ -185,15 +190,17 @@ void FlowNetwork::recompute(Time now) {
         if (flow_seen_[e.flow] == epoch) continue;
         flow_seen_[e.flow] = epoch;
         comp.push_back(e.flow);
-        for (DirLinkId y : flows_[e.flow].path)
-          if (link_seen_[y] != epoch) {
-            link_seen_[y] = epoch;
-            stack.push_back(y);
+        for (const DirLinkId* y = path_begin(e.flow); y != path_end(e.flow); ++y)
+          if (link_seen_[*y] != epoch) {
+            link_seen_[*y] = epoch;
+            stack.push_back(*y);
           }
       }
     }
   }
   dirty_.clear();
+
+  rerated_flows_ += comp.size();
 
   // 2. Bring byte counts up to now at the old rates.
   for (FlowId f : comp) advance(flows_[f], now);
@@ -226,18 +233,18 @@ void FlowNetwork::recompute(Time now) {
   constexpr std::uint64_t kFrozen = std::uint64_t{1} << 62;
   auto freeze = [&](FlowId f, double level) {
     flow_seen_[f] = epoch | kFrozen;
-    Flow& fl = flows_[f];
-    fl.rate = level;
-    for (DirLinkId y : fl.path) {
-      rem_cap_[y] = std::max(0.0, rem_cap_[y] - level);
-      --unfrozen_[y];
-      link_rate_[y] += level;
+    flows_[f].rate = level;
+    for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y) {
+      rem_cap_[*y] = std::max(0.0, rem_cap_[*y] - level);
+      --unfrozen_[*y];
+      link_rate_[*y] += level;
     }
   };
   std::size_t left = comp.size();
   while (left > 0 && !heap.empty()) {
     const auto [key, tag] = heap.top();
     heap.pop();
+    ++heap_pops_;
     if ((tag & kFlowTag) != 0) {
       const FlowId f = comp[tag & ~kFlowTag];
       if (flow_seen_[f] != epoch) continue;  // already frozen

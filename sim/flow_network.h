@@ -78,20 +78,26 @@ class FlowNetwork final : public EventHandler {
   [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
   /// Capacity of each directed link, bytes per second.
   [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
-  /// Number of rate recomputations so far (for benchmarks and tests).
+  /// Number of rate recomputations so far, the flows they re-rated and the
+  /// heap entries they popped (for benchmarks and tests).
   [[nodiscard]] std::uint64_t recomputations() const { return recomputations_; }
+  [[nodiscard]] std::uint64_t rerated_flows() const { return rerated_flows_; }
+  [[nodiscard]] std::uint64_t heap_pops() const { return heap_pops_; }
 
   void on_event(Time now, std::uint64_t payload, std::uint64_t version) override;
 
  private:
   enum EventKind : std::uint64_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
 
+  // Per-flow state. The path and each hop's position in its link's flow
+  // list live in two flat pools (path_pool_, slot_pool_) at path_off, so
+  // the recomputation walks contiguous memory.
   struct Flow {
-    std::vector<DirLinkId> path;
-    std::vector<std::uint32_t> slot;  // position of this flow in each path link's list
-    double remaining = 0;             // bytes left at `updated`
-    double rate = 0;                  // bytes per second
-    double cap = 0;                   // 0: uncapped
+    std::uint32_t path_off = 0;
+    std::uint32_t path_len = 0;
+    double remaining = 0;  // bytes left at `updated`
+    double rate = 0;       // bytes per second
+    double cap = 0;        // 0: uncapped
     Time updated;
     Time start;
     Time end;
@@ -117,12 +123,21 @@ class FlowNetwork final : public EventHandler {
   void advance(Flow& fl, Time now);
   void advance_link(DirLinkId l, Time now);
 
+  [[nodiscard]] const DirLinkId* path_begin(FlowId f) const { return path_pool_.data() + flows_[f].path_off; }
+  [[nodiscard]] const DirLinkId* path_end(FlowId f) const {
+    return path_pool_.data() + flows_[f].path_off + flows_[f].path_len;
+  }
+
   Engine& engine_;
   std::vector<Flow> flows_;
+  std::vector<DirLinkId> path_pool_;
+  std::vector<std::uint32_t> slot_pool_;
   std::vector<LinkState> links_;
   std::vector<double> link_bytes_;
   std::size_t active_ = 0;
   std::uint64_t recomputations_ = 0;
+  std::uint64_t rerated_flows_ = 0;
+  std::uint64_t heap_pops_ = 0;
 
   // Recomputation scratch space, stamped by epoch to avoid clearing.
   std::vector<DirLinkId> dirty_;

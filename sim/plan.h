@@ -12,7 +12,12 @@
 //               group, algorithm ring or direct. `size` follows nccl-tests:
 //               all_reduce the buffer; all_gather the whole gathered output;
 //               reduce_scatter the whole input; all_to_all all the bytes one
-//               rank sends (its own share included).
+//               rank sends (its own share included). A ring collective may
+//               run on several `channels`, parallel rings that each carry
+//               size / channels: ring c rotates every host's run of the group
+//               by c/channels of its length, so the rings leave and enter
+//               hosts through different GPUs and hence different NICs, as
+//               NCCL's channels do.
 // Ordering: `deps` name tasks that must finish first; each task also runs
 // on a `stream` (default 0) of every device it involves, and tasks on one
 // (device, stream) run one at a time in plan order, as on a CUDA stream.
@@ -89,6 +94,8 @@ struct Task {
   Bytes chunk = Bytes::KiB(512);  // broadcast pipelining unit
   CollectiveOp op = CollectiveOp::all_reduce;
   CollectiveAlgo algorithm = CollectiveAlgo::ring;
+  int channels = 1;  // ring: parallel rings, each carrying size / channels
+
   std::vector<Region> payload;
 };
 

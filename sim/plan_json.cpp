@@ -155,11 +155,13 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       break;
     }
     case TaskKind::collective:
-      c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "stream", "deps", "payload"});
+      c.allow_only(
+          {"id", "kind", "op", "group", "size", "algorithm", "channels", "stream", "deps", "payload"});
       t.op = enum_from(c["op"], kOps, "collective");
       t.devices = device_list(c["group"], 2);
       t.size = positive_size(c["size"]);
       if (auto a = c.find("algorithm")) t.algorithm = enum_from(*a, kAlgos, "algorithm");
+      if (auto ch = c.find("channels")) t.channels = static_cast<int>(ch->as_int_in(1, 64));
       break;
   }
   if (auto s = c.find("stream")) t.stream = static_cast<int>(s->as_int_in(0, 1023));
@@ -339,6 +341,7 @@ Json plan_to_json(const Plan& p) {
         o["group"] = t.devices;
         o["size"] = exact_string(t.size);
         o["algorithm"] = std::string(to_string(t.algorithm));
+        o["channels"] = t.channels;
         break;
     }
     o["stream"] = t.stream;

@@ -4,7 +4,8 @@
 
 namespace meshsim::sim {
 
-std::vector<topology::NodeId> ring_order(const topology::Topology& t, const std::vector<topology::NodeId>& group) {
+std::vector<topology::NodeId> ring_order(const topology::Topology& t,
+                                         const std::vector<topology::NodeId>& group) {
   std::vector<int> host_order;
   std::map<int, std::vector<topology::NodeId>> by_host;
   for (topology::NodeId g : group) {

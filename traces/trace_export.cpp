@@ -1,15 +1,17 @@
 #include "traces/trace_export.h"
 
-#include <fmt/format.h>
-
 #include <map>
 #include <set>
+
+#include <fmt/format.h>
 
 namespace meshsim::traces {
 
 namespace {
 
-double us(Time t) { return static_cast<double>(t.count_ps()) / 1e6; }
+double us(Time t) {
+  return static_cast<double>(t.count_ps()) / 1e6;
+}
 
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
@@ -23,13 +25,15 @@ std::string csv_field(const std::string& s) {
 std::string link_name(const topology::Topology& topo, topology::DirLinkId l) {
   const auto& link = topo.link(topology::Topology::link_of(l));
   const bool reverse = (l & 1U) != 0;
-  return fmt::format("{}->{}", topo.node(reverse ? link.b : link.a).name, topo.node(reverse ? link.a : link.b).name);
+  return fmt::format("{}->{}", topo.node(reverse ? link.b : link.a).name,
+                     topo.node(reverse ? link.a : link.b).name);
 }
 
 Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const sim::SimResult& r) {
   Json events = Json::array();
   // Processes: pid 0 is the network, pid h+1 is host h.
-  events.push_back(Json{{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "network"}}}});
+  events.push_back(
+      Json{{"ph", "M"}, {"name", "process_name"}, {"pid", 0}, {"tid", 0}, {"args", {{"name", "network"}}}});
   for (int h = 0; h < topo.host_count(); ++h)
     events.push_back(Json{{"ph", "M"},
                           {"name", "process_name"},
@@ -43,11 +47,12 @@ Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const s
   int next = 1;
   for (auto& [key, tid] : tids) {
     tid = next++;
-    events.push_back(Json{{"ph", "M"},
-                          {"name", "thread_name"},
-                          {"pid", topo.node(key.first).host + 1},
-                          {"tid", tid},
-                          {"args", {{"name", fmt::format("{} stream {}", topo.node(key.first).name, key.second)}}}});
+    events.push_back(
+        Json{{"ph", "M"},
+             {"name", "thread_name"},
+             {"pid", topo.node(key.first).host + 1},
+             {"tid", tid},
+             {"args", {{"name", fmt::format("{} stream {}", topo.node(key.first).name, key.second)}}}});
   }
   const std::set<std::size_t> critical(r.critical_path.begin(), r.critical_path.end());
   int flow_id = 0;
@@ -71,10 +76,21 @@ Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const s
     if (t.kind == sim::TaskKind::send) {
       const topology::NodeId a = topo.at(t.devices[0]);
       const topology::NodeId b = topo.at(t.devices[1]);
-      events.push_back(Json{{"ph", "s"}, {"name", t.id}, {"cat", "send"}, {"id", flow_id},
-                            {"pid", topo.node(a).host + 1}, {"tid", tids.at({a, t.stream})}, {"ts", us(tm.start)}});
-      events.push_back(Json{{"ph", "f"}, {"bp", "e"}, {"name", t.id}, {"cat", "send"}, {"id", flow_id},
-                            {"pid", topo.node(b).host + 1}, {"tid", tids.at({b, t.stream})}, {"ts", us(tm.end)}});
+      events.push_back(Json{{"ph", "s"},
+                            {"name", t.id},
+                            {"cat", "send"},
+                            {"id", flow_id},
+                            {"pid", topo.node(a).host + 1},
+                            {"tid", tids.at({a, t.stream})},
+                            {"ts", us(tm.start)}});
+      events.push_back(Json{{"ph", "f"},
+                            {"bp", "e"},
+                            {"name", t.id},
+                            {"cat", "send"},
+                            {"id", flow_id},
+                            {"pid", topo.node(b).host + 1},
+                            {"tid", tids.at({b, t.stream})},
+                            {"ts", us(tm.end)}});
       ++flow_id;
     }
   }
@@ -101,8 +117,8 @@ std::string task_csv(const sim::Plan& plan, const sim::SimResult& r) {
     for (const auto& d : t.devices) devices += (devices.empty() ? "" : " ") + d;
     out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(t.id), to_string(t.kind),
                        csv_field(devices), t.stream, us(r.tasks[i].start), us(r.tasks[i].end),
-                       us(r.tasks[i].end - r.tasks[i].start), t.kind == sim::TaskKind::compute ? 0 : t.size.count(),
-                       critical.contains(i) ? 1 : 0);
+                       us(r.tasks[i].end - r.tasks[i].start),
+                       t.kind == sim::TaskKind::compute ? 0 : t.size.count(), critical.contains(i) ? 1 : 0);
   }
   return out;
 }

@@ -18,7 +18,8 @@
 
 namespace meshsim::traces {
 
-[[nodiscard]] Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const sim::SimResult& r);
+[[nodiscard]] Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo,
+                                const sim::SimResult& r);
 
 /// id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical
 [[nodiscard]] std::string task_csv(const sim::Plan& plan, const sim::SimResult& r);

@@ -19,9 +19,10 @@ Topology host(const char* preset, int hosts = 1) {
 }
 
 // nccl-tests busbw of a 1 GiB ring all-reduce over every GPU of `t`.
-double allreduce_busbw(const Topology& t, Bytes size = Bytes::GiB(1)) {
+double allreduce_busbw(const Topology& t, Bytes size = Bytes::GiB(1), int channels = 1) {
   Plan p;
   Task task;
+  task.channels = channels;
   task.id = "ar";
   task.kind = TaskKind::collective;
   task.op = CollectiveOp::all_reduce;
@@ -67,4 +68,19 @@ TEST_CASE("across hosts the NIC sets the all-reduce busbw", "[collective][preset
   // 2 x p3.8xlarge at 10 Gb/s (x 0.9): the ring crosses the network twice,
   // each crossing one NIC per direction: busbw -> 9 Gb/s = 1.125 GB/s.
   CHECK(allreduce_busbw(host("p3.8xlarge", 2), Bytes::MiB(256)) == Approx(1.125).epsilon(0.01));
+}
+
+TEST_CASE("channels put one ring on every NIC across hosts", "[collective][presets]") {
+  // 2 x DGX-A100 on rails: one ring is held to one 200 Gb/s NIC pair
+  // (x 0.96 = 24 GB/s); 8 channels, rotated so each leaves its host through
+  // a different GPU and NIC, reach 8 x 24 = 192 GB/s less latency.
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 2;
+  s.fabric.kind = FabricKind::rail;
+  const Topology t = build_cluster(s);
+  CHECK(allreduce_busbw(t, Bytes::GiB(1), 1) == Approx(24.0).epsilon(0.02));
+  CHECK(allreduce_busbw(t, Bytes::GiB(1), 8) == Approx(192.0).epsilon(0.03));
+  // p4d: 4 NICs, each shared by two GPUs: 4 channels -> 4 x 11.25 GB/s.
+  CHECK(allreduce_busbw(host("p4d.24xlarge", 2), Bytes::GiB(1), 4) == Approx(45.0).epsilon(0.03));
 }

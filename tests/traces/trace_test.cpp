@@ -14,7 +14,8 @@ sim::Plan example() {
   return sim::load_plan_file(std::string(MESHSIM_SOURCE_DIR) + "/configs/plans/two-stage-step.json");
 }
 topology::Topology cluster() {
-  return topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) + "/configs/topologies/p3.8xlarge-x5.json");
+  return topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +
+                                      "/configs/topologies/p3.8xlarge-x5.json");
 }
 }  // namespace
 

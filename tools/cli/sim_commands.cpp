@@ -1,9 +1,11 @@
 // `meshsim simulate` and `meshsim collective`.
 
-#include <fmt/format.h>
-
+#include <algorithm>
 #include <fstream>
 #include <memory>
+#include <set>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -55,9 +57,8 @@ void run_simulate(const SimulateArgs& a) {
                           {"end_us", r.tasks[i].end.microseconds()}});
     Json links = Json::array();
     for (const auto& l : busiest)
-      links.push_back(Json{{"link", traces::link_name(topo, l.link)},
-                           {"bytes", l.bytes},
-                           {"utilisation", l.utilisation}});
+      links.push_back(Json{
+          {"link", traces::link_name(topo, l.link)}, {"bytes", l.bytes}, {"utilisation", l.utilisation}});
     Json tasks = Json::array();
     for (std::size_t i = 0; i < plan.tasks.size(); ++i)
       tasks.push_back(Json{{"id", plan.tasks[i].id},
@@ -99,6 +100,7 @@ struct CollectiveArgs {
   std::string size;
   std::string sweep;
   std::string algorithm = "ring";
+  int channels = 0;  // 0: one per NIC of the group's hosts when it spans hosts
   bool json = false;
 };
 
@@ -144,6 +146,19 @@ void run_collective(const CollectiveArgs& a) {
   const std::vector<Bytes> sizes = sizes_of(a);
   std::vector<std::string> names;
   for (topology::NodeId g : ring) names.push_back(topo.node(g).name);
+  // Channels: as NCCL, one ring per NIC when the group spans hosts (the
+  // fewest NICs any of its hosts has), so that every NIC carries a ring.
+  int channels = a.channels;
+  if (channels == 0) {
+    channels = 1;
+    std::set<int> hosts;
+    for (topology::NodeId g : ring) hosts.insert(topo.node(g).host);
+    if (hosts.size() > 1) {
+      std::size_t fewest = SIZE_MAX;
+      for (int h : hosts) fewest = std::min(fewest, topo.host_nics(h).size());
+      channels = static_cast<int>(std::clamp<std::size_t>(fewest, 1, 64));
+    }
+  }
 
   Json results = Json::array();
   Table tab({"size", "time", "algbw (GB/s)", "busbw (GB/s)"});
@@ -177,6 +192,7 @@ void run_collective(const CollectiveArgs& a) {
              : a.op == "reducescatter" ? sim::CollectiveOp::reduce_scatter
                                        : sim::CollectiveOp::all_to_all;
       t.algorithm = a.algorithm == "direct" ? sim::CollectiveAlgo::direct : sim::CollectiveAlgo::ring;
+      t.channels = channels;
       t.devices = names;
       add(t);
     }
@@ -184,19 +200,22 @@ void run_collective(const CollectiveArgs& a) {
     const double secs = r.makespan.seconds();
     const double algbw = static_cast<double>(size.count()) / secs / 1e9;
     const double busbw = algbw * bus_factor(a.op, n);
-    results.push_back(Json{{"size_bytes", size.count()}, {"time_s", secs}, {"algbw_GBps", algbw}, {"busbw_GBps", busbw}});
-    tab.add({human_string(size), human_string(r.makespan), fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", busbw)});
+    results.push_back(
+        Json{{"size_bytes", size.count()}, {"time_s", secs}, {"algbw_GBps", algbw}, {"busbw_GBps", busbw}});
+    tab.add({human_string(size), human_string(r.makespan), fmt::format("{:.2f}", algbw),
+             fmt::format("{:.2f}", busbw)});
   }
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"op", a.op},
                                     {"topology", topo.name},
                                     {"group", names},
                                     {"algorithm", a.algorithm},
+                                    {"channels", channels},
                                     {"results", std::move(results)}}));
     return;
   }
-  fmt::print("{} over {} GPUs of {} ({}), ring order: {}\n\n", a.op, ring.size(), topo.name, a.algorithm,
-             fmt::join(names, " "));
+  fmt::print("{} over {} GPUs of {} ({}, {} channel{}), ring order: {}\n\n", a.op, ring.size(), topo.name,
+             a.algorithm, channels, channels == 1 ? "" : "s", fmt::join(names, " "));
   fmt::print("{}", tab.render({true, true, true, true}));
 }
 
@@ -210,22 +229,26 @@ void add_sim_commands(CLI::App& app) {
     a->topology.add_to(*cmd, "--topology");
     cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
     cmd->add_option("--csv", a->csv, "Write one row per task");
-    cmd->add_option("--top", a->top, "How many busiest links to list (default 5)")->check(CLI::Range(1, 1000));
+    cmd->add_option("--top", a->top, "How many busiest links to list (default 5)")
+        ->check(CLI::Range(1, 1000));
     cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
     cmd->callback([a] { run_simulate(*a); });
   }
   {
     auto a = std::make_shared<CollectiveArgs>();
     auto* cmd = app.add_subcommand(
-        "collective", "Time a collective like nccl-tests: size, time, algbw, busbw (reference/hardware.md §3)");
+        "collective",
+        "Time a collective like nccl-tests: size, time, algbw, busbw (reference/hardware.md §3)");
     cmd->add_option("op", a->op, "allreduce, allgather, reducescatter, alltoall, broadcast or sendrecv")
         ->required()
-        ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv"}));
+        ->check(
+            CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv"}));
     a->topology.add_to(*cmd, "--topology");
     cmd->add_option("--group", a->group, "GPUs taking part, a mesh selector (default: all)");
     cmd->add_option("--size", a->size, "One size, e.g. 1GiB (all-gather/reduce-scatter: the whole array)");
     cmd->add_option("--sweep", a->sweep, "Sizes LOW:HIGH doubling, e.g. 8B:8GiB");
-    cmd->add_option("--algorithm", a->algorithm, "ring (default) or direct")->check(CLI::IsMember({"ring", "direct"}));
+    cmd->add_option("--algorithm", a->algorithm, "ring (default) or direct")
+        ->check(CLI::IsMember({"ring", "direct"}));
     cmd->add_flag("--json", a->json, "Print {\"results\": [...]} instead of a table");
     cmd->callback([a] { run_collective(*a); });
   }
