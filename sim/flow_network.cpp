@@ -175,9 +175,11 @@ void FlowNetwork::recompute(Time now) {
 
   // 1. The component: links whose flow set changed, and everything
   //    connected to them through shared flows.
-  std::vector<DirLinkId> links;
-  std::vector<FlowId> comp;
-  std::vector<DirLinkId> stack;
+  std::vector<DirLinkId>& links = comp_links_;
+  std::vector<FlowId>& comp = comp_flows_;
+  std::vector<DirLinkId>& stack = stack_;
+  links.clear();
+  comp.clear();
   for (DirLinkId l : dirty_) {
     if (link_seen_[l] == epoch) continue;
     link_seen_[l] = epoch;
@@ -216,18 +218,19 @@ void FlowNetwork::recompute(Time now) {
   //    lower bounds: a popped link whose share has grown is pushed back
   //    with its current share (lazy update) instead of being re-pushed at
   //    every freeze.
-  using Entry = std::pair<double, std::uint64_t>;  // (level, link or tagged flow index)
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  RadixHeap<std::uint64_t>& heap = heap_;  // value: link id, or kFlowTag | index into comp
+  heap.clear();
   constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;
   for (DirLinkId l : links) {
     rem_cap_[l] = links_[l].capacity;
     unfrozen_[l] = static_cast<std::uint32_t>(links_[l].flows.size());
-    if (unfrozen_[l] > 0) heap.emplace(rem_cap_[l] / unfrozen_[l], l);
+    if (unfrozen_[l] > 0) heap.push(rem_cap_[l] / unfrozen_[l], l);
   }
-  std::vector<double> old_rate(comp.size());
+  std::vector<double>& old_rate = old_rate_;
+  old_rate.resize(comp.size());
   for (std::size_t i = 0; i < comp.size(); ++i) old_rate[i] = flows_[comp[i]].rate;
   for (std::size_t i = 0; i < comp.size(); ++i)
-    if (flows_[comp[i]].cap > 0) heap.emplace(flows_[comp[i]].cap, kFlowTag | i);
+    if (flows_[comp[i]].cap > 0) heap.push(flows_[comp[i]].cap, kFlowTag | i);
 
   // flow_seen_[f] is `epoch` while f is unfrozen, epoch | kFrozen after.
   constexpr std::uint64_t kFrozen = std::uint64_t{1} << 62;
@@ -242,8 +245,7 @@ void FlowNetwork::recompute(Time now) {
   };
   std::size_t left = comp.size();
   while (left > 0 && !heap.empty()) {
-    const auto [key, tag] = heap.top();
-    heap.pop();
+    const auto [key, tag] = heap.pop();
     ++heap_pops_;
     if ((tag & kFlowTag) != 0) {
       const FlowId f = comp[tag & ~kFlowTag];
@@ -256,7 +258,7 @@ void FlowNetwork::recompute(Time now) {
     if (unfrozen_[l] == 0) continue;  // all its flows froze elsewhere
     const double share = rem_cap_[l] / unfrozen_[l];
     if (share > key * (1 + 1e-12)) {
-      heap.emplace(share, l);  // grew since pushed: not the minimum yet
+      heap.push(share, l);  // grew since pushed: not the minimum yet
       continue;
     }
     for (std::size_t k = 0; k < links_[l].flows.size(); ++k) {
@@ -282,7 +284,13 @@ void FlowNetwork::recompute(Time now) {
     const FlowId f = comp[i];
     Flow& fl = flows_[f];
     MESHSIM_ASSERT(fl.rate > 0, "an active flow got no bandwidth (a zero-capacity link?)");
-    if (fl.rate == old_rate[i]) continue;
+    // Unchanged up to floating-point noise from the freezing order (1e-12
+    // relative: under a picosecond over a second): keep the old rate and
+    // its pending completion event.
+    if (std::fabs(fl.rate - old_rate[i]) <= 1e-12 * old_rate[i]) {
+      fl.rate = old_rate[i];
+      continue;
+    }
     ++fl.version;
     engine_.schedule(now + time_for(fl.remaining, fl.rate), this, (std::uint64_t{f} << 2) | kComplete,
                      fl.version);

@@ -28,6 +28,7 @@
 
 #include "core/units.h"
 #include "sim/engine.h"
+#include "sim/radix_heap.h"
 #include "topology/topology.h"
 
 namespace meshsim::sim {
@@ -147,6 +148,11 @@ class FlowNetwork final : public EventHandler {
   std::vector<std::uint64_t> link_seen_;
   std::vector<std::uint64_t> flow_seen_;
   std::vector<double> rem_cap_;
+  RadixHeap<std::uint64_t> heap_;
+  std::vector<DirLinkId> comp_links_;
+  std::vector<FlowId> comp_flows_;
+  std::vector<DirLinkId> stack_;
+  std::vector<double> old_rate_;
   std::vector<std::uint32_t> unfrozen_;
   std::vector<double> link_rate_;   // Σ rates of the link's flows, bytes/s
   std::vector<Time> link_updated_;  // link_bytes_ is exact up to here

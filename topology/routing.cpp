@@ -81,6 +81,10 @@ class Search {
         const Link& link = t.link(lid);
         if (!rules.use_link(link)) continue;
         const auto v = static_cast<NodeId>(boost::target(*e, g));
+        // Towards one destination, a node that cannot forward is a dead end
+        // unless it is that destination (the NICs under every leaf of a fat
+        // tree would otherwise fill the queue).
+        if (dst && v != *dst && !rules.transit(t.node(v))) continue;
         touch(v);
         if (done_[v]) continue;
         const Label cand{label_[u].latency + link.latency, std::min(label_[u].bottleneck, t.capacity(lid)),
