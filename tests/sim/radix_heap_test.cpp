@@ -1,10 +1,11 @@
-#include <catch2/catch.hpp>
+#include "sim/radix_heap.h"
 
 #include <algorithm>
 #include <random>
 
+#include <catch2/catch.hpp>
+
 #include "core/error.h"
-#include "sim/radix_heap.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
