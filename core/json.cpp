@@ -134,6 +134,12 @@ std::string JsonCursor::as_string() const {
   return value_->get<std::string>();
 }
 
+std::string JsonCursor::as_name() const {
+  std::string s = as_string();
+  if (s.empty()) fail("must not be empty");
+  return s;
+}
+
 std::int64_t JsonCursor::as_int() const {
   if (value_->is_number_unsigned()) {
     const auto u = value_->get<std::uint64_t>();

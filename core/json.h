@@ -53,6 +53,8 @@ class JsonCursor {
 
   // Scalars; each checks the JSON type and names the path on mismatch.
   [[nodiscard]] std::string as_string() const;
+  /// A non-empty string (names, ids).
+  [[nodiscard]] std::string as_name() const;
   [[nodiscard]] std::int64_t as_int() const;
   [[nodiscard]] std::int64_t as_int_in(std::int64_t lo, std::int64_t hi) const;
   [[nodiscard]] double as_number() const;

@@ -178,9 +178,7 @@ class Run {
             order.push_back(g[b + (k + c * (e - b) / channels) % (e - b)]);
         for (std::size_t k = 0; k < order.size(); ++k) {
           const auto& r = topo_.route(order[k], order[(k + 1) % order.size()]);
-          std::vector<topology::DirLinkId> path;
-          for (const auto& h : r.hops) path.push_back(h.dlink);
-          net_.start(std::move(path), r.latency * steps, volume, done);
+          net_.start(r.links(), r.latency * steps, volume, done);
         }
       }
       return;
@@ -194,9 +192,7 @@ class Run {
       for (NodeId b : g) {
         if (a == b) continue;
         const auto& r = topo_.route(a, b);
-        std::vector<topology::DirLinkId> path;
-        for (const auto& h : r.hops) path.push_back(h.dlink);
-        net_.start(std::move(path), r.latency * phases, volume, done);
+        net_.start(r.links(), r.latency * phases, volume, done);
       }
   }
 
@@ -224,9 +220,7 @@ class Run {
     c->busy.assign(hops, false);
     for (std::size_t p = 0; p < hops; ++p) {
       const auto& r = topo_.route(d[p], d[p + 1]);
-      std::vector<topology::DirLinkId> path;
-      for (const auto& h : r.hops) path.push_back(h.dlink);
-      c->path.push_back(std::move(path));
+      c->path.push_back(r.links());
       c->latency.push_back(r.latency);
     }
     for (std::size_t p = 0; p < hops; ++p) pump(c, p);

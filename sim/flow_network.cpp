@@ -43,10 +43,7 @@ FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology) : e
 
 FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Done on_done,
                           std::optional<Bandwidth> cap) {
-  std::vector<DirLinkId> path;
-  path.reserve(route.hops.size());
-  for (const auto& h : route.hops) path.push_back(h.dlink);
-  return start(std::move(path), route.latency, size, std::move(on_done), cap);
+  return start(route.links(), route.latency, size, std::move(on_done), cap);
 }
 
 FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done,

@@ -31,12 +31,6 @@ constexpr std::array kAlgos{CollectiveAlgo::ring, CollectiveAlgo::direct};
 constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64,
                              DType::i32, DType::i8,  DType::u8};
 
-std::string name_of(const JsonCursor& c) {
-  std::string s = c.as_string();
-  if (s.empty()) c.fail("must not be empty");
-  return s;
-}
-
 Bytes positive_size(const JsonCursor& c) {
   const Bytes b = c.as_bytes();
   if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));
@@ -46,7 +40,7 @@ Bytes positive_size(const JsonCursor& c) {
 std::vector<std::string> device_list(const JsonCursor& c, std::size_t min) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    std::string d = name_of(c.at(i));
+    std::string d = c.at(i).as_name();
     for (const auto& prev : out)
       if (prev == d) c.at(i).fail(fmt::format("device \"{}\" appears twice", d));
     out.push_back(std::move(d));
@@ -65,7 +59,7 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset"});
   Region r;
   const JsonCursor tc = c["tensor"];
-  r.tensor = name_of(tc);
+  r.tensor = tc.as_name();
   const auto ti = ctx.tensors.find(r.tensor);
   if (ti == ctx.tensors.end()) tc.fail(fmt::format("unknown tensor \"{}\"", r.tensor));
   const Tensor& tensor = ctx.plan->tensors[ti->second];
@@ -88,7 +82,7 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   auto buffer = [&](const char* key, const char* offset_key, const std::string& device, std::string& name,
                     Bytes& offset) {
     const JsonCursor bc = c[key];
-    name = name_of(bc);
+    name = bc.as_name();
     const auto bi = ctx.buffers.find(name);
     if (bi == ctx.buffers.end()) bc.fail(fmt::format("unknown buffer \"{}\"", name));
     const Buffer& buf = ctx.plan->buffers[bi->second];
@@ -118,7 +112,7 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
   switch (t.kind) {
     case TaskKind::compute:
       c.allow_only({"id", "kind", "device", "stream", "deps", "duration", "flops", "bytes", "dtype"});
-      t.devices = {name_of(c["device"])};
+      t.devices = {c["device"].as_name()};
       if (auto d = c.find("duration")) {
         t.duration = d->as_time();
         if (*t.duration < Time::zero()) d->fail("duration must not be negative");
@@ -138,13 +132,13 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       break;
     case TaskKind::send:
       c.allow_only({"id", "kind", "src", "dst", "size", "stream", "deps", "payload"});
-      t.devices = {name_of(c["src"]), name_of(c["dst"])};
+      t.devices = {c["src"].as_name(), c["dst"].as_name()};
       if (t.devices[0] == t.devices[1]) c["dst"].fail("a send needs two different devices");
       t.size = positive_size(c["size"]);
       break;
     case TaskKind::broadcast: {
       c.allow_only({"id", "kind", "root", "receivers", "size", "chunk", "stream", "deps", "payload"});
-      t.devices = {name_of(c["root"])};
+      t.devices = {c["root"].as_name()};
       const JsonCursor rc = c["receivers"];
       for (auto& d : device_list(rc, 1)) {
         if (d == t.devices[0]) rc.fail(fmt::format("the root \"{}\" is also a receiver", d));
@@ -239,7 +233,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
       const JsonCursor c = ts->at(i);
       c.allow_only({"name", "shape", "dtype"});
       Tensor t;
-      t.name = name_of(c["name"]);
+      t.name = c["name"].as_name();
       if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
       const JsonCursor shape = c["shape"];
       if (shape.size() == 0) shape.fail("a tensor has at least one dimension");
@@ -258,7 +252,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
     for (std::size_t i = 0; i < bs->size(); ++i) {
       const JsonCursor c = bs->at(i);
       c.allow_only({"name", "device", "size"});
-      Buffer b{name_of(c["name"]), name_of(c["device"]), positive_size(c["size"])};
+      Buffer b{c["name"].as_name(), c["device"].as_name(), positive_size(c["size"])};
       if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
       ctx.buffers.emplace(b.name, p.buffers.size());
       p.buffers.push_back(std::move(b));
@@ -269,7 +263,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
   for (std::size_t i = 0; i < tasks.size(); ++i) {
     const JsonCursor c = tasks.at(i);
     if (!c.is_object()) c.fail(fmt::format("a task is an object, got {}", json_type_name(c.json())));
-    const std::string id = name_of(c["id"]);
+    const std::string id = c["id"].as_name();
     if (ids.contains(id)) c["id"].fail(fmt::format("duplicate task id \"{}\"", id));
     ids.emplace(id, i);
     Task t = task_from_json(c, ctx);

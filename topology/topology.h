@@ -106,6 +106,14 @@ struct Route {
   std::vector<Hop> hops;  // empty when src == dst
   Time latency;           // sum of hop latencies
   Bandwidth bottleneck;   // min hop capacity (effective); zero when src == dst
+
+  /// The directed links crossed, in order.
+  [[nodiscard]] std::vector<DirLinkId> links() const {
+    std::vector<DirLinkId> out;
+    out.reserve(hops.size());
+    for (const Hop& h : hops) out.push_back(h.dlink);
+    return out;
+  }
 };
 
 class Topology {

@@ -12,12 +12,6 @@ namespace meshsim::topology {
 
 namespace {
 
-std::string non_empty_string(const JsonCursor& c) {
-  std::string s = c.as_string();
-  if (s.empty()) c.fail("must not be empty");
-  return s;
-}
-
 Time hop_latency(const JsonCursor& c) {
   const Time t = c.as_time();
   if (t < Time::zero()) c.fail("latency must not be negative");
@@ -63,7 +57,7 @@ Topology explicit_from_json(const JsonCursor& root) {
       const JsonCursor h = hosts->at(i);
       h.allow_only({"name", "preset"});
       const JsonCursor name_c = h["name"];
-      std::string name = non_empty_string(name_c);
+      std::string name = name_c.as_name();
       if (host_index.contains(name)) name_c.fail(fmt::format("duplicate host name \"{}\"", name));
       std::string preset;
       if (auto p = h.find("preset")) preset = p->as_string();
@@ -77,7 +71,7 @@ Topology explicit_from_json(const JsonCursor& root) {
     n.allow_only({"name", "kind", "host", "model"});
     Node node;
     const JsonCursor name_c = n["name"];
-    node.name = non_empty_string(name_c);
+    node.name = name_c.as_name();
     if (t.find(node.name)) name_c.fail(fmt::format("duplicate node name \"{}\"", node.name));
     const JsonCursor kind_c = n["kind"];
     const auto kind = node_kind_from(kind_c.as_string());
