@@ -26,7 +26,7 @@ struct Chain final : EventHandler {
   Engine* engine = nullptr;
   std::uint64_t left = 0;
   std::uint64_t x = 88172645463325252ULL;
-  void on_event(Time now, std::uint64_t, std::uint64_t) override {
+  void on_event(Time now, std::uint32_t, std::uint32_t) override {
     if (left == 0) return;
     --left;
     x ^= x << 13;

@@ -1,33 +1,35 @@
 #include "sim/engine.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace meshsim::sim {
 
-void Engine::schedule(Time at, EventHandler* handler, std::uint64_t payload, std::uint64_t version) {
+void Engine::schedule(Time at, EventHandler* handler, std::uint32_t payload, std::uint32_t version) {
   MESHSIM_ASSERT(at >= now_, "events cannot be scheduled in the past");
   MESHSIM_ASSERT(handler != nullptr, "an event needs a handler");
-  queue_.push(Event{at, seq_++, handler, payload, version});
+  push(Event{at, seq_++, handler, payload, version});
 }
 
 void Engine::schedule(Time at, std::function<void()> fn) {
   MESHSIM_ASSERT(at >= now_, "events cannot be scheduled in the past");
-  std::uint64_t slot = 0;
+  std::uint32_t slot = 0;
   if (!free_closures_.empty()) {
     slot = free_closures_.back();
     free_closures_.pop_back();
     closures_[slot] = std::move(fn);
   } else {
-    slot = closures_.size();
+    MESHSIM_ASSERT(closures_.size() < UINT32_MAX, "too many pending closure events");
+    slot = static_cast<std::uint32_t>(closures_.size());
     closures_.push_back(std::move(fn));
   }
-  queue_.push(Event{at, seq_++, nullptr, slot, 0});
+  push(Event{at, seq_++, nullptr, slot, 0});
 }
 
 bool Engine::step() {
   if (queue_.empty()) return false;
-  const Event e = queue_.top();
-  queue_.pop();
+  const Event e = pop();
   now_ = e.at;
   ++processed_;
   if (e.handler != nullptr) {
@@ -41,7 +43,41 @@ bool Engine::step() {
 }
 
 void Engine::run(Time until) {
-  while (!queue_.empty() && queue_.top().at <= until) step();
+  while (!queue_.empty() && queue_.front().at <= until) step();
+}
+
+void Engine::push(const Event& e) {
+  std::size_t i = queue_.size();
+  queue_.push_back(e);
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!(queue_[parent] > e)) break;
+    queue_[i] = queue_[parent];
+    i = parent;
+  }
+  queue_[i] = e;
+}
+
+Engine::Event Engine::pop() {
+  const Event top = queue_.front();
+  const Event last = queue_.back();
+  queue_.pop_back();
+  const std::size_t n = queue_.size();
+  if (n == 0) return top;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < end; ++c)
+      if (queue_[best] > queue_[c]) best = c;
+    if (!(last > queue_[best])) break;
+    queue_[i] = queue_[best];
+    i = best;
+  }
+  queue_[i] = last;
+  return top;
 }
 
 }  // namespace meshsim::sim

@@ -52,6 +52,7 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   MESHSIM_ASSERT(latency >= Time::zero(), "a flow cannot have a negative latency");
   for (DirLinkId l : path) MESHSIM_ASSERT(l < links_.size(), "flow path names an unknown link");
   MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
+  MESHSIM_ASSERT(flows_.size() < (std::size_t{1} << 30), "more than 2^30 flows in one network");
   const auto id = static_cast<FlowId>(flows_.size());
   Flow fl;
   MESHSIM_ASSERT(path_pool_.size() + path.size() < (std::size_t{1} << 32), "flow path pool overflow");
@@ -65,11 +66,11 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   fl.on_done = std::move(on_done);
   flows_.push_back(std::move(fl));
   flow_seen_.push_back(0);
-  engine_.schedule(engine_.now() + latency, this, (std::uint64_t{id} << 2) | kActivate);
+  engine_.schedule(engine_.now() + latency, this, (id << 2) | kActivate);
   return id;
 }
 
-void FlowNetwork::on_event(Time now, std::uint64_t payload, std::uint64_t version) {
+void FlowNetwork::on_event(Time now, std::uint32_t payload, std::uint32_t version) {
   const auto kind = payload & 3U;
   const auto id = static_cast<FlowId>(payload >> 2);
   switch (kind) {
@@ -289,8 +290,7 @@ void FlowNetwork::recompute(Time now) {
       continue;
     }
     ++fl.version;
-    engine_.schedule(now + time_for(fl.remaining, fl.rate), this, (std::uint64_t{f} << 2) | kComplete,
-                     fl.version);
+    engine_.schedule(now + time_for(fl.remaining, fl.rate), this, (f << 2) | kComplete, fl.version);
   }
 }
 

@@ -85,10 +85,10 @@ class FlowNetwork final : public EventHandler {
   [[nodiscard]] std::uint64_t rerated_flows() const { return rerated_flows_; }
   [[nodiscard]] std::uint64_t heap_pops() const { return heap_pops_; }
 
-  void on_event(Time now, std::uint64_t payload, std::uint64_t version) override;
+  void on_event(Time now, std::uint32_t payload, std::uint32_t version) override;
 
  private:
-  enum EventKind : std::uint64_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
+  enum EventKind : std::uint32_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
 
   // Per-flow state. The path and each hop's position in its link's flow
   // list live in two flat pools (path_pool_, slot_pool_) at path_off, so
@@ -102,7 +102,7 @@ class FlowNetwork final : public EventHandler {
     Time updated;
     Time start;
     Time end;
-    std::uint64_t version = 0;
+    std::uint32_t version = 0;  // compared for equality only: wrap-around is harmless
     bool active = false;
     bool finished = false;
     Done on_done;

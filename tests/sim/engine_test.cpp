@@ -13,8 +13,8 @@ using namespace meshsim::sim;
 namespace {
 struct Recorder final : EventHandler {
   std::string log;
-  std::uint64_t live_version = 0;
-  void on_event(Time now, std::uint64_t payload, std::uint64_t version) override {
+  std::uint32_t live_version = 0;
+  void on_event(Time now, std::uint32_t payload, std::uint32_t version) override {
     if (version != live_version) return;  // stale
     log += std::to_string(now.count_ps()) + ":" + std::to_string(payload) + " ";
   }
