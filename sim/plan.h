@@ -24,7 +24,8 @@
 //
 // Data-moving tasks may carry their payload: which global tensor, which
 // hyper-rectangle of it ([begin, end) per dimension), from which buffer
-// (and byte offset) to which buffer. The simulator needs only the byte
+// (and byte offset) to which buffer. A collective's payload lists every
+// (member -> member) region it moves. The simulator needs only the byte
 // count; the runtime moves and verifies the real bytes.
 
 #include <cstdint>
@@ -56,10 +57,17 @@ struct Tensor {
   [[nodiscard]] Bytes bytes() const;
 };
 
+/// A device buffer. It may declare that it holds one box of a tensor,
+/// row-major (a device's tile): regions then read or write their box at its
+/// place inside the buffer's box (offset 0, box inside the buffer's box), so
+/// a region need not be contiguous in the buffer. A buffer without a box
+/// holds each region contiguously at the region's offset.
 struct Buffer {
   std::string name;
   std::string device;
   Bytes size;
+  std::string tensor;                                      // empty: no declared box
+  std::vector<std::pair<std::int64_t, std::int64_t>> box;  // [begin, end) per dimension
 };
 
 /// One piece of a data-moving task: a box of a global tensor, read from a

@@ -55,6 +55,32 @@ struct Context {
   const Plan* plan = nullptr;
 };
 
+// [[begin, end], ...] inside `tensor`; errors name the dimension.
+std::vector<std::pair<std::int64_t, std::int64_t>> box_from_json(const JsonCursor& box,
+                                                                 const Tensor& tensor) {
+  if (box.size() != tensor.shape.size())
+    box.fail(fmt::format("tensor \"{}\" has {} dimensions, the box has {}", tensor.name, tensor.shape.size(),
+                         box.size()));
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  for (std::size_t d = 0; d < box.size(); ++d) {
+    const JsonCursor dim = box.at(d);
+    if (dim.size() != 2) dim.fail("a box dimension is [begin, end]");
+    const std::int64_t b = dim.at(0).as_int();
+    const std::int64_t e = dim.at(1).as_int();
+    if (b < 0 || e <= b || e > tensor.shape[d])
+      dim.fail(fmt::format("[{}, {}] is not a non-empty range inside dimension {} of \"{}\" (size {})", b, e,
+                           d, tensor.name, tensor.shape[d]));
+    out.emplace_back(b, e);
+  }
+  return out;
+}
+
+Json box_to_json(const std::vector<std::pair<std::int64_t, std::int64_t>>& box) {
+  Json out = Json::array();
+  for (const auto& [b, e] : box) out.push_back(Json::array({b, e}));
+  return out;
+}
+
 Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& task) {
   c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset"});
   Region r;
@@ -63,20 +89,7 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   const auto ti = ctx.tensors.find(r.tensor);
   if (ti == ctx.tensors.end()) tc.fail(fmt::format("unknown tensor \"{}\"", r.tensor));
   const Tensor& tensor = ctx.plan->tensors[ti->second];
-  const JsonCursor box = c["box"];
-  if (box.size() != tensor.shape.size())
-    box.fail(fmt::format("tensor \"{}\" has {} dimensions, the box has {}", r.tensor, tensor.shape.size(),
-                         box.size()));
-  for (std::size_t d = 0; d < box.size(); ++d) {
-    const JsonCursor dim = box.at(d);
-    if (dim.size() != 2) dim.fail("a box dimension is [begin, end]");
-    const std::int64_t b = dim.at(0).as_int();
-    const std::int64_t e = dim.at(1).as_int();
-    if (b < 0 || e <= b || e > tensor.shape[d])
-      dim.fail(fmt::format("[{}, {}] is not a non-empty range inside dimension {} of \"{}\" (size {})", b, e,
-                           d, r.tensor, tensor.shape[d]));
-    r.box.emplace_back(b, e);
-  }
+  r.box = box_from_json(c["box"], tensor);
   const Bytes bytes = region_bytes(tensor, r);
   // Buffers: must exist, sit on the right device, and hold the region.
   auto buffer = [&](const char* key, const char* offset_key, const std::string& device, std::string& name,
@@ -91,6 +104,17 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
     if (auto oc = c.find(offset_key)) {
       offset = oc->as_bytes();
       if (offset.count() < 0) oc->fail("offset must not be negative");
+    }
+    if (!buf.box.empty()) {
+      // The buffer holds a tile: the region sits at its place in the tile.
+      if (buf.tensor != r.tensor)
+        bc.fail(fmt::format("buffer \"{}\" holds tensor \"{}\", not \"{}\"", name, buf.tensor, r.tensor));
+      if (offset.count() != 0) c[offset_key].fail("a buffer that declares a box takes no offset");
+      for (std::size_t d = 0; d < r.box.size(); ++d)
+        if (r.box[d].first < buf.box[d].first || r.box[d].second > buf.box[d].second)
+          bc.fail(fmt::format("the region's dimension {} [{}, {}] lies outside buffer \"{}\" ([{}, {}])", d,
+                              r.box[d].first, r.box[d].second, name, buf.box[d].first, buf.box[d].second));
+      return;
     }
     if (offset + bytes > buf.size)
       bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})",
@@ -206,9 +230,7 @@ void check_acyclic(const Plan& p, const JsonCursor& tasks) {
 }
 
 Json region_to_json(const Region& r) {
-  Json box = Json::array();
-  for (const auto& [b, e] : r.box) box.push_back(Json::array({b, e}));
-  return Json{{"tensor", r.tensor},         {"box", std::move(box)},
+  return Json{{"tensor", r.tensor},         {"box", box_to_json(r.box)},
               {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
               {"dst_buffer", r.dst_buffer}, {"dst_offset", exact_string(r.dst_offset)}};
 }
@@ -251,8 +273,21 @@ Plan plan_from_json(const Json& j, const std::string& file) {
   if (auto bs = root.find("buffers")) {
     for (std::size_t i = 0; i < bs->size(); ++i) {
       const JsonCursor c = bs->at(i);
-      c.allow_only({"name", "device", "size"});
-      Buffer b{c["name"].as_name(), c["device"].as_name(), positive_size(c["size"])};
+      c.allow_only({"name", "device", "size", "tensor", "box"});
+      Buffer b{c["name"].as_name(), c["device"].as_name(), positive_size(c["size"]), {}, {}};
+      if (c.has("tensor") != c.has("box")) c.fail("give both \"tensor\" and \"box\", or neither");
+      if (auto tc = c.find("tensor")) {
+        b.tensor = tc->as_name();
+        const auto ti = ctx.tensors.find(b.tensor);
+        if (ti == ctx.tensors.end()) tc->fail(fmt::format("unknown tensor \"{}\"", b.tensor));
+        const Tensor& tensor = p.tensors[ti->second];
+        b.box = box_from_json(c["box"], tensor);
+        Region whole{b.tensor, b.box, {}, {}, {}, {}};
+        const Bytes need = region_bytes(tensor, whole);
+        if (b.size < need)
+          c["size"].fail(
+              fmt::format("{} is smaller than its box ({})", exact_string(b.size), exact_string(need)));
+      }
       if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
       ctx.buffers.emplace(b.name, p.buffers.size());
       p.buffers.push_back(std::move(b));
@@ -300,8 +335,14 @@ Json plan_to_json(const Plan& p) {
     tensors.push_back(Json{{"name", t.name}, {"shape", t.shape}, {"dtype", std::string(to_string(t.dtype))}});
   j["tensors"] = std::move(tensors);
   Json buffers = Json::array();
-  for (const Buffer& b : p.buffers)
-    buffers.push_back(Json{{"name", b.name}, {"device", b.device}, {"size", exact_string(b.size)}});
+  for (const Buffer& b : p.buffers) {
+    Json o{{"name", b.name}, {"device", b.device}, {"size", exact_string(b.size)}};
+    if (!b.box.empty()) {
+      o["tensor"] = b.tensor;
+      o["box"] = box_to_json(b.box);
+    }
+    buffers.push_back(std::move(o));
+  }
   j["buffers"] = std::move(buffers);
   Json tasks = Json::array();
   for (const Task& t : p.tasks) {

@@ -9,5 +9,6 @@ namespace meshsim::cli {
 void add_topo_commands(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_sim_commands(CLI::App& app);
+void add_reshard_command(CLI::App& app);
 
 }  // namespace meshsim::cli

@@ -1,0 +1,84 @@
+#pragma once
+// Cross-mesh resharding (reference/resharding.md §1): move a tensor sharded
+// as `src_spec` on mesh `src` to `dst_spec` on mesh `dst`.
+//
+// Unit tasks: for every distinct destination tile and every distinct source
+// tile, their non-empty intersection is one unit task: (slice, candidate
+// senders = every source device holding that source tile, receivers = every
+// destination device holding that destination tile).
+//
+// Strategies, each a Plan (tasks on stream 0 of their devices, so tasks
+// that share a device run in plan order):
+//   send-recv   one send per (unit task, receiver)
+//   allgather   per unit task and destination host with r receivers: the
+//               slice split in r parts along its first dimension that divides,
+//               part k sent to receiver k, then an all-gather of the slice over
+//               the r receivers (Alpa's send/recv + local all-gather); a group
+//               whose slice does not divide gets plain sends
+//   broadcast   one pipelined broadcast per unit task, the chain visiting
+//               receivers host by host, so the slice enters each host once
+//   signal      the broadcast plan moving 1 byte per task: the
+//               "communication is free" bound (no payload)
+// Sender choice (balance), over the unit tasks in order:
+//   none        the first candidate
+//   device      the candidate that has sent the fewest bytes so far
+//   host-size   the candidate whose host has sent the fewest bytes so far
+//               (ties: fewest bytes on the device)
+// A candidate on a receiver's own host is always preferred for a send.
+//
+// Lower bound: max over hosts of the bytes that must enter (leave) the host
+// over the network divided by the host's NIC capacity into (out of) the
+// fabric, plus the smallest inter-host route latency.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/units.h"
+#include "planner/sharding.h"
+#include "sim/plan.h"
+#include "topology/mesh.h"
+#include "topology/topology.h"
+
+namespace meshsim::planner {
+
+enum class Strategy { send_recv, allgather, broadcast, signal };
+enum class Balance { none, device, host_size };
+
+[[nodiscard]] std::string_view to_string(Strategy s);
+[[nodiscard]] std::string_view to_string(Balance b);
+[[nodiscard]] std::optional<Strategy> strategy_from(std::string_view s);
+[[nodiscard]] std::optional<Balance> balance_from(std::string_view s);
+
+struct ReshardProblem {
+  sim::Tensor tensor;  // name, shape, dtype
+  topology::DeviceMesh src;
+  topology::DeviceMesh dst;
+  ShardingSpec src_spec;
+  ShardingSpec dst_spec;
+};
+
+struct UnitTask {
+  Box slice;
+  Bytes bytes;
+  std::vector<topology::NodeId> senders;
+  std::vector<topology::NodeId> receivers;
+};
+
+/// UsageError for overlapping meshes or uneven splits.
+[[nodiscard]] std::vector<UnitTask> unit_tasks(const ReshardProblem& p);
+
+struct LowerBound {
+  Time time;                  // zero when nothing must cross the network
+  Bytes max_host_bytes;       // the bytes of the bounding host
+  std::string bounding_host;  // and its name, with "in" or "out"
+};
+
+[[nodiscard]] LowerBound lower_bound(const topology::Topology& t, const ReshardProblem& p,
+                                     const std::vector<UnitTask>& tasks);
+
+[[nodiscard]] sim::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,
+                                   const std::vector<UnitTask>& tasks, Strategy s, Balance b);
+
+}  // namespace meshsim::planner

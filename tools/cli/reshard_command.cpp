@@ -1,0 +1,235 @@
+// `meshsim reshard`: plan a cross-mesh resharding with every strategy and
+// balancing mode, simulate each plan, compare with the lower bound.
+
+#include <charconv>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/unit_strings.h"
+#include "planner/reshard.h"
+#include "runtime/host_executor.h"
+#include "sim/executor.h"
+#include "sim/plan_json.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/table.h"
+#include "tools/cli/topology_source.h"
+#include "topology/mesh.h"
+#include "traces/trace_export.h"
+
+namespace meshsim::cli {
+
+namespace {
+
+struct ReshardArgs {
+  TopologySource topology;
+  std::string tensor;
+  std::string src_mesh, src_spec, dst_mesh, dst_spec;
+  std::string strategy = "all";
+  std::string balance = "all";
+  std::string plan_out;
+  std::string trace;
+  bool verify = false;
+  bool json = false;
+};
+
+// "1024x1024x512:int32"
+sim::Tensor parse_tensor(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string dims = text.substr(0, colon);
+  const std::string type = colon == std::string::npos ? "float32" : text.substr(colon + 1);
+  sim::Tensor t;
+  t.name = "x";
+  std::size_t start = 0;
+  while (start <= dims.size()) {
+    const auto x = dims.find('x', start);
+    const std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    std::int64_t v = 0;
+    const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || p != part.data() + part.size() || v < 1 || v > (std::int64_t{1} << 40))
+      throw UsageError(fmt::format(
+          "--tensor \"{}\": \"{}\" is not a dimension size (write e.g. 1024x1024x512:int32)", text, part));
+    t.shape.push_back(v);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  static const std::pair<const char*, sim::DType> kTypes[] = {
+      {"float32", sim::DType::f32}, {"f32", sim::DType::f32},       {"float16", sim::DType::f16},
+      {"f16", sim::DType::f16},     {"bfloat16", sim::DType::bf16}, {"bf16", sim::DType::bf16},
+      {"float64", sim::DType::f64}, {"f64", sim::DType::f64},       {"int32", sim::DType::i32},
+      {"i32", sim::DType::i32},     {"int8", sim::DType::i8},       {"i8", sim::DType::i8},
+      {"uint8", sim::DType::u8},    {"u8", sim::DType::u8}};
+  for (const auto& [name, d] : kTypes)
+    if (type == name) {
+      t.dtype = d;
+      return t;
+    }
+  throw UsageError(
+      fmt::format("--tensor \"{}\": unknown element type \"{}\" (float32, float16, bfloat16, float64, "
+                  "int32, int8, uint8)",
+                  text, type));
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !(out << text) || !out.flush()) throw UsageError(fmt::format("cannot write \"{}\"", path));
+}
+
+struct Row {
+  planner::Strategy strategy;
+  planner::Balance balance;
+  sim::Plan plan;
+  sim::SimResult result;
+  double network_bytes = 0;
+  std::string busiest_nic;
+  double busiest_nic_bytes = 0;
+  std::optional<bool> verified;
+};
+
+void run_reshard(const ReshardArgs& a) {
+  const topology::Topology topo = a.topology.load();
+  planner::ReshardProblem p;
+  p.tensor = parse_tensor(a.tensor);
+  p.src = topology::select_mesh(topo, a.src_mesh);
+  p.dst = topology::select_mesh(topo, a.dst_mesh);
+  p.src_spec = planner::ShardingSpec::parse(a.src_spec, p.tensor.shape.size());
+  p.dst_spec = planner::ShardingSpec::parse(a.dst_spec, p.tensor.shape.size());
+  const auto tasks = planner::unit_tasks(p);
+  const auto lb = planner::lower_bound(topo, p, tasks);
+
+  std::vector<planner::Strategy> strategies;
+  if (a.strategy == "all") {
+    strategies = {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast,
+                  planner::Strategy::signal};
+  } else {
+    strategies = {*planner::strategy_from(a.strategy)};
+  }
+  std::vector<planner::Balance> balances;
+  if (a.balance == "all") {
+    balances = {planner::Balance::none, planner::Balance::device, planner::Balance::host_size};
+  } else {
+    balances = {*planner::balance_from(a.balance)};
+  }
+  const double elements = static_cast<double>(p.tensor.bytes().count() / sim::dtype_size(p.tensor.dtype));
+  if (a.verify && elements > 64e6)
+    throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+
+  std::vector<Row> rows;
+  for (auto s : strategies)
+    for (auto b : balances) {
+      if (s == planner::Strategy::signal && b != balances.front()) continue;  // no payload: balance is moot
+      Row row{s, b, planner::build_plan(topo, p, tasks, s, b), {}, 0, {}, 0, std::nullopt};
+      sim::SimOptions opts;
+      opts.record_link_timeline = !a.trace.empty();
+      row.result = sim::simulate(row.plan, topo, opts);
+      for (topology::DirLinkId l = 0; l < row.result.link_bytes.size(); ++l) {
+        const auto& link = topo.link(topology::Topology::link_of(l));
+        const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
+        if (link.kind != topology::LinkKind::network || topo.node(from).kind != topology::NodeKind::nic)
+          continue;
+        row.network_bytes += row.result.link_bytes[l];
+        if (row.result.link_bytes[l] > row.busiest_nic_bytes) {
+          row.busiest_nic_bytes = row.result.link_bytes[l];
+          row.busiest_nic = topo.node(from).name;
+        }
+      }
+      if (a.verify && s != planner::Strategy::signal) row.verified = runtime::execute_on_host(row.plan).ok;
+      rows.push_back(std::move(row));
+    }
+
+  // The fastest plan that moves data is the one --plan-out and --trace write.
+  const Row* best = nullptr;
+  for (const auto& r : rows)
+    if (r.strategy != planner::Strategy::signal && (!best || r.result.makespan < best->result.makespan))
+      best = &r;
+  if (!best) best = &rows.front();
+  if (!a.plan_out.empty()) write_file(a.plan_out, dump_json(sim::plan_to_json(best->plan)));
+  if (!a.trace.empty())
+    write_file(a.trace, traces::chrome_trace(best->plan, topo, best->result).dump() + "\n");
+
+  const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
+  if (a.json) {
+    Json out = Json::array();
+    for (const auto& r : rows) {
+      const double secs = r.result.makespan.seconds();
+      Json o{{"name", std::string(to_string(r.strategy))},
+             {"balance", std::string(to_string(r.balance))},
+             {"time_s", secs},
+             {"effective_gbps", bits / secs / 1e9},
+             {"network_bytes", r.network_bytes},
+             {"busiest_nic", r.busiest_nic},
+             {"busiest_nic_bytes", r.busiest_nic_bytes},
+             {"tasks", r.plan.tasks.size()}};
+      o["ratio_to_lower_bound"] = lb.time > Time::zero() ? Json(secs / lb.time.seconds()) : Json(nullptr);
+      if (r.verified) o["verified"] = *r.verified;
+      out.push_back(std::move(o));
+    }
+    fmt::print("{}", dump_json(Json{{"tensor_bytes", p.tensor.bytes().count()},
+                                    {"unit_tasks", tasks.size()},
+                                    {"lower_bound_s", lb.time.seconds()},
+                                    {"strategies", std::move(out)}}));
+  } else {
+    fmt::print("reshard {} ({}) from {} [{}] to {} [{}] on {}\n", a.tensor, human_string(p.tensor.bytes()),
+               a.src_mesh, p.src_spec.str(), a.dst_mesh, p.dst_spec.str(), topo.name);
+    fmt::print("{} unit tasks; lower bound {} ({} through {})\n\n", tasks.size(),
+               lb.time > Time::zero() ? human_string(lb.time) : std::string("n/a"),
+               human_string(lb.max_host_bytes),
+               lb.bounding_host.empty() ? std::string("-") : lb.bounding_host);
+    std::vector<std::string> header{"strategy", "balance",       "time",       "Gbps",
+                                    "x bound",  "network bytes", "busiest NIC"};
+    if (a.verify) header.push_back("verified");
+    Table tab(header);
+    for (const auto& r : rows) {
+      const double secs = r.result.makespan.seconds();
+      std::vector<std::string> cells{
+          std::string(to_string(r.strategy)),
+          std::string(to_string(r.balance)),
+          human_string(r.result.makespan),
+          fmt::format("{:.2f}", bits / secs / 1e9),
+          lb.time > Time::zero() ? fmt::format("{:.2f}", secs / lb.time.seconds()) : std::string("-"),
+          human_string(Bytes(static_cast<std::int64_t>(r.network_bytes))),
+          r.busiest_nic.empty()
+              ? std::string("-")
+              : fmt::format("{} ({})", r.busiest_nic,
+                            human_string(Bytes(static_cast<std::int64_t>(r.busiest_nic_bytes))))};
+      if (a.verify) cells.push_back(r.verified ? (*r.verified ? "yes" : "NO") : "-");
+      tab.add(cells);
+    }
+    fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
+    if (!a.plan_out.empty())
+      fmt::print("\nplan ({} / {}): {}\n", to_string(best->strategy), to_string(best->balance), a.plan_out);
+    if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
+  }
+  for (const auto& r : rows)
+    if (r.verified && !*r.verified)
+      throw Error(fmt::format("the {} / {} plan failed host verification", to_string(r.strategy),
+                              to_string(r.balance)));
+}
+
+}  // namespace
+
+void add_reshard_command(CLI::App& app) {
+  auto a = std::make_shared<ReshardArgs>();
+  auto* cmd = app.add_subcommand("reshard", "Plan and simulate a cross-mesh resharding with each strategy");
+  a->topology.add_to(*cmd, "--topology");
+  cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 1024x1024x512:int32")->required();
+  cmd->add_option("--src-mesh", a->src_mesh, "Source mesh selector, e.g. hosts=0-1")->required();
+  cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R R\"")->required();
+  cmd->add_option("--dst-mesh", a->dst_mesh, "Destination mesh selector, e.g. hosts=2-3")->required();
+  cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
+  cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast or signal")
+      ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal"}));
+  cmd->add_option("--balance", a->balance, "all (default), none, device or host-size")
+      ->check(CLI::IsMember({"all", "none", "device", "host-size"}));
+  cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
+  cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
+  cmd->add_flag("--verify", a->verify,
+                "Execute each plan's data movement on host arrays and check every element");
+  cmd->add_flag("--json", a->json, "Print one JSON document instead of a table");
+  cmd->callback([a] { run_reshard(*a); });
+}
+
+}  // namespace meshsim::cli
