@@ -54,23 +54,15 @@ std::string dump_json(const Json& j) {
 
 std::string json_type_name(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::object:
-      return "an object";
-    case Json::value_t::array:
-      return "an array";
-    case Json::value_t::string:
-      return "a string";
-    case Json::value_t::boolean:
-      return "a boolean";
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-      return "an integer";
-    case Json::value_t::number_float:
-      return "a number";
-    default:
-      return "an unsupported value";
+    case Json::value_t::number_unsigned: return "an integer";
+    case Json::value_t::number_float: return "a number";
+    default: return "an unsupported value";
   }
 }
 

@@ -19,12 +19,19 @@
 //               receivers host by host, so the slice enters each host once
 //   signal      the broadcast plan moving 1 byte per task: the
 //               "communication is free" bound (no payload)
-// Sender choice (balance), over the unit tasks in order:
-//   none        the first candidate
+// A plan is made of jobs: send-recv has one per (unit task, receiver),
+// broadcast and signal one per unit task, allgather one per (unit task,
+// destination host). Each job gets one sender; balancing chooses them:
+//   none        the first candidate, jobs in order
 //   device      the candidate that has sent the fewest bytes so far
 //   host-size   the candidate whose host has sent the fewest bytes so far
 //               (ties: fewest bytes on the device)
-// A candidate on a receiver's own host is always preferred for a send.
+//   host-order  senders and order: rounds of jobs that use disjoint hosts
+//               (a job occupies its sender's and its receivers' hosts),
+//               each round the best of 100 seeded random packings (most
+//               jobs, then the most even bytes); a job waits for the
+//               previous job on any of its hosts
+// A candidate on a receiver's own host is always preferred.
 //
 // Lower bound: max over hosts of the bytes that must enter (leave) the host
 // over the network divided by the host's NIC capacity into (out of) the
@@ -44,7 +51,7 @@
 namespace meshsim::planner {
 
 enum class Strategy { send_recv, allgather, broadcast, signal };
-enum class Balance { none, device, host_size };
+enum class Balance { none, device, host_size, host_order };
 
 [[nodiscard]] std::string_view to_string(Strategy s);
 [[nodiscard]] std::string_view to_string(Balance b);
@@ -78,6 +85,26 @@ struct LowerBound {
 [[nodiscard]] LowerBound lower_bound(const topology::Topology& t, const ReshardProblem& p,
                                      const std::vector<UnitTask>& tasks);
 
+struct Job {
+  std::size_t task = 0;                     // index into the unit tasks
+  std::vector<topology::NodeId> receivers;  // those this job serves
+};
+
+struct Assignment {
+  std::vector<std::size_t> order;        // job indices, in plan order
+  std::vector<topology::NodeId> sender;  // per job (indexed by job, not by order)
+  bool host_rounds = false;              // jobs wait for the previous job on their hosts
+};
+
+[[nodiscard]] std::vector<Job> make_jobs(const topology::Topology& t, Strategy s,
+                                         const std::vector<UnitTask>& tasks);
+[[nodiscard]] Assignment assign_senders(const topology::Topology& t, const std::vector<UnitTask>& tasks,
+                                        const std::vector<Job>& jobs, Balance b, std::uint64_t seed = 1);
+[[nodiscard]] sim::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p,
+                                  const std::vector<UnitTask>& tasks, Strategy s,
+                                  const std::vector<Job>& jobs, const Assignment& a);
+
+/// make_jobs + assign_senders + emit_plan.
 [[nodiscard]] sim::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,
                                    const std::vector<UnitTask>& tasks, Strategy s, Balance b);
 

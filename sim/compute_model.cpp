@@ -22,16 +22,12 @@ const std::array kModels{
 double DeviceModel::peak(DType d) const {
   switch (d) {
     case DType::f32:
-    case DType::i32:
-      return fp32_flops;
+    case DType::i32: return fp32_flops;
     case DType::f16:
-    case DType::bf16:
-      return fp16_flops;
-    case DType::f64:
-      return fp64_flops;
+    case DType::bf16: return fp16_flops;
+    case DType::f64: return fp64_flops;
     case DType::i8:
-    case DType::u8:
-      return int8_ops;
+    case DType::u8: return int8_ops;
   }
   return fp32_flops;
 }

@@ -143,12 +143,8 @@ class Run {
       case TaskKind::send:
         net_.start(topo_.route(dev[0], dev[1]), t.size, [this, i](FlowId, Time) { finish(i); });
         break;
-      case TaskKind::broadcast:
-        start_broadcast(i);
-        break;
-      case TaskKind::collective:
-        start_collective(i);
-        break;
+      case TaskKind::broadcast: start_broadcast(i); break;
+      case TaskKind::collective: start_collective(i); break;
     }
   }
 

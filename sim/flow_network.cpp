@@ -74,17 +74,12 @@ void FlowNetwork::on_event(Time now, std::uint32_t payload, std::uint32_t versio
   const auto kind = payload & 3U;
   const auto id = static_cast<FlowId>(payload >> 2);
   switch (kind) {
-    case kActivate:
-      activate(id, now);
-      break;
+    case kActivate: activate(id, now); break;
     case kComplete:
       if (flows_[id].version == version && !flows_[id].finished) complete(id, now);
       break;
-    case kRecompute:
-      recompute(now);
-      break;
-    default:
-      MESHSIM_ASSERT(false, "unknown flow event");
+    case kRecompute: recompute(now); break;
+    default: MESHSIM_ASSERT(false, "unknown flow event");
   }
 }
 

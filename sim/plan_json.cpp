@@ -402,18 +402,10 @@ void check_plan_devices(const Plan& p, const topology::Topology& t, const std::s
       const auto id = t.find(d);
       std::string key;
       switch (task.kind) {
-        case TaskKind::compute:
-          key = "device";
-          break;
-        case TaskKind::send:
-          key = k == 0 ? "src" : "dst";
-          break;
-        case TaskKind::broadcast:
-          key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1);
-          break;
-        case TaskKind::collective:
-          key = fmt::format("group[{}]", k);
-          break;
+        case TaskKind::compute: key = "device"; break;
+        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
+        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
+        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
       }
       const std::string path = fmt::format("tasks[{}].{}", i, key);
       if (!id)

@@ -12,12 +12,9 @@ namespace meshsim::topology {
 
 std::string_view to_string(FabricKind k) {
   switch (k) {
-    case FabricKind::single_switch:
-      return "switch";
-    case FabricKind::fat_tree:
-      return "fat-tree";
-    case FabricKind::rail:
-      return "rail";
+    case FabricKind::single_switch: return "switch";
+    case FabricKind::fat_tree: return "fat-tree";
+    case FabricKind::rail: return "rail";
   }
   return "?";
 }

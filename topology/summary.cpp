@@ -194,18 +194,12 @@ std::string to_dot(const Topology& t) {
   out += "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=8];\n";
   auto shape = [](NodeKind k) {
     switch (k) {
-      case NodeKind::gpu:
-        return "box, style=filled, fillcolor=\"#a6d96a\"";
-      case NodeKind::nvswitch:
-        return "octagon, style=filled, fillcolor=\"#fdae61\"";
-      case NodeKind::pcie_switch:
-        return "diamond";
-      case NodeKind::cpu:
-        return "box3d";
-      case NodeKind::nic:
-        return "cds, style=filled, fillcolor=\"#abd9e9\"";
-      case NodeKind::network_switch:
-        return "hexagon, style=filled, fillcolor=\"#2c7bb6\", fontcolor=white";
+      case NodeKind::gpu: return "box, style=filled, fillcolor=\"#a6d96a\"";
+      case NodeKind::nvswitch: return "octagon, style=filled, fillcolor=\"#fdae61\"";
+      case NodeKind::pcie_switch: return "diamond";
+      case NodeKind::cpu: return "box3d";
+      case NodeKind::nic: return "cds, style=filled, fillcolor=\"#abd9e9\"";
+      case NodeKind::network_switch: return "hexagon, style=filled, fillcolor=\"#2c7bb6\", fontcolor=white";
     }
     return "ellipse";
   };

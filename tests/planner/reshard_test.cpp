@@ -36,7 +36,7 @@ ReshardProblem problem(const topology::Topology& t, std::vector<std::int64_t> sh
 }
 
 constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};
-constexpr Balance kBalances[] = {Balance::none, Balance::device, Balance::host_size};
+constexpr Balance kBalances[] = {Balance::none, Balance::device, Balance::host_size, Balance::host_order};
 
 // Bytes that left NICs for the fabric.
 double network_bytes(const topology::Topology& t, const sim::SimResult& r) {

@@ -109,7 +109,8 @@ void run_reshard(const ReshardArgs& a) {
   }
   std::vector<planner::Balance> balances;
   if (a.balance == "all") {
-    balances = {planner::Balance::none, planner::Balance::device, planner::Balance::host_size};
+    balances = {planner::Balance::none, planner::Balance::device, planner::Balance::host_size,
+                planner::Balance::host_order};
   } else {
     balances = {*planner::balance_from(a.balance)};
   }
@@ -222,8 +223,8 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
   cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast or signal")
       ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal"}));
-  cmd->add_option("--balance", a->balance, "all (default), none, device or host-size")
-      ->check(CLI::IsMember({"all", "none", "device", "host-size"}));
+  cmd->add_option("--balance", a->balance, "all (default), none, device, host-size or host-order")
+      ->check(CLI::IsMember({"all", "none", "device", "host-size", "host-order"}));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
   cmd->add_flag("--verify", a->verify,
