@@ -109,3 +109,25 @@ struct Assignment {
                                    const std::vector<UnitTask>& tasks, Strategy s, Balance b);
 
 }  // namespace meshsim::planner
+
+namespace meshsim::planner {
+
+/// `auto`: our planner beyond the paper. Every strategy (but signal) with
+/// every balancing mode is simulated and the fastest kept; then a local
+/// search scored by the simulator moves single jobs to other candidate
+/// senders and swaps adjacent jobs, keeping strict improvements, until a
+/// pass finds none or `max_evaluations` simulations are spent. Never slower
+/// than the best mode it started from.
+struct AutoPlan {
+  Strategy strategy = Strategy::broadcast;
+  Balance start = Balance::none;  // the mode the search started from
+  sim::Plan plan;
+  Time makespan;
+  int evaluations = 0;
+  int improvements = 0;
+};
+
+[[nodiscard]] AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p,
+                                 const std::vector<UnitTask>& tasks, int max_evaluations = 150);
+
+}  // namespace meshsim::planner

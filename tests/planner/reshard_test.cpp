@@ -237,3 +237,34 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
   }
   CHECK(problems == 24);
 }
+
+TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on the paper's cases",
+          "[reshard][auto]") {
+  const auto& t = alpa_cluster();
+  struct Case {
+    std::vector<std::int64_t> shape;
+    const char *src_mesh, *src_spec, *dst_mesh, *dst_spec;
+  };
+  const std::vector<Case> cases{
+      {{1024, 1024, 512}, "hosts=0-1", "S0 R R", "hosts=2-3", "S0 R R"},
+      {{1024, 1024, 512}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R"},
+      {{1024, 1024, 512}, "hosts=0-1", "R S0 R", "hosts=2-3", "S0 R R"},
+      {{1024, 1024, 512}, "hosts=0-1", "R S01 R", "hosts=2-3", "S01 R R"},
+      {{1024, 1024, 512}, "hosts=0-1", "S1 R R", "hosts=2-3", "S0 R R"},
+      {{3072, 1024, 170}, "hosts=0-1", "S0 R R", "hosts=2-4", "S0 R R"},
+      {{1024, 1024, 512}, "hosts=0-1", "R S0 R", "hosts=2-3", "R R S0"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.src_spec << " -> " << c.dst_spec);
+    const auto p = problem(t, c.shape, c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
+    const auto tasks = unit_tasks(p);
+    const AutoPlan a = plan_auto(t, p, tasks);
+    Time best_mode = Time::max();
+    for (Strategy s : kMoving)
+      for (Balance b : kBalances)
+        best_mode = std::min(best_mode, sim::simulate(build_plan(t, p, tasks, s, b), t).makespan);
+    CHECK(a.makespan <= best_mode);
+    CHECK(sim::simulate(a.plan, t).makespan == a.makespan);
+    CHECK(a.makespan.seconds() <= 1.15 * lower_bound(t, p, tasks).time.seconds());
+  }
+}

@@ -79,8 +79,9 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 struct Row {
-  planner::Strategy strategy;
-  planner::Balance balance;
+  std::string name;     // strategy, or "auto"
+  std::string balance;  // balancing mode, or what auto started from
+  bool moves_data = true;
   sim::Plan plan;
   sim::SimResult result;
   double network_bytes = 0;
@@ -104,7 +105,7 @@ void run_reshard(const ReshardArgs& a) {
   if (a.strategy == "all") {
     strategies = {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast,
                   planner::Strategy::signal};
-  } else {
+  } else if (a.strategy != "auto") {
     strategies = {*planner::strategy_from(a.strategy)};
   }
   std::vector<planner::Balance> balances;
@@ -119,33 +120,56 @@ void run_reshard(const ReshardArgs& a) {
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
 
   std::vector<Row> rows;
+  auto finish_row = [&](Row row) {
+    sim::SimOptions opts;
+    opts.record_link_timeline = !a.trace.empty();
+    row.result = sim::simulate(row.plan, topo, opts);
+    for (topology::DirLinkId l = 0; l < row.result.link_bytes.size(); ++l) {
+      const auto& link = topo.link(topology::Topology::link_of(l));
+      const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
+      if (link.kind != topology::LinkKind::network || topo.node(from).kind != topology::NodeKind::nic)
+        continue;
+      row.network_bytes += row.result.link_bytes[l];
+      if (row.result.link_bytes[l] > row.busiest_nic_bytes) {
+        row.busiest_nic_bytes = row.result.link_bytes[l];
+        row.busiest_nic = topo.node(from).name;
+      }
+    }
+    if (a.verify && row.moves_data) row.verified = runtime::execute_on_host(row.plan).ok;
+    rows.push_back(std::move(row));
+  };
   for (auto s : strategies)
     for (auto b : balances) {
       if (s == planner::Strategy::signal && b != balances.front()) continue;  // no payload: balance is moot
-      Row row{s, b, planner::build_plan(topo, p, tasks, s, b), {}, 0, {}, 0, std::nullopt};
-      sim::SimOptions opts;
-      opts.record_link_timeline = !a.trace.empty();
-      row.result = sim::simulate(row.plan, topo, opts);
-      for (topology::DirLinkId l = 0; l < row.result.link_bytes.size(); ++l) {
-        const auto& link = topo.link(topology::Topology::link_of(l));
-        const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
-        if (link.kind != topology::LinkKind::network || topo.node(from).kind != topology::NodeKind::nic)
-          continue;
-        row.network_bytes += row.result.link_bytes[l];
-        if (row.result.link_bytes[l] > row.busiest_nic_bytes) {
-          row.busiest_nic_bytes = row.result.link_bytes[l];
-          row.busiest_nic = topo.node(from).name;
-        }
-      }
-      if (a.verify && s != planner::Strategy::signal) row.verified = runtime::execute_on_host(row.plan).ok;
-      rows.push_back(std::move(row));
+      Row row{std::string(to_string(s)),
+              std::string(to_string(b)),
+              s != planner::Strategy::signal,
+              planner::build_plan(topo, p, tasks, s, b),
+              {},
+              0,
+              {},
+              0,
+              std::nullopt};
+      finish_row(std::move(row));
     }
+  if (a.strategy == "all" || a.strategy == "auto") {
+    auto best = planner::plan_auto(topo, p, tasks);
+    finish_row(
+        Row{"auto",
+            fmt::format("{}/{}+{}", to_string(best.strategy), to_string(best.start), best.improvements),
+            true,
+            std::move(best.plan),
+            {},
+            0,
+            {},
+            0,
+            std::nullopt});
+  }
 
   // The fastest plan that moves data is the one --plan-out and --trace write.
   const Row* best = nullptr;
   for (const auto& r : rows)
-    if (r.strategy != planner::Strategy::signal && (!best || r.result.makespan < best->result.makespan))
-      best = &r;
+    if (r.moves_data && (!best || r.result.makespan < best->result.makespan)) best = &r;
   if (!best) best = &rows.front();
   if (!a.plan_out.empty()) write_file(a.plan_out, dump_json(sim::plan_to_json(best->plan)));
   if (!a.trace.empty())
@@ -156,8 +180,8 @@ void run_reshard(const ReshardArgs& a) {
     Json out = Json::array();
     for (const auto& r : rows) {
       const double secs = r.result.makespan.seconds();
-      Json o{{"name", std::string(to_string(r.strategy))},
-             {"balance", std::string(to_string(r.balance))},
+      Json o{{"name", r.name},
+             {"balance", r.balance},
              {"time_s", secs},
              {"effective_gbps", bits / secs / 1e9},
              {"network_bytes", r.network_bytes},
@@ -186,8 +210,8 @@ void run_reshard(const ReshardArgs& a) {
     for (const auto& r : rows) {
       const double secs = r.result.makespan.seconds();
       std::vector<std::string> cells{
-          std::string(to_string(r.strategy)),
-          std::string(to_string(r.balance)),
+          r.name,
+          r.balance,
           human_string(r.result.makespan),
           fmt::format("{:.2f}", bits / secs / 1e9),
           lb.time > Time::zero() ? fmt::format("{:.2f}", secs / lb.time.seconds()) : std::string("-"),
@@ -200,14 +224,12 @@ void run_reshard(const ReshardArgs& a) {
       tab.add(cells);
     }
     fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
-    if (!a.plan_out.empty())
-      fmt::print("\nplan ({} / {}): {}\n", to_string(best->strategy), to_string(best->balance), a.plan_out);
+    if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best->name, best->balance, a.plan_out);
     if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
   }
   for (const auto& r : rows)
     if (r.verified && !*r.verified)
-      throw Error(fmt::format("the {} / {} plan failed host verification", to_string(r.strategy),
-                              to_string(r.balance)));
+      throw Error(fmt::format("the {} / {} plan failed host verification", r.name, r.balance));
 }
 
 }  // namespace
@@ -221,8 +243,8 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R R\"")->required();
   cmd->add_option("--dst-mesh", a->dst_mesh, "Destination mesh selector, e.g. hosts=2-3")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
-  cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast or signal")
-      ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal"}));
+  cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast, signal or auto")
+      ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal", "auto"}));
   cmd->add_option("--balance", a->balance, "all (default), none, device, host-size or host-order")
       ->check(CLI::IsMember({"all", "none", "device", "host-size", "host-order"}));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");

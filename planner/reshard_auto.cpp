@@ -1,0 +1,77 @@
+// `auto` resharding: simulator-scored choice and local search (planner/reshard.h).
+
+#include <set>
+
+#include <fmt/format.h>
+
+#include "planner/reshard.h"
+#include "sim/executor.h"
+
+namespace meshsim::planner {
+
+AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
+                   int max_evaluations) {
+  AutoPlan best;
+  best.makespan = Time::max();
+  std::vector<Job> best_jobs;
+  Assignment best_assignment;
+  auto evaluate = [&](Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
+    ++best.evaluations;
+    sim::Plan plan = emit_plan(t, p, tasks, s, jobs, a);
+    return std::pair{sim::simulate(plan, t).makespan, std::move(plan)};
+  };
+  for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {
+    const auto jobs = make_jobs(t, s, tasks);
+    for (Balance b : {Balance::none, Balance::device, Balance::host_size, Balance::host_order}) {
+      const Assignment a = assign_senders(t, tasks, jobs, b);
+      auto [time, plan] = evaluate(s, jobs, a);
+      if (time < best.makespan) {
+        best.makespan = time;
+        best.plan = std::move(plan);
+        best.strategy = s;
+        best.start = b;
+        best_jobs = jobs;
+        best_assignment = a;
+      }
+    }
+  }
+  // Local search: single-job sender moves, then adjacent swaps in order.
+  bool improved = true;
+  while (improved && best.evaluations < max_evaluations) {
+    improved = false;
+    for (std::size_t k = 0; k < best_assignment.order.size() && best.evaluations < max_evaluations; ++k) {
+      const std::size_t j = best_assignment.order[k];
+      for (topology::NodeId s : tasks[best_jobs[j].task].senders) {
+        if (s == best_assignment.sender[j] || best.evaluations >= max_evaluations) continue;
+        Assignment a = best_assignment;
+        a.sender[j] = s;
+        auto [time, plan] = evaluate(best.strategy, best_jobs, a);
+        if (time < best.makespan) {
+          best.makespan = time;
+          best.plan = std::move(plan);
+          best_assignment = std::move(a);
+          ++best.improvements;
+          improved = true;
+        }
+      }
+    }
+    for (std::size_t k = 0; k + 1 < best_assignment.order.size() && best.evaluations < max_evaluations; ++k) {
+      Assignment a = best_assignment;
+      std::swap(a.order[k], a.order[k + 1]);
+      auto [time, plan] = evaluate(best.strategy, best_jobs, a);
+      if (time < best.makespan) {
+        best.makespan = time;
+        best.plan = std::move(plan);
+        best_assignment = std::move(a);
+        ++best.improvements;
+        improved = true;
+      }
+    }
+  }
+  best.plan.name =
+      fmt::format("reshard {} -> {} (auto: {} from {}, {} improvements)", p.src_spec.str(), p.dst_spec.str(),
+                  to_string(best.strategy), to_string(best.start), best.improvements);
+  return best;
+}
+
+}  // namespace meshsim::planner
