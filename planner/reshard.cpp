@@ -1,6 +1,7 @@
 #include "planner/reshard.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <set>
 
@@ -83,6 +84,41 @@ std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
       out.push_back(UnitTask{std::move(slice), bytes, senders, receivers});
     }
   return out;
+}
+
+sim::Tensor parse_tensor_arg(const std::string& text) {
+  const auto colon = text.find(':');
+  const std::string dims = text.substr(0, colon);
+  const std::string type = colon == std::string::npos ? "float32" : text.substr(colon + 1);
+  sim::Tensor t{std::string(1, 'x'), {}, sim::DType::f32};  // (g++ 12 warns falsely on = "x")
+  std::size_t start = 0;
+  while (start <= dims.size()) {
+    const auto x = dims.find('x', start);
+    const std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    std::int64_t v = 0;
+    const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || p != part.data() + part.size() || v < 1 || v > (std::int64_t{1} << 40))
+      throw UsageError(fmt::format(
+          "tensor \"{}\": \"{}\" is not a dimension size (write e.g. 1024x1024x512:int32)", text, part));
+    t.shape.push_back(v);
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  static const std::pair<const char*, sim::DType> kTypes[] = {
+      {"float32", sim::DType::f32}, {"f32", sim::DType::f32},       {"float16", sim::DType::f16},
+      {"f16", sim::DType::f16},     {"bfloat16", sim::DType::bf16}, {"bf16", sim::DType::bf16},
+      {"float64", sim::DType::f64}, {"f64", sim::DType::f64},       {"int32", sim::DType::i32},
+      {"i32", sim::DType::i32},     {"int8", sim::DType::i8},       {"i8", sim::DType::i8},
+      {"uint8", sim::DType::u8},    {"u8", sim::DType::u8}};
+  for (const auto& [name, d] : kTypes)
+    if (type == name) {
+      t.dtype = d;
+      return t;
+    }
+  throw UsageError(
+      fmt::format("tensor \"{}\": unknown element type \"{}\" (float32, float16, bfloat16, float64, "
+                  "int32, int8, uint8)",
+                  text, type));
 }
 
 LowerBound lower_bound(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks) {

@@ -66,6 +66,11 @@ struct ReshardProblem {
   ShardingSpec dst_spec;
 };
 
+/// "1024x1024x512:int32" (types float32, float16, bfloat16, float64, int32,
+/// int8, uint8, or f32, f16, bf16, f64, i32, i8, u8); the tensor is named "x".
+/// UsageError naming the bad part.
+[[nodiscard]] sim::Tensor parse_tensor_arg(const std::string& text);
+
 struct UnitTask {
   Box slice;
   Bytes bytes;

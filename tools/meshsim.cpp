@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   meshsim::cli::add_topo_commands(app);
   meshsim::cli::add_sim_commands(app);
   meshsim::cli::add_reshard_command(app);
+  meshsim::cli::add_study_command(app);
   meshsim::cli::add_info_command(app);
   try {
     app.parse(argc, argv);

@@ -5,7 +5,7 @@
 MESHSIM_PACKAGES=(
   g++ clang cmake ninja-build
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev
-  catch2 libbenchmark-dev
+  catch2 libbenchmark-dev python3-matplotlib
 )
 
 meshsim_install_packages() {

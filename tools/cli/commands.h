@@ -10,5 +10,6 @@ void add_topo_commands(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_sim_commands(CLI::App& app);
 void add_reshard_command(CLI::App& app);
+void add_study_command(CLI::App& app);
 
 }  // namespace meshsim::cli

@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "planner/reshard.h"
+#include "planner/reshard_eval.h"
 #include "runtime/host_executor.h"
 #include "sim/executor.h"
 #include "sim/plan_json.h"
@@ -36,64 +37,15 @@ struct ReshardArgs {
   bool json = false;
 };
 
-// "1024x1024x512:int32"
-sim::Tensor parse_tensor(const std::string& text) {
-  const auto colon = text.find(':');
-  const std::string dims = text.substr(0, colon);
-  const std::string type = colon == std::string::npos ? "float32" : text.substr(colon + 1);
-  sim::Tensor t;
-  t.name = "x";
-  std::size_t start = 0;
-  while (start <= dims.size()) {
-    const auto x = dims.find('x', start);
-    const std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
-    std::int64_t v = 0;
-    const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-    if (ec != std::errc() || p != part.data() + part.size() || v < 1 || v > (std::int64_t{1} << 40))
-      throw UsageError(fmt::format(
-          "--tensor \"{}\": \"{}\" is not a dimension size (write e.g. 1024x1024x512:int32)", text, part));
-    t.shape.push_back(v);
-    if (x == std::string::npos) break;
-    start = x + 1;
-  }
-  static const std::pair<const char*, sim::DType> kTypes[] = {
-      {"float32", sim::DType::f32}, {"f32", sim::DType::f32},       {"float16", sim::DType::f16},
-      {"f16", sim::DType::f16},     {"bfloat16", sim::DType::bf16}, {"bf16", sim::DType::bf16},
-      {"float64", sim::DType::f64}, {"f64", sim::DType::f64},       {"int32", sim::DType::i32},
-      {"i32", sim::DType::i32},     {"int8", sim::DType::i8},       {"i8", sim::DType::i8},
-      {"uint8", sim::DType::u8},    {"u8", sim::DType::u8}};
-  for (const auto& [name, d] : kTypes)
-    if (type == name) {
-      t.dtype = d;
-      return t;
-    }
-  throw UsageError(
-      fmt::format("--tensor \"{}\": unknown element type \"{}\" (float32, float16, bfloat16, float64, "
-                  "int32, int8, uint8)",
-                  text, type));
-}
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   if (!out || !(out << text) || !out.flush()) throw UsageError(fmt::format("cannot write \"{}\"", path));
 }
 
-struct Row {
-  std::string name;     // strategy, or "auto"
-  std::string balance;  // balancing mode, or what auto started from
-  bool moves_data = true;
-  sim::Plan plan;
-  sim::SimResult result;
-  double network_bytes = 0;
-  std::string busiest_nic;
-  double busiest_nic_bytes = 0;
-  std::optional<bool> verified;
-};
-
 void run_reshard(const ReshardArgs& a) {
   const topology::Topology topo = a.topology.load();
   planner::ReshardProblem p;
-  p.tensor = parse_tensor(a.tensor);
+  p.tensor = planner::parse_tensor_arg(a.tensor);
   p.src = topology::select_mesh(topo, a.src_mesh);
   p.dst = topology::select_mesh(topo, a.dst_mesh);
   p.src_spec = planner::ShardingSpec::parse(a.src_spec, p.tensor.shape.size());
@@ -119,51 +71,15 @@ void run_reshard(const ReshardArgs& a) {
   if (a.verify && elements > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
 
+  struct Row : planner::ReshardOutcome {
+    std::optional<bool> verified;
+  };
   std::vector<Row> rows;
-  auto finish_row = [&](Row row) {
-    sim::SimOptions opts;
-    opts.record_link_timeline = !a.trace.empty();
-    row.result = sim::simulate(row.plan, topo, opts);
-    for (topology::DirLinkId l = 0; l < row.result.link_bytes.size(); ++l) {
-      const auto& link = topo.link(topology::Topology::link_of(l));
-      const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
-      if (link.kind != topology::LinkKind::network || topo.node(from).kind != topology::NodeKind::nic)
-        continue;
-      row.network_bytes += row.result.link_bytes[l];
-      if (row.result.link_bytes[l] > row.busiest_nic_bytes) {
-        row.busiest_nic_bytes = row.result.link_bytes[l];
-        row.busiest_nic = topo.node(from).name;
-      }
-    }
+  for (auto& o : planner::evaluate_reshard(topo, p, tasks, strategies, balances,
+                                           a.strategy == "all" || a.strategy == "auto", !a.trace.empty())) {
+    Row row{std::move(o), std::nullopt};
     if (a.verify && row.moves_data) row.verified = runtime::execute_on_host(row.plan).ok;
     rows.push_back(std::move(row));
-  };
-  for (auto s : strategies)
-    for (auto b : balances) {
-      if (s == planner::Strategy::signal && b != balances.front()) continue;  // no payload: balance is moot
-      Row row{std::string(to_string(s)),
-              std::string(to_string(b)),
-              s != planner::Strategy::signal,
-              planner::build_plan(topo, p, tasks, s, b),
-              {},
-              0,
-              {},
-              0,
-              std::nullopt};
-      finish_row(std::move(row));
-    }
-  if (a.strategy == "all" || a.strategy == "auto") {
-    auto best = planner::plan_auto(topo, p, tasks);
-    finish_row(
-        Row{"auto",
-            fmt::format("{}/{}+{}", to_string(best.strategy), to_string(best.start), best.improvements),
-            true,
-            std::move(best.plan),
-            {},
-            0,
-            {},
-            0,
-            std::nullopt});
   }
 
   // The fastest plan that moves data is the one --plan-out and --trace write.

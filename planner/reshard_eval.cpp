@@ -1,0 +1,54 @@
+#include "planner/reshard_eval.h"
+
+#include <fmt/format.h>
+
+namespace meshsim::planner {
+
+namespace {
+void measure(const topology::Topology& t, ReshardOutcome& o, bool record_timeline) {
+  sim::SimOptions opts;
+  opts.record_link_timeline = record_timeline;
+  o.result = sim::simulate(o.plan, t, opts);
+  for (topology::DirLinkId l = 0; l < o.result.link_bytes.size(); ++l) {
+    const auto& link = t.link(topology::Topology::link_of(l));
+    const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
+    if (link.kind != topology::LinkKind::network || t.node(from).kind != topology::NodeKind::nic) continue;
+    o.network_bytes += o.result.link_bytes[l];
+    if (o.result.link_bytes[l] > o.busiest_nic_bytes) {
+      o.busiest_nic_bytes = o.result.link_bytes[l];
+      o.busiest_nic = t.node(from).name;
+    }
+  }
+}
+}  // namespace
+
+std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const ReshardProblem& p,
+                                             const std::vector<UnitTask>& tasks,
+                                             const std::vector<Strategy>& strategies,
+                                             const std::vector<Balance>& balances, bool with_auto,
+                                             bool record_timeline) {
+  std::vector<ReshardOutcome> out;
+  for (Strategy s : strategies)
+    for (Balance b : balances) {
+      if (s == Strategy::signal && b != balances.front()) continue;
+      ReshardOutcome o;
+      o.name = std::string(to_string(s));
+      o.balance = std::string(to_string(b));
+      o.moves_data = s != Strategy::signal;
+      o.plan = build_plan(t, p, tasks, s, b);
+      measure(t, o, record_timeline);
+      out.push_back(std::move(o));
+    }
+  if (with_auto) {
+    AutoPlan a = plan_auto(t, p, tasks);
+    ReshardOutcome o;
+    o.name = "auto";
+    o.balance = fmt::format("{}/{}+{}", to_string(a.strategy), to_string(a.start), a.improvements);
+    o.plan = std::move(a.plan);
+    measure(t, o, record_timeline);
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace meshsim::planner

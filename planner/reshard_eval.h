@@ -1,0 +1,34 @@
+#pragma once
+// Plan and simulate a resharding problem with a set of strategies and
+// balancing modes (and `auto`), measuring what the CLI and studies report.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/reshard.h"
+#include "sim/executor.h"
+
+namespace meshsim::planner {
+
+struct ReshardOutcome {
+  std::string name;     // strategy, or "auto"
+  std::string balance;  // balancing mode, or "<strategy>/<mode>+<improvements>" for auto
+  bool moves_data = true;
+  sim::Plan plan;
+  sim::SimResult result;
+  double network_bytes = 0;  // bytes that left NICs for the fabric
+  std::string busiest_nic;   // the NIC that sent the most
+  double busiest_nic_bytes = 0;
+};
+
+/// Signal is evaluated once (its balance is moot); `with_auto` adds the
+/// auto row.
+[[nodiscard]] std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t,
+                                                           const ReshardProblem& p,
+                                                           const std::vector<UnitTask>& tasks,
+                                                           const std::vector<Strategy>& strategies,
+                                                           const std::vector<Balance>& balances,
+                                                           bool with_auto, bool record_timeline = false);
+
+}  // namespace meshsim::planner

@@ -1,0 +1,135 @@
+#include "planner/study.h"
+
+#include <filesystem>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "planner/reshard_eval.h"
+#include "topology/mesh.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+ReshardProblem problem_of(const StudyCase& c, const topology::Topology& t) {
+  ReshardProblem p;
+  p.tensor = parse_tensor_arg(c.tensor);
+  p.src = topology::select_mesh(t, c.src_mesh);
+  p.dst = topology::select_mesh(t, c.dst_mesh);
+  p.src_spec = ShardingSpec::parse(c.src_spec, p.tensor.shape.size());
+  p.dst_spec = ShardingSpec::parse(c.dst_spec, p.tensor.shape.size());
+  return p;
+}
+
+}  // namespace
+
+Study load_study(const std::string& file) {
+  const Json j = read_json_file(file);
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail("a study is a JSON object");
+  const JsonCursor f = root["format"];
+  if (f.as_string() != "meshsim.study/1")
+    f.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"meshsim.study/1\")", f.as_string()));
+  root.allow_only({"format", "name", "description", "topology", "strategies", "balances", "groups"});
+  Study s;
+  s.name = root["name"].as_name();
+  if (auto d = root.find("description")) s.description = d->as_string();
+  const JsonCursor tc = root["topology"];
+  s.topology = tc.as_name();
+  const auto rel = std::filesystem::path(file).parent_path() / s.topology;
+  if (std::filesystem::exists(rel)) s.topology = rel.lexically_normal().string();
+  const JsonCursor strategies = root["strategies"];
+  for (std::size_t i = 0; i < strategies.size(); ++i) {
+    const std::string name = strategies.at(i).as_string();
+    if (name == "auto") {
+      s.with_auto = true;
+    } else if (auto st = strategy_from(name)) {
+      s.strategies.push_back(*st);
+    } else {
+      strategies.at(i).fail(
+          fmt::format("unknown strategy \"{}\" (send-recv, allgather, broadcast, signal, auto)", name));
+    }
+  }
+  const JsonCursor balances = root["balances"];
+  for (std::size_t i = 0; i < balances.size(); ++i) {
+    const auto b = balance_from(balances.at(i).as_string());
+    if (!b)
+      balances.at(i).fail(fmt::format("unknown balancing mode \"{}\" (none, device, host-size, host-order)",
+                                      balances.at(i).as_string()));
+    s.balances.push_back(*b);
+  }
+  if (s.balances.empty()) balances.fail("needs at least one balancing mode");
+  const JsonCursor groups = root["groups"];
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const JsonCursor gc = groups.at(g);
+    gc.allow_only({"name", "cases"});
+    s.groups.push_back(gc["name"].as_name());
+    const JsonCursor cases = gc["cases"];
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+      const JsonCursor c = cases.at(k);
+      c.allow_only({"name", "tensor", "src_mesh", "src_spec", "dst_mesh", "dst_spec"});
+      s.cases.push_back(StudyCase{s.groups.back(), c["name"].as_name(), c["tensor"].as_name(),
+                                  c["src_mesh"].as_name(), c["src_spec"].as_name(), c["dst_mesh"].as_name(),
+                                  c["dst_spec"].as_name()});
+    }
+  }
+  return s;
+}
+
+std::vector<StudyRow> run_study(const Study& s, const topology::Topology& t,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<StudyRow> rows;
+  for (std::size_t k = 0; k < s.cases.size(); ++k) {
+    const StudyCase& c = s.cases[k];
+    ReshardProblem p;
+    try {
+      p = problem_of(c, t);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("study case \"{}\": {}", c.name, e.what()));
+    }
+    const auto tasks = unit_tasks(p);
+    const LowerBound lb = lower_bound(t, p, tasks);
+    const auto outcomes = evaluate_reshard(t, p, tasks, s.strategies, s.balances, s.with_auto);
+    double baseline = 0;
+    for (const auto& o : outcomes)
+      if (o.name == "send-recv" && o.balance == "none") baseline = o.result.makespan.seconds();
+    const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
+    for (const auto& o : outcomes) {
+      const double secs = o.result.makespan.seconds();
+      rows.push_back(StudyRow{c.group, c.name, o.name, o.balance, secs, bits / secs / 1e9, lb.time.seconds(),
+                              o.network_bytes, baseline > 0 ? baseline / secs : 0});
+    }
+    if (progress) progress(k + 1, s.cases.size());
+  }
+  return rows;
+}
+
+std::string study_csv(const std::vector<StudyRow>& rows) {
+  std::string out =
+      "group,case,strategy,balance,time_s,effective_gbps,lower_bound_s,ratio_to_bound,network_bytes,speedup_"
+      "vs_send_recv\n";
+  for (const auto& r : rows)
+    out += fmt::format("{},{},{},{},{:.9g},{:.6g},{:.9g},{:.4f},{:.0f},{:.4f}\n", r.group, r.case_name,
+                       r.strategy, r.balance, r.time_s, r.effective_gbps, r.lower_bound_s,
+                       r.lower_bound_s > 0 ? r.time_s / r.lower_bound_s : 0.0, r.network_bytes, r.speedup);
+  return out;
+}
+
+Json study_json(const Study& s, const std::vector<StudyRow>& rows) {
+  Json out = Json::array();
+  for (const auto& r : rows)
+    out.push_back(Json{{"group", r.group},
+                       {"case", r.case_name},
+                       {"strategy", r.strategy},
+                       {"balance", r.balance},
+                       {"time_s", r.time_s},
+                       {"effective_gbps", r.effective_gbps},
+                       {"lower_bound_s", r.lower_bound_s},
+                       {"network_bytes", r.network_bytes},
+                       {"speedup_vs_send_recv", r.speedup}});
+  return Json{{"study", s.name}, {"topology", s.topology}, {"results", std::move(out)}};
+}
+
+}  // namespace meshsim::planner

@@ -1,0 +1,60 @@
+#pragma once
+// Study files (`meshsim.study/1`): a named set of resharding cases on one
+// topology, run with a list of strategies and balancing modes.
+//
+// {"format": "meshsim.study/1", "name": ..., "description": ...,
+//  "topology": file (relative to the study file) or preset,
+//  "strategies": ["send-recv", "allgather", "broadcast", "signal", "auto"],
+//  "balances": ["none", "device", "host-size", "host-order"],
+//  "groups": [{"name": ..., "cases": [{"name", "tensor", "src_mesh",
+//              "src_spec", "dst_mesh", "dst_spec"}, ...]}, ...]}
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "planner/reshard.h"
+
+namespace meshsim::planner {
+
+struct StudyCase {
+  std::string group;
+  std::string name;
+  std::string tensor, src_mesh, src_spec, dst_mesh, dst_spec;
+};
+
+struct Study {
+  std::string name;
+  std::string description;
+  std::string topology;  // resolved path or preset name
+  std::vector<Strategy> strategies;
+  std::vector<Balance> balances;
+  bool with_auto = false;
+  std::vector<std::string> groups;
+  std::vector<StudyCase> cases;
+};
+
+/// ConfigError with the JSON path on any mistake, including cases whose
+/// meshes or specs do not fit the topology.
+[[nodiscard]] Study load_study(const std::string& file);
+
+struct StudyRow {
+  std::string group, case_name, strategy, balance;
+  double time_s = 0;
+  double effective_gbps = 0;  // tensor bits / time
+  double lower_bound_s = 0;   // 0 when nothing crosses the network
+  double network_bytes = 0;
+  double speedup = 0;  // over send-recv with no balancing (0 if not run)
+};
+
+/// Runs every case; `progress` (may be empty) is called after each case
+/// with (done, total).
+[[nodiscard]] std::vector<StudyRow> run_study(
+    const Study& s, const topology::Topology& t,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+[[nodiscard]] std::string study_csv(const std::vector<StudyRow>& rows);
+[[nodiscard]] Json study_json(const Study& s, const std::vector<StudyRow>& rows);
+
+}  // namespace meshsim::planner
