@@ -30,6 +30,7 @@ std::string_view to_string(Balance b) {
     case Balance::device: return "device";
     case Balance::host_size: return "host-size";
     case Balance::host_order: return "host-order";
+    case Balance::search: return "search";
   }
   return "?";
 }
@@ -41,7 +42,7 @@ std::optional<Strategy> strategy_from(std::string_view s) {
 }
 
 std::optional<Balance> balance_from(std::string_view s) {
-  for (Balance x : {Balance::none, Balance::device, Balance::host_size, Balance::host_order})
+  for (Balance x : {Balance::none, Balance::device, Balance::host_size, Balance::host_order, Balance::search})
     if (to_string(x) == s) return x;
   return std::nullopt;
 }

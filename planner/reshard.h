@@ -31,6 +31,12 @@
 //               each round the best of 100 seeded random packings (most
 //               jobs, then the most even bytes); a job waits for the
 //               previous job on any of its hosts
+//   search      depth-first branch-and-bound over (next job, sender) under
+//               that host-occupancy model (a job lasts bytes / its routes'
+//               bottleneck + latency), bounded by each host's busy time plus
+//               the cheapest durations of the jobs that must use it; starts
+//               from host-order and stops after 100,000 search nodes (a
+//               node budget, not a clock, keeps plans deterministic)
 // A candidate on a receiver's own host is always preferred.
 //
 // Lower bound: max over hosts of the bytes that must enter (leave) the host
@@ -51,7 +57,7 @@
 namespace meshsim::planner {
 
 enum class Strategy { send_recv, allgather, broadcast, signal };
-enum class Balance { none, device, host_size, host_order };
+enum class Balance { none, device, host_size, host_order, search };
 
 [[nodiscard]] std::string_view to_string(Strategy s);
 [[nodiscard]] std::string_view to_string(Balance b);

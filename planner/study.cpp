@@ -56,8 +56,9 @@ Study load_study(const std::string& file) {
   for (std::size_t i = 0; i < balances.size(); ++i) {
     const auto b = balance_from(balances.at(i).as_string());
     if (!b)
-      balances.at(i).fail(fmt::format("unknown balancing mode \"{}\" (none, device, host-size, host-order)",
-                                      balances.at(i).as_string()));
+      balances.at(i).fail(
+          fmt::format("unknown balancing mode \"{}\" (none, device, host-size, host-order, search)",
+                      balances.at(i).as_string()));
     s.balances.push_back(*b);
   }
   if (s.balances.empty()) balances.fail("needs at least one balancing mode");

@@ -63,7 +63,7 @@ void run_reshard(const ReshardArgs& a) {
   std::vector<planner::Balance> balances;
   if (a.balance == "all") {
     balances = {planner::Balance::none, planner::Balance::device, planner::Balance::host_size,
-                planner::Balance::host_order};
+                planner::Balance::host_order, planner::Balance::search};
   } else {
     balances = {*planner::balance_from(a.balance)};
   }
@@ -161,8 +161,8 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
   cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast, signal or auto")
       ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal", "auto"}));
-  cmd->add_option("--balance", a->balance, "all (default), none, device, host-size or host-order")
-      ->check(CLI::IsMember({"all", "none", "device", "host-size", "host-order"}));
+  cmd->add_option("--balance", a->balance, "all (default), none, device, host-size, host-order or search")
+      ->check(CLI::IsMember({"all", "none", "device", "host-size", "host-order", "search"}));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
   cmd->add_flag("--verify", a->verify,
