@@ -124,7 +124,7 @@ struct Assignment {
 namespace meshsim::planner {
 
 /// `auto`: our planner beyond the paper. Every strategy (but signal) with
-/// every balancing mode is simulated and the fastest kept; then a local
+/// every balancing mode (search included) is simulated and the fastest kept; then a local
 /// search scored by the simulator moves single jobs to other candidate
 /// senders and swaps adjacent jobs, keeping strict improvements, until a
 /// pass finds none or `max_evaluations` simulations are spent. Never slower

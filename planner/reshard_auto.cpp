@@ -22,7 +22,8 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
   };
   for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {
     const auto jobs = make_jobs(t, s, tasks);
-    for (Balance b : {Balance::none, Balance::device, Balance::host_size, Balance::host_order}) {
+    for (Balance b :
+         {Balance::none, Balance::device, Balance::host_size, Balance::host_order, Balance::search}) {
       const Assignment a = assign_senders(t, tasks, jobs, b);
       auto [time, plan] = evaluate(s, jobs, a);
       if (time < best.makespan) {

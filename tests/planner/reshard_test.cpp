@@ -188,7 +188,7 @@ TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled d
     std::vector<std::int64_t> shape;
     const char *src_mesh, *src_spec, *dst_mesh, *dst_spec;
   };
-  const std::vector<Case> cases{
+  std::vector<Case> cases{
       {{64, 32, 16}, "hosts=0-1", "S0 R R", "hosts=2-3", "S0 R R"},
       {{64, 32, 16}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R"},
       {{64, 32, 16}, "hosts=0-1", "R S0 R", "hosts=2-3", "S0 R R"},
@@ -198,10 +198,15 @@ TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled d
       {{64, 32, 16}, "hosts=0", "S1 R R", "hosts=1-2", "R R R"},
       {{64, 32, 16}, "hosts=0-1", "R S0 R", "hosts=2-3", "R R S0"},
   };
+  // The one-to-many suite: one GPU to R on 1x1 ... 4x2 meshes (a 1-D tensor).
+  for (const char* dst : {"hosts=1,gpus=0", "hosts=1,gpus=0-1", "hosts=1,gpus=0-2", "hosts=1",
+                          "hosts=1-2,gpus=0-1", "hosts=1-3,gpus=0-1", "hosts=1-4,gpus=0-1"})
+    cases.push_back(Case{{1000}, "hosts=0,gpus=0", "R", dst, "R"});
   for (const Case& c : cases)
     for (Strategy s : kMoving)
       for (Balance b : kBalances) {
-        INFO(c.src_spec << " -> " << c.dst_spec << " " << to_string(s) << " " << to_string(b));
+        INFO(c.src_mesh << " [" << c.src_spec << "] -> " << c.dst_mesh << " [" << c.dst_spec << "] "
+                        << to_string(s) << " " << to_string(b));
         const auto p = problem(t, c.shape, c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
         const auto check = runtime::execute_on_host(build_plan(t, p, unit_tasks(p), s, b));
         CHECK(check.ok);
