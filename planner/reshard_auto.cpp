@@ -38,6 +38,16 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
   }
   // Local search: single-job sender moves, then adjacent swaps in order.
   bool improved = true;
+  // Simulates a neighbour of the current best and keeps it if strictly faster.
+  auto try_neighbour = [&](Assignment a) {
+    auto [time, plan] = evaluate(best.strategy, best_jobs, a);
+    if (time >= best.makespan) return;
+    best.makespan = time;
+    best.plan = std::move(plan);
+    best_assignment = std::move(a);
+    ++best.improvements;
+    improved = true;
+  };
   while (improved && best.evaluations < max_evaluations) {
     improved = false;
     for (std::size_t k = 0; k < best_assignment.order.size() && best.evaluations < max_evaluations; ++k) {
@@ -46,27 +56,13 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
         if (s == best_assignment.sender[j] || best.evaluations >= max_evaluations) continue;
         Assignment a = best_assignment;
         a.sender[j] = s;
-        auto [time, plan] = evaluate(best.strategy, best_jobs, a);
-        if (time < best.makespan) {
-          best.makespan = time;
-          best.plan = std::move(plan);
-          best_assignment = std::move(a);
-          ++best.improvements;
-          improved = true;
-        }
+        try_neighbour(std::move(a));
       }
     }
     for (std::size_t k = 0; k + 1 < best_assignment.order.size() && best.evaluations < max_evaluations; ++k) {
       Assignment a = best_assignment;
       std::swap(a.order[k], a.order[k + 1]);
-      auto [time, plan] = evaluate(best.strategy, best_jobs, a);
-      if (time < best.makespan) {
-        best.makespan = time;
-        best.plan = std::move(plan);
-        best_assignment = std::move(a);
-        ++best.improvements;
-        improved = true;
-      }
+      try_neighbour(std::move(a));
     }
   }
   best.plan.name =
