@@ -219,7 +219,7 @@ TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled d
 TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][verify]") {
   // 8 x DGX-H100; meshes 1x3, 2x3, 3x4, 2x6, 1x5 from disjoint host ranges;
   // dimensions multiples of 60 (divisible by every shard count used), not
-  // powers of two; specs drawn at random (seed 11).
+  // powers of two; 12 problems with specs drawn at random (seed 11).
   topology::ClusterSpec cs;
   cs.host_preset = "dgx-h100";
   cs.hosts = 8;
@@ -250,7 +250,7 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
   // time, and it emits plans like host-order's); the cases above cover it.
   const Balance balances[] = {Balance::none, Balance::device, Balance::host_size, Balance::host_order};
   int problems = 0;
-  for (int trial = 0; trial < 24; ++trial) {
+  for (int trial = 0; trial < 12; ++trial) {
     const auto& [sm, dm] = meshes[static_cast<std::size_t>(trial) % meshes.size()];
     const std::size_t rank = 2 + static_cast<std::size_t>(trial % 2);
     std::vector<std::int64_t> shape;
@@ -268,7 +268,7 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
         if (!check.errors.empty()) FAIL_CHECK(check.errors.front());
       }
   }
-  CHECK(problems == 24);
+  CHECK(problems == 12);
 }
 
 TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on the paper's cases",
