@@ -16,6 +16,7 @@
 #include "sim/executor.h"
 #include "sim/plan_json.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
@@ -36,11 +37,6 @@ struct ReshardArgs {
   bool verify = false;
   bool json = false;
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text) || !out.flush()) throw UsageError(fmt::format("cannot write \"{}\"", path));
-}
 
 void run_reshard(const ReshardArgs& a) {
   const topology::Topology topo = a.topology.load();
@@ -87,9 +83,9 @@ void run_reshard(const ReshardArgs& a) {
   for (const auto& r : rows)
     if (r.moves_data && (!best || r.result.makespan < best->result.makespan)) best = &r;
   if (!best) best = &rows.front();
-  if (!a.plan_out.empty()) write_file(a.plan_out, dump_json(sim::plan_to_json(best->plan)));
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(sim::plan_to_json(best->plan)));
   if (!a.trace.empty())
-    write_file(a.trace, traces::chrome_trace(best->plan, topo, best->result).dump() + "\n");
+    write_text_file(a.trace, traces::chrome_trace(best->plan, topo, best->result).dump() + "\n");
 
   const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
   if (a.json) {

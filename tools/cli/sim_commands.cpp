@@ -14,6 +14,7 @@
 #include "sim/plan_json.h"
 #include "sim/ring_order.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
@@ -22,13 +23,6 @@
 namespace meshsim::cli {
 
 namespace {
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-  out << text;
-  if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
-}
 
 struct SimulateArgs {
   std::string plan;
@@ -46,8 +40,8 @@ void run_simulate(const SimulateArgs& a) {
   sim::SimOptions opts;
   opts.record_link_timeline = !a.trace.empty();
   const sim::SimResult r = sim::simulate(plan, topo, opts);
-  if (!a.trace.empty()) write_file(a.trace, traces::chrome_trace(plan, topo, r).dump() + "\n");
-  if (!a.csv.empty()) write_file(a.csv, traces::task_csv(plan, r));
+  if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(plan, topo, r).dump() + "\n");
+  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r));
   const auto busiest = r.busiest_links(a.top);
   if (a.json) {
     Json crit = Json::array();

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "planner/study.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
@@ -28,12 +29,6 @@ struct StudyArgs {
   bool json = false;
   bool no_plots = false;
 };
-
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text) || !out.flush())
-    throw UsageError(fmt::format("cannot write \"{}\"", path.string()));
-}
 
 void run_study(const StudyArgs& a) {
   const planner::Study s = planner::load_study(a.file);
@@ -53,8 +48,9 @@ void run_study(const StudyArgs& a) {
 
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
-    write_file(std::filesystem::path(a.out) / "results.csv", planner::study_csv(rows));
-    write_file(std::filesystem::path(a.out) / "results.json", dump_json(planner::study_json(s, rows)));
+    write_text_file((std::filesystem::path(a.out) / "results.csv").string(), planner::study_csv(rows));
+    write_text_file((std::filesystem::path(a.out) / "results.json").string(),
+                    dump_json(planner::study_json(s, rows)));
   }
   if (a.json) {
     fmt::print("{}", dump_json(planner::study_json(s, rows)));

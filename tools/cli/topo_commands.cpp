@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
@@ -36,10 +37,7 @@ void write_output(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-  out << text;
-  if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+  write_text_file(path, text);
 }
 
 std::string show_text(const Topology& t, const topology::TopologySummary& s) {
