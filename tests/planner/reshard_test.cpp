@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "runtime/host_executor.h"
+#include "runtime/host_backend.h"
 #include "sim/executor.h"
 #include "topology/cluster.h"
 #include "topology/topology_json.h"
@@ -209,10 +209,10 @@ TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled d
         INFO(c.src_mesh << " [" << c.src_spec << "] -> " << c.dst_mesh << " [" << c.dst_spec << "] "
                         << to_string(s) << " " << to_string(b));
         const auto p = problem(t, c.shape, c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
-        const auto check = runtime::execute_on_host(build_plan(t, p, unit_tasks(p), s, b));
+        const auto check = runtime::verify_on_host(build_plan(t, p, unit_tasks(p), s, b));
         CHECK(check.ok);
         CHECK(check.buffers_checked == p.dst.size());
-        if (!check.errors.empty()) FAIL_CHECK(check.errors.front());
+        if (!check.mismatches.empty()) FAIL_CHECK(check.mismatches.front().describe());
       }
 }
 
@@ -263,9 +263,9 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
       for (Balance b : balances) {
         INFO(sm << " [" << ss << "] -> " << dm << " [" << ds << "] " << to_string(s) << " " << to_string(b));
         const auto plan = build_plan(t, p, unit_tasks(p), s, b);
-        const auto check = runtime::execute_on_host(plan);
+        const auto check = runtime::verify_on_host(plan);
         CHECK(check.ok);
-        if (!check.errors.empty()) FAIL_CHECK(check.errors.front());
+        if (!check.mismatches.empty()) FAIL_CHECK(check.mismatches.front().describe());
       }
   }
   CHECK(problems == 12);

@@ -12,7 +12,7 @@
 #include "core/unit_strings.h"
 #include "planner/reshard.h"
 #include "planner/reshard_eval.h"
-#include "runtime/host_executor.h"
+#include "runtime/host_backend.h"
 #include "sim/executor.h"
 #include "sim/plan_json.h"
 #include "tools/cli/commands.h"
@@ -74,7 +74,7 @@ void run_reshard(const ReshardArgs& a) {
   for (auto& o : planner::evaluate_reshard(topo, p, tasks, strategies, balances,
                                            a.strategy == "all" || a.strategy == "auto", !a.trace.empty())) {
     Row row{std::move(o), std::nullopt};
-    if (a.verify && row.moves_data) row.verified = runtime::execute_on_host(row.plan).ok;
+    if (a.verify && row.moves_data) row.verified = runtime::verify_on_host(row.plan).ok;
     rows.push_back(std::move(row));
   }
 

@@ -1,0 +1,50 @@
+#pragma once
+// runtime::run_plan: executes a Plan on a Backend, verifies every
+// destination byte, and measures the timeline.
+//
+//   1. initial images (layout.h) are loaded: sources hold their elements'
+//      patterns, destinations poison;
+//   2. the plan runs `warmup` times untimed, then `iterations` times timed;
+//      the reported timeline is the iteration with the median makespan
+//      (makespan = the last task's end; times start at the run's start);
+//   3. every buffer is read back and verified (verify.h).
+// The measured timeline converts into a sim::SimResult (no link data), so
+// the simulator's trace and CSV writers draw measured runs the same way.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/verify.h"
+#include "sim/executor.h"
+
+namespace meshsim::runtime {
+
+struct RunOptions {
+  int warmup = 0;
+  int iterations = 1;
+  bool verify = true;
+};
+
+struct RunReport {
+  std::string backend;
+  std::string backend_description;
+  std::vector<TaskSpan> tasks;  // the median iteration
+  Time makespan;                // median over iterations
+  std::vector<Time> makespans;  // every timed iteration, in order
+  std::int64_t payload_bytes = 0;
+  std::int64_t scratch_bytes = 0;
+  bool verified = false;  // verification ran
+  Verification check;
+};
+
+/// UsageError for iterations < 1 or warmup < 0.
+[[nodiscard]] RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& opts = {});
+
+/// The measured timeline in the simulator's result form: task spans,
+/// makespan, released_by (the predecessor that ended last before the task
+/// started) and the critical path that follows it back from the last task.
+[[nodiscard]] sim::SimResult as_sim_result(const sim::Plan& plan, const RunReport& report);
+
+}  // namespace meshsim::runtime

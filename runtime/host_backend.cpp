@@ -1,0 +1,144 @@
+#include "runtime/host_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <queue>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "runtime/executor.h"
+#include "runtime/work.h"
+
+namespace meshsim::runtime {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Time since(Clock::time_point t0) {
+  return Time::ps(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count() * 1000);
+}
+
+class HostBackend final : public Backend {
+ public:
+  explicit HostBackend(HostBackendOptions opts) : opts_(std::move(opts)) {
+    if (opts_.threads <= 0)
+      opts_.threads = std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+
+  [[nodiscard]] std::string name() const override { return "host"; }
+  [[nodiscard]] std::string describe() const override {
+    return fmt::format("{} plan devices as host memory regions, {} worker threads", work_.devices.size(),
+                       opts_.threads);
+  }
+
+  void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
+    work_ = lower(plan);
+    mem_ = images;
+    scratch_.clear();
+    for (std::int64_t s : work_.scratch_bytes)
+      scratch_.emplace_back(static_cast<std::size_t>(s), std::byte{0});
+  }
+
+  [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
+    MESHSIM_ASSERT(work_.tasks.size() == plan.tasks.size(), "run() before load()");
+    const std::size_t n = plan.tasks.size();
+    std::vector<TaskSpan> spans(n);
+    std::vector<std::size_t> waiting(n);
+    for (std::size_t i = 0; i < n; ++i) waiting[i] = schedule.preds[i].size();
+    std::vector<std::size_t> rank(n);  // position in the schedule order: ready tasks go in that order
+    for (std::size_t k = 0; k < n; ++k) rank[schedule.order[k]] = k;
+    auto later = [&](std::size_t a, std::size_t b) { return rank[a] > rank[b]; };
+    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> ready(later);
+    for (std::size_t i = 0; i < n; ++i)
+      if (waiting[i] == 0) ready.push(i);
+    std::mutex mu;
+    std::condition_variable cv;
+    std::size_t done = 0;
+    std::exception_ptr failure;
+    const Clock::time_point t0 = Clock::now();
+
+    auto worker = [&] {
+      std::unique_lock lock(mu);
+      for (;;) {
+        cv.wait(lock, [&] { return !ready.empty() || done == n || failure; });
+        if (done == n || failure) return;
+        const std::size_t i = ready.top();
+        ready.pop();
+        lock.unlock();
+        TaskSpan span;
+        span.start = since(t0);
+        try {
+          execute(plan.tasks[i], work_.tasks[i]);
+        } catch (...) {
+          lock.lock();
+          failure = std::current_exception();
+          cv.notify_all();
+          return;
+        }
+        span.end = since(t0);
+        lock.lock();
+        spans[i] = span;
+        ++done;
+        for (std::size_t j : schedule.succs[i])
+          if (--waiting[j] == 0) ready.push(j);
+        cv.notify_all();
+      }
+    };
+    std::vector<std::thread> pool;
+    const auto workers =
+        std::min<std::size_t>(static_cast<std::size_t>(opts_.threads), std::max<std::size_t>(n, 1));
+    for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(worker);
+    for (auto& th : pool) th.join();
+    if (failure) std::rethrow_exception(failure);
+    return spans;
+  }
+
+  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& /*plan*/) override {
+    return mem_;
+  }
+
+ private:
+  void execute(const sim::Task& task, const TaskWork& w) {
+    if (w.compute) {
+      const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
+      if (t > Time{}) {
+        const auto until = Clock::now() + std::chrono::nanoseconds(t.count_ps() / 1000);
+        std::this_thread::sleep_until(until);
+      }
+      return;
+    }
+    for (const BufferCopy& c : w.copies) {
+      std::byte* dst = mem_[c.dst_buffer].data();
+      const std::byte* src = mem_[c.src_buffer].data();
+      const auto len = static_cast<std::size_t>(c.copy.row_bytes);
+      c.copy.for_each_row([&](std::int64_t s, std::int64_t d) { std::memmove(dst + d, src + s, len); });
+    }
+    for (const ScratchCopy& c : w.scratch)
+      std::memcpy(scratch_[c.dst_device].data(), scratch_[c.src_device].data(),
+                  static_cast<std::size_t>(c.bytes));
+  }
+
+  HostBackendOptions opts_;
+  PlanWork work_;
+  std::vector<std::vector<std::byte>> mem_;
+  std::vector<std::vector<std::byte>> scratch_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_host_backend(const HostBackendOptions& opts) {
+  return std::make_unique<HostBackend>(opts);
+}
+
+Verification verify_on_host(const sim::Plan& plan) {
+  HostBackend backend(HostBackendOptions{.threads = 2, .compute_time = {}});
+  return run_plan(plan, backend).check;
+}
+
+}  // namespace meshsim::runtime

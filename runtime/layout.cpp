@@ -1,0 +1,160 @@
+#include "runtime/layout.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace meshsim::runtime {
+
+namespace {
+
+using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30U)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31U);
+}
+
+// Byte strides of a row-major array with these extents, element size e.
+std::vector<std::int64_t> strides(const std::vector<std::int64_t>& extents, std::int64_t e) {
+  std::vector<std::int64_t> s(extents.size());
+  std::int64_t acc = e;
+  for (std::size_t d = extents.size(); d-- > 0;) {
+    s[d] = acc;
+    acc *= extents[d];
+  }
+  return s;
+}
+
+std::vector<std::int64_t> extents(const Box& b) {
+  std::vector<std::int64_t> x;
+  x.reserve(b.size());
+  for (const auto& [lo, hi] : b) x.push_back(hi - lo);
+  return x;
+}
+
+// Offset of the region's first element, and the byte stride per region
+// dimension, in buffer `buf`.
+std::pair<std::int64_t, std::vector<std::int64_t>> placement(const sim::Region& r, const sim::Buffer& buf,
+                                                             Bytes offset, std::int64_t e) {
+  if (buf.box.empty()) return {offset.count(), strides(extents(r.box), e)};
+  auto s = strides(extents(buf.box), e);
+  std::int64_t base = 0;
+  for (std::size_t d = 0; d < s.size(); ++d) base += (r.box[d].first - buf.box[d].first) * s[d];
+  return {base, std::move(s)};
+}
+
+}  // namespace
+
+std::int64_t StridedCopy::rows() const {
+  std::int64_t n = 1;
+  for (const Dim& d : outer) n *= d.count;
+  return n;
+}
+
+StridedCopy copy_of(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src,
+                    const sim::Buffer& dst) {
+  MESHSIM_ASSERT(r.box.size() == t.shape.size(), "region rank differs from its tensor's");
+  const std::int64_t e = sim::dtype_size(t.dtype);
+  const auto [sbase, sstr] = placement(r, src, r.src_offset, e);
+  const auto [dbase, dstr] = placement(r, dst, r.dst_offset, e);
+  StridedCopy c;
+  c.src_offset = sbase;
+  c.dst_offset = dbase;
+  // Walk the dimensions inside out, growing the contiguous run while both
+  // sides stay contiguous, then collecting the outer dimensions.
+  c.row_bytes = e;
+  std::vector<StridedCopy::Dim> rev;  // innermost first
+  bool in_run = true;
+  for (std::size_t d = r.box.size(); d-- > 0;) {
+    const std::int64_t n = r.box[d].second - r.box[d].first;
+    if (n == 0) {
+      c.row_bytes = 0;
+      c.outer.clear();
+      return c;
+    }
+    if (n == 1) continue;
+    if (in_run && sstr[d] == c.row_bytes && dstr[d] == c.row_bytes) {
+      c.row_bytes *= n;
+      continue;
+    }
+    in_run = false;
+    if (!rev.empty() && sstr[d] == rev.back().src_stride * rev.back().count &&
+        dstr[d] == rev.back().dst_stride * rev.back().count) {
+      // Contiguous over the inner outer-dimension on both sides: merge.
+      rev.back().count *= n;
+      continue;
+    }
+    rev.push_back({n, sstr[d], dstr[d]});
+  }
+  c.outer.assign(rev.rbegin(), rev.rend());
+  return c;
+}
+
+std::int64_t offset_in_box(const sim::Tensor& t, const Box& box, std::int64_t g) {
+  const std::size_t rank = t.shape.size();
+  std::int64_t pos = 0;
+  std::int64_t scale = 1;
+  for (std::size_t d = rank; d-- > 0;) {
+    const std::int64_t c = g % t.shape[d];
+    g /= t.shape[d];
+    pos += (c - box[d].first) * scale;
+    scale *= box[d].second - box[d].first;
+  }
+  return pos * sim::dtype_size(t.dtype);
+}
+
+void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out) {
+  const std::uint64_t v = splitmix64((static_cast<std::uint64_t>(g) << 16U) + tensor_index);
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = static_cast<std::byte>((v >> (8U * (i % 8U))) & 0xFFU);
+}
+
+std::vector<bool> written_buffers(const sim::Plan& plan) {
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) index.emplace(plan.buffers[b].name, b);
+  std::vector<bool> written(plan.buffers.size(), false);
+  for (const auto& task : plan.tasks)
+    for (const auto& r : task.payload) written[index.at(r.dst_buffer)] = true;
+  return written;
+}
+
+std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
+  std::unordered_map<std::string, std::size_t> tensor_index;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
+  std::unordered_map<std::string, std::size_t> buffer_index;
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) buffer_index.emplace(plan.buffers[b].name, b);
+  const auto written = written_buffers(plan);
+
+  std::vector<std::vector<std::byte>> img(plan.buffers.size());
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    const auto& buf = plan.buffers[b];
+    img[b].assign(static_cast<std::size_t>(buf.size.count()), written[b] ? kPoison : std::byte{0});
+    if (written[b] || buf.box.empty()) continue;
+    const std::size_t ti = tensor_index.at(buf.tensor);
+    const sim::Tensor& t = plan.tensors[ti];
+    const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
+    for_each_element(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos) {
+      pattern(ti, g, std::span(img[b]).subspan(static_cast<std::size_t>(pos) * e, e));
+    });
+  }
+  // Unboxed sources hold, at each region that reads them, that region's elements.
+  for (const auto& task : plan.tasks)
+    for (const auto& r : task.payload) {
+      const std::size_t sb = buffer_index.at(r.src_buffer);
+      if (written[sb] || !plan.buffers[sb].box.empty()) continue;
+      const std::size_t ti = tensor_index.at(r.tensor);
+      const sim::Tensor& t = plan.tensors[ti];
+      const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
+      const auto base = static_cast<std::size_t>(r.src_offset.count());
+      for_each_element(r.box, t.shape, [&](std::int64_t g, std::int64_t pos) {
+        pattern(ti, g, std::span(img[sb]).subspan(base + static_cast<std::size_t>(pos) * e, e));
+      });
+    }
+  return img;
+}
+
+}  // namespace meshsim::runtime

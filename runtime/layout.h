@@ -1,0 +1,124 @@
+#pragma once
+// Where a plan's bytes live, for the backends that move real memory.
+//
+// Buffer layout. A buffer is `size` bytes on its device. A buffer that
+// declares a box of a tensor holds that box row-major; element c (global
+// coordinates) sits at byte
+//     e · rowmajor(c − box.lo; extents of the box)            (e = element size)
+// A buffer without a box holds each region contiguously (row-major over
+// the region's box) from the region's byte offset.
+//
+// A region therefore reads and writes two strided byte patterns of the same
+// shape. `copy_of` reduces them to a StridedCopy: a contiguous run of
+// `row_bytes`, repeated over up to rank−1 outer dimensions with their own
+// source and destination strides. Dimensions of extent 1 are dropped and a
+// dimension is merged into the one inside it when both sides are contiguous
+// across it, so a region that is contiguous on both sides is one run (one
+// memcpy), a tile of a 2-D box is one 2-D copy, and so on. The innermost
+// stride is always the element size, so row_bytes ≥ e.
+//
+// Contents. Element g (global row-major index) of tensor t holds
+//     pattern(t, g) = the low e bytes of splitmix64(g · 2^16 + t)
+// where t is the tensor's position in the plan: a deterministic function of
+// the global index that differs between neighbours, between tensors and
+// between byte orders, so a misplaced, shifted or missing element shows.
+// Destinations start as kPoison bytes.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/plan.h"
+
+namespace meshsim::runtime {
+
+inline constexpr std::byte kPoison{0xA5};
+
+struct StridedCopy {
+  std::int64_t src_offset = 0;  // bytes, of the first element in the source buffer
+  std::int64_t dst_offset = 0;
+  std::int64_t row_bytes = 0;  // contiguous run
+  struct Dim {
+    std::int64_t count = 1;
+    std::int64_t src_stride = 0;  // bytes between consecutive runs along this dimension
+    std::int64_t dst_stride = 0;
+  };
+  std::vector<Dim> outer;  // outermost first; empty: a single run
+
+  [[nodiscard]] std::int64_t rows() const;
+  [[nodiscard]] std::int64_t bytes() const { return rows() * row_bytes; }
+  /// Calls f(src_offset, dst_offset) for every run, in row-major order.
+  template <typename F>
+  void for_each_row(F&& f) const;
+};
+
+/// The copy that moves region `r` (of tensor `t`) from buffer `src` to buffer `dst`.
+[[nodiscard]] StridedCopy copy_of(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src,
+                                  const sim::Buffer& dst);
+
+/// Byte offset of global element `g` of `t` inside a buffer that declares a box
+/// containing it.
+[[nodiscard]] std::int64_t offset_in_box(const sim::Tensor& t,
+                                         const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
+                                         std::int64_t g);
+
+/// Writes pattern(tensor_index, g) (dtype_size(t.dtype) bytes) to `out`.
+void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out);
+
+/// Global row-major indices of a box's elements, in row-major box order: f(g, position).
+template <typename F>
+void for_each_element(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
+                      const std::vector<std::int64_t>& shape, F&& f);
+
+/// The initial contents of every plan buffer: buffers that some region reads
+/// and none writes hold their elements' patterns (boxed buffers over their
+/// box; others at each reading region's bytes); written buffers hold kPoison.
+[[nodiscard]] std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan);
+
+/// Per plan buffer: whether some region writes it (a destination).
+[[nodiscard]] std::vector<bool> written_buffers(const sim::Plan& plan);
+
+// ---- implementation of the templates ----
+
+template <typename F>
+void StridedCopy::for_each_row(F&& f) const {
+  const std::size_t n = outer.size();
+  std::vector<std::int64_t> idx(n, 0);
+  std::int64_t s = src_offset;
+  std::int64_t d = dst_offset;
+  const std::int64_t total = rows();
+  for (std::int64_t row = 0; row < total; ++row) {
+    f(s, d);
+    for (std::size_t k = n; k-- > 0;) {
+      s += outer[k].src_stride;
+      d += outer[k].dst_stride;
+      if (++idx[k] < outer[k].count) break;
+      s -= outer[k].src_stride * outer[k].count;
+      d -= outer[k].dst_stride * outer[k].count;
+      idx[k] = 0;
+    }
+  }
+}
+
+template <typename F>
+void for_each_element(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
+                      const std::vector<std::int64_t>& shape, F&& f) {
+  const std::size_t rank = box.size();
+  std::int64_t n = 1;
+  for (const auto& [lo, hi] : box) n *= hi - lo;
+  if (n <= 0) return;
+  std::vector<std::int64_t> idx(rank);
+  for (std::size_t d = 0; d < rank; ++d) idx[d] = box[d].first;
+  for (std::int64_t pos = 0; pos < n; ++pos) {
+    std::int64_t g = 0;
+    for (std::size_t d = 0; d < rank; ++d) g = g * shape[d] + idx[d];
+    f(g, pos);
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++idx[d] < box[d].second) break;
+      idx[d] = box[d].first;
+    }
+  }
+}
+
+}  // namespace meshsim::runtime

@@ -1,0 +1,90 @@
+#include "runtime/work.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace meshsim::runtime {
+
+namespace {
+
+// Adds `bytes` from a to b, in pieces that fit both scratch areas.
+void scratch_copy(TaskWork& w, std::size_t a, std::size_t b, std::int64_t bytes, std::int64_t piece) {
+  if (a == b || bytes <= 0) return;
+  for (std::int64_t left = bytes; left > 0; left -= piece) w.scratch.push_back({a, b, std::min(left, piece)});
+}
+
+}  // namespace
+
+PlanWork lower(const sim::Plan& plan) {
+  PlanWork pw;
+  for (const auto& t : plan.tasks) pw.devices.insert(pw.devices.end(), t.devices.begin(), t.devices.end());
+  for (const auto& b : plan.buffers) pw.devices.push_back(b.device);
+  std::sort(pw.devices.begin(), pw.devices.end());
+  pw.devices.erase(std::unique(pw.devices.begin(), pw.devices.end()), pw.devices.end());
+  auto dev = [&](const std::string& d) {
+    return static_cast<std::size_t>(std::lower_bound(pw.devices.begin(), pw.devices.end(), d) -
+                                    pw.devices.begin());
+  };
+  std::unordered_map<std::string, std::size_t> tensor_index;
+  for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
+  std::unordered_map<std::string, std::size_t> buffer_index;
+  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+    buffer_index.emplace(plan.buffers[b].name, b);
+    pw.buffer_device.push_back(dev(plan.buffers[b].device));
+  }
+  pw.scratch_bytes.assign(pw.devices.size(), 0);
+  // Scratch areas: each device gets the largest payload-less size it takes part in.
+  for (const auto& t : plan.tasks)
+    if (t.kind != sim::TaskKind::compute && t.payload.empty())
+      for (const auto& d : t.devices)
+        pw.scratch_bytes[dev(d)] = std::max(pw.scratch_bytes[dev(d)], t.size.count());
+
+  pw.tasks.resize(plan.tasks.size());
+  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+    const auto& t = plan.tasks[i];
+    TaskWork& w = pw.tasks[i];
+    if (t.kind == sim::TaskKind::compute) {
+      w.compute = true;
+      continue;
+    }
+    for (const auto& r : t.payload) {
+      const std::size_t sb = buffer_index.at(r.src_buffer);
+      const std::size_t db = buffer_index.at(r.dst_buffer);
+      w.copies.push_back(
+          {sb, db, copy_of(plan.tensors[tensor_index.at(r.tensor)], r, plan.buffers[sb], plan.buffers[db])});
+      pw.payload_bytes += w.copies.back().copy.bytes();
+    }
+    if (!t.payload.empty()) continue;
+    const std::int64_t s = t.size.count();
+    if (s <= 0) continue;
+    std::vector<std::size_t> d;
+    for (const auto& name : t.devices) d.push_back(dev(name));
+    const auto n = static_cast<std::int64_t>(d.size());
+    switch (t.kind) {
+      case sim::TaskKind::send: scratch_copy(w, d[0], d[1], s, s); break;
+      case sim::TaskKind::broadcast:
+        for (std::size_t h = 0; h + 1 < d.size(); ++h) scratch_copy(w, d[h], d[h + 1], s, s);
+        break;
+      case sim::TaskKind::collective: {
+        if (n < 2) break;
+        const bool reduce2 = t.op == sim::CollectiveOp::all_reduce;
+        if (t.algorithm == sim::CollectiveAlgo::ring && t.op != sim::CollectiveOp::all_to_all) {
+          const std::int64_t edge = (reduce2 ? 2 : 1) * (n - 1) * s / n;
+          for (std::size_t k = 0; k < d.size(); ++k) scratch_copy(w, d[k], d[(k + 1) % d.size()], edge, s);
+        } else {
+          const std::int64_t pair = (reduce2 ? 2 : 1) * s / n;
+          for (std::size_t a = 0; a < d.size(); ++a)
+            for (std::size_t b = 0; b < d.size(); ++b) scratch_copy(w, d[a], d[b], pair, s);
+        }
+        break;
+      }
+      case sim::TaskKind::compute: break;
+    }
+    for (const auto& c : w.scratch) pw.scratch_moved += c.bytes;
+  }
+  return pw;
+}
+
+}  // namespace meshsim::runtime
