@@ -1,13 +1,19 @@
 #pragma once
 // Compute cost model: a roofline per GPU model.
 //
-//   time = max(flops / peak(dtype), bytes / memory_bandwidth) / efficiency
+//   time = max(flops / (peak(dtype) · compute_efficiency(dtype)),
+//              bytes / memory_bandwidth) / efficiency
 //          + launch_overhead
 //
-// Peaks are the vendors' public dense figures (no sparsity); `efficiency`
-// is what calibration fits (1.0 until it does).
+// Peaks are the vendors' public dense figures (no sparsity); the
+// efficiencies are what calibration fits (1.0 until it does):
+// compute_efficiency per dtype class (fp32/i32, fp16/bf16, fp64, int8)
+// is the achieved fraction of the peak on large GEMMs.
 
+#include <array>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "core/units.h"
@@ -15,8 +21,11 @@
 
 namespace meshsim::sim {
 
+enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
+[[nodiscard]] DTypeClass dtype_class(DType d);
+
 struct DeviceModel {
-  std::string_view name;
+  std::string name;
   double fp32_flops = 0;  // FLOP/s
   double fp16_flops = 0;  // FLOP/s, also bf16 (tensor cores, dense)
   double fp64_flops = 0;
@@ -24,6 +33,7 @@ struct DeviceModel {
   Bandwidth memory_bandwidth;
   Time launch_overhead = Time::us(4);
   double efficiency = 1.0;
+  std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
 
   [[nodiscard]] double peak(DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.

@@ -28,7 +28,7 @@ Bytes share(Bytes size, std::int64_t num, std::int64_t den) {
 class Run {
  public:
   Run(const Plan& plan, const topology::Topology& topo, const SimOptions& opts)
-      : plan_(plan), topo_(topo), net_(engine_, topo) {
+      : plan_(plan), topo_(topo), net_(engine_, topo), opts_(opts) {
     net_.record_timeline(opts.record_link_timeline);
     const std::size_t n = plan.tasks.size();
     result_.tasks.resize(n);
@@ -47,7 +47,7 @@ class Run {
       for (NodeId dev : devices_[i]) queues_[{dev, t.stream}].push_back(i);
       if (t.kind == TaskKind::compute && !t.duration) {
         const std::string& model = topo.node(devices_[i][0]).model;
-        if (find_device_model(model) == nullptr)
+        if (model_of(model) == nullptr)
           throw UsageError(
               fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
                           "A100, H100, H200); give the task a \"duration\"",
@@ -128,21 +128,35 @@ class Run {
     };
   }
 
+  // The route's links, plus the shared link when the options name one.
+  std::vector<topology::DirLinkId> path_of(const topology::Route& r) const {
+    auto p = r.links();
+    if (opts_.shared_link) p.push_back(*opts_.shared_link);
+    return p;
+  }
+
+  const DeviceModel* model_of(const std::string& name) const {
+    for (const DeviceModel& m : opts_.device_models)
+      if (m.name == name) return &m;
+    return find_device_model(name);
+  }
+
   void start(std::size_t i) {
     const Task& t = plan_.tasks[i];
     const auto& dev = devices_[i];
     switch (t.kind) {
       case TaskKind::compute: {
-        const Time d =
-            t.duration
-                ? *t.duration
-                : find_device_model(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
+        const Time d = t.duration
+                           ? *t.duration
+                           : model_of(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
         engine_.schedule(engine_.now() + d, [this, i] { finish(i); });
         break;
       }
-      case TaskKind::send:
-        net_.start(topo_.route(dev[0], dev[1]), t.size, [this, i](FlowId, Time) { finish(i); });
+      case TaskKind::send: {
+        const auto& r = topo_.route(dev[0], dev[1]);
+        net_.start(path_of(r), r.latency, t.size, [this, i](FlowId, Time) { finish(i); });
         break;
+      }
       case TaskKind::broadcast: start_broadcast(i); break;
       case TaskKind::collective: start_collective(i); break;
     }
@@ -174,7 +188,7 @@ class Run {
             order.push_back(g[b + (k + c * (e - b) / channels) % (e - b)]);
         for (std::size_t k = 0; k < order.size(); ++k) {
           const auto& r = topo_.route(order[k], order[(k + 1) % order.size()]);
-          net_.start(r.links(), r.latency * steps, volume, done);
+          net_.start(path_of(r), r.latency * steps, volume, done);
         }
       }
       return;
@@ -188,7 +202,7 @@ class Run {
       for (NodeId b : g) {
         if (a == b) continue;
         const auto& r = topo_.route(a, b);
-        net_.start(r.links(), r.latency * phases, volume, done);
+        net_.start(path_of(r), r.latency * phases, volume, done);
       }
   }
 
@@ -216,7 +230,7 @@ class Run {
     c->busy.assign(hops, false);
     for (std::size_t p = 0; p < hops; ++p) {
       const auto& r = topo_.route(d[p], d[p + 1]);
-      c->path.push_back(r.links());
+      c->path.push_back(path_of(r));
       c->latency.push_back(r.latency);
     }
     for (std::size_t p = 0; p < hops; ++p) pump(c, p);
@@ -244,6 +258,7 @@ class Run {
   const topology::Topology& topo_;
   Engine engine_;
   FlowNetwork net_;
+  const SimOptions& opts_;
   SimResult result_;
   std::vector<std::vector<NodeId>> devices_;
   std::vector<std::size_t> deps_left_;

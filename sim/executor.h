@@ -24,9 +24,11 @@
 
 #include <cstddef>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/units.h"
+#include "sim/compute_model.h"
 #include "sim/flow_network.h"
 #include "sim/plan.h"
 #include "topology/topology.h"
@@ -49,6 +51,13 @@ struct LinkLoad {
 
 struct SimOptions {
   bool record_link_timeline = false;  // per-link rate changes, for traces
+  /// Compute models that replace the built-in one of the same name
+  /// (calibration.h makes them from measurements).
+  std::vector<DeviceModel> device_models;
+  /// A directed link that every flow crosses in addition to its route: a
+  /// resource all transfers share, such as the memory of the one GPU that
+  /// holds every virtual device (topology/virtual_gpu.h).
+  std::optional<topology::DirLinkId> shared_link;
 };
 
 struct SimResult {

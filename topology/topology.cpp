@@ -100,6 +100,17 @@ LinkId Topology::add_link(const Link& l) {
   return id;
 }
 
+void Topology::set_link_efficiency_latency(LinkId id, double efficiency, Time latency) {
+  MESHSIM_ASSERT(id < links_.size(), "no such link");
+  MESHSIM_ASSERT(
+      efficiency > 0.0 && efficiency <= 1.0 && latency >= Time::zero() && latency <= kMaxHopLatency,
+      "link parameters are validated before they are set");
+  links_[id].efficiency = efficiency;
+  links_[id].latency = latency;
+  capacities_[id] = links_[id].capacity();
+  invalidate();
+}
+
 std::optional<NodeId> Topology::find(std::string_view node_name) const {
   auto it = by_name_.find(std::string(node_name));
   if (it == by_name_.end()) return std::nullopt;

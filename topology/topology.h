@@ -136,6 +136,9 @@ class Topology {
   int add_host(Host h);
   NodeId add_node(Node n);
   LinkId add_link(const Link& l);
+  /// Replaces a link's efficiency and latency (calibration); same bounds as
+  /// add_link. Routes are recomputed on next use.
+  void set_link_efficiency_latency(LinkId id, double efficiency, Time latency);
 
   [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }

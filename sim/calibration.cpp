@@ -1,0 +1,265 @@
+#include "sim/calibration.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+
+namespace meshsim::sim {
+
+namespace {
+
+constexpr const char* kFormat = "meshsim.calibration/1";
+constexpr std::array<const char*, 4> kClassNames{"fp32", "fp16", "fp64", "int8"};
+
+CopyFit copy_from(const JsonCursor& c) {
+  c.allow_only({"bandwidth", "latency", "aggregate_bandwidth", "points"});
+  CopyFit f;
+  f.bandwidth = c["bandwidth"].as_bandwidth();
+  if (f.bandwidth.bps() <= 0) c["bandwidth"].fail("must be greater than zero");
+  f.latency = c["latency"].as_time();
+  if (f.latency < Time::zero()) c["latency"].fail("must not be negative");
+  if (auto a = c.find("aggregate_bandwidth")) {
+    f.aggregate_bandwidth = a->as_bandwidth();
+    if (f.aggregate_bandwidth->bps() <= 0) a->fail("must be greater than zero");
+  }
+  if (auto p = c.find("points"))
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const JsonCursor pt = p->at(i);
+      pt.allow_only({"size", "time"});
+      f.points.push_back({pt["size"].as_bytes(), pt["time"].as_time()});
+    }
+  return f;
+}
+
+Json copy_to(const CopyFit& f) {
+  Json j{{"bandwidth", exact_string(f.bandwidth)}, {"latency", exact_string(f.latency)}};
+  if (f.aggregate_bandwidth) j["aggregate_bandwidth"] = exact_string(*f.aggregate_bandwidth);
+  Json pts = Json::array();
+  for (const auto& p : f.points)
+    pts.push_back(Json{{"size", exact_string(p.size)}, {"time", exact_string(p.time)}});
+  j["points"] = std::move(pts);
+  return j;
+}
+
+double fraction(const JsonCursor& c) {
+  const double v = c.as_number();
+  if (!(v > 0.0 && v <= 1.0)) c.fail(fmt::format("an efficiency is in (0, 1], got {}", v));
+  return v;
+}
+
+DType dtype_from(const JsonCursor& c) {
+  const std::string s = c.as_string();
+  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i8, DType::u8})
+    if (to_string(d) == s) return d;
+  c.fail(fmt::format("unknown dtype \"{}\"", s));
+}
+
+}  // namespace
+
+Time CopyFit::predict(Bytes s) const {
+  return latency + s / bandwidth;
+}
+
+CopyFit fit_copy(std::vector<CopyPoint> points) {
+  if (points.empty()) throw UsageError("a copy fit needs measurements");
+  std::sort(points.begin(), points.end(),
+            [](const CopyPoint& a, const CopyPoint& b) { return a.size < b.size; });
+  CopyFit f;
+  const CopyPoint& big = points.back();
+  double bytes_per_s = static_cast<double>(big.size.count()) / std::max(big.time.seconds(), 1e-12);
+  if (points.size() >= 2) {
+    const CopyPoint& prev = points[points.size() - 2];
+    const double dt = big.time.seconds() - prev.time.seconds();
+    const double ds = static_cast<double>(big.size.count() - prev.size.count());
+    if (dt > 0 && ds > 0) bytes_per_s = ds / dt;
+  }
+  f.bandwidth =
+      Bandwidth::bits_per_second(std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes_per_s * 8)));
+  const Time small = points.front().time - points.front().size / f.bandwidth;
+  f.latency = std::max(Time::zero(), small);
+  f.points = std::move(points);
+  return f;
+}
+
+Calibration calibration_from_json(const Json& j, const std::string& file) {
+  const JsonCursor root(j, file);
+  if (!root.is_object()) root.fail("a calibration is a JSON object");
+  root.allow_only({"format", "backend", "machine", "copy", "host_to_device", "device_to_host", "peers",
+                   "links", "compute", "collectives"});
+  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  Calibration c;
+  c.backend = root["backend"].as_name();
+  if (c.backend != "host" && c.backend != "cuda" && c.backend != "nccl")
+    root["backend"].fail("expected host, cuda or nccl");
+  if (auto m = root.find("machine")) {
+    if (!m->is_object()) m->fail("expected an object");
+    c.machine = m->json();
+  }
+  if (auto x = root.find("copy")) c.copy = copy_from(*x);
+  if (auto x = root.find("host_to_device")) c.host_to_device = copy_from(*x);
+  if (auto x = root.find("device_to_host")) c.device_to_host = copy_from(*x);
+  if (auto p = root.find("peers"))
+    for (std::size_t i = 0; i < p->size(); ++i) {
+      const JsonCursor e = p->at(i);
+      e.allow_only({"src", "dst", "bandwidth", "latency", "aggregate_bandwidth", "points"});
+      PeerFit pf;
+      pf.src = static_cast<int>(e["src"].as_int_in(0, 1023));
+      pf.dst = static_cast<int>(e["dst"].as_int_in(0, 1023));
+      Json rest = e.json();
+      rest.erase("src");
+      rest.erase("dst");
+      pf.fit = copy_from(JsonCursor(rest, file, e.path()));
+      c.peers.push_back(std::move(pf));
+    }
+  if (auto l = root.find("links")) {
+    if (!l->is_object()) l->fail("expected an object keyed by link kind");
+    for (const auto& [kind, _] : l->json().items()) {
+      const JsonCursor e = (*l)[kind];
+      const auto k = topology::link_kind_from(kind);
+      if (!k) e.fail(fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)", kind));
+      e.allow_only({"efficiency", "latency"});
+      LinkCalibration lc;
+      lc.kind = *k;
+      if (auto x = e.find("efficiency")) lc.efficiency = fraction(*x);
+      if (auto x = e.find("latency")) {
+        lc.latency = x->as_time();
+        if (*lc.latency < Time::zero() || *lc.latency > topology::kMaxHopLatency)
+          x->fail("a hop latency is between 0 and 1 s");
+      }
+      c.links.push_back(lc);
+    }
+  }
+  if (auto cm = root.find("compute"))
+    for (std::size_t i = 0; i < cm->size(); ++i) {
+      const JsonCursor e = cm->at(i);
+      e.allow_only({"gpu_model", "efficiency", "launch_overhead", "memory_bandwidth", "points"});
+      ComputeCalibration cc;
+      cc.gpu_model = e["gpu_model"].as_name();
+      if (auto x = e.find("efficiency")) {
+        if (!x->is_object()) x->fail("expected an object keyed by fp32, fp16, fp64, int8");
+        x->allow_only({"fp32", "fp16", "fp64", "int8"});
+        for (std::size_t k = 0; k < kClassNames.size(); ++k)
+          if (auto v = x->find(kClassNames[k])) cc.efficiency[k] = fraction(*v);
+      }
+      if (auto x = e.find("launch_overhead")) {
+        cc.launch_overhead = x->as_time();
+        if (*cc.launch_overhead < Time::zero()) x->fail("must not be negative");
+      }
+      if (auto x = e.find("memory_bandwidth")) {
+        cc.memory_bandwidth = x->as_bandwidth();
+        if (cc.memory_bandwidth->bps() <= 0) x->fail("must be greater than zero");
+      }
+      if (auto p = e.find("points"))
+        for (std::size_t k = 0; k < p->size(); ++k) {
+          const JsonCursor pt = p->at(k);
+          pt.allow_only({"dtype", "n", "flops", "time"});
+          cc.points.push_back({dtype_from(pt["dtype"]), pt["n"].as_int_in(1, INT64_C(1) << 40),
+                               pt["flops"].as_number(), pt["time"].as_time()});
+        }
+      c.compute.push_back(std::move(cc));
+    }
+  if (auto cl = root.find("collectives"))
+    for (std::size_t i = 0; i < cl->size(); ++i) {
+      const JsonCursor e = cl->at(i);
+      e.allow_only({"op", "gpus", "size", "time", "busbw_GBps"});
+      c.collectives.push_back({e["op"].as_name(), static_cast<int>(e["gpus"].as_int_in(1, 1 << 20)),
+                               e["size"].as_bytes(), e["time"].as_time(), e["busbw_GBps"].as_number()});
+    }
+  return c;
+}
+
+Calibration load_calibration_file(const std::string& file) {
+  return calibration_from_json(read_json_file(file), file);
+}
+
+Json to_json(const Calibration& c) {
+  Json j{{"format", kFormat}, {"backend", c.backend}, {"machine", c.machine}};
+  if (c.copy) j["copy"] = copy_to(*c.copy);
+  if (c.host_to_device) j["host_to_device"] = copy_to(*c.host_to_device);
+  if (c.device_to_host) j["device_to_host"] = copy_to(*c.device_to_host);
+  if (!c.peers.empty()) {
+    Json p = Json::array();
+    for (const auto& pf : c.peers) {
+      Json e{{"src", pf.src}, {"dst", pf.dst}};
+      e.update(copy_to(pf.fit));
+      p.push_back(std::move(e));
+    }
+    j["peers"] = std::move(p);
+  }
+  if (!c.links.empty()) {
+    Json l = Json::object();
+    for (const auto& lc : c.links) {
+      Json e = Json::object();
+      if (lc.efficiency) e["efficiency"] = *lc.efficiency;
+      if (lc.latency) e["latency"] = exact_string(*lc.latency);
+      l[std::string(topology::to_string(lc.kind))] = std::move(e);
+    }
+    j["links"] = std::move(l);
+  }
+  if (!c.compute.empty()) {
+    Json a = Json::array();
+    for (const auto& cc : c.compute) {
+      Json e{{"gpu_model", cc.gpu_model}};
+      Json eff = Json::object();
+      for (std::size_t k = 0; k < kClassNames.size(); ++k)
+        if (cc.efficiency[k]) eff[kClassNames[k]] = *cc.efficiency[k];
+      e["efficiency"] = std::move(eff);
+      if (cc.launch_overhead) e["launch_overhead"] = exact_string(*cc.launch_overhead);
+      if (cc.memory_bandwidth) e["memory_bandwidth"] = exact_string(*cc.memory_bandwidth);
+      Json pts = Json::array();
+      for (const auto& p : cc.points)
+        pts.push_back(Json{{"dtype", std::string(to_string(p.dtype))},
+                           {"n", p.n},
+                           {"flops", p.flops},
+                           {"time", exact_string(p.time)}});
+      e["points"] = std::move(pts);
+      a.push_back(std::move(e));
+    }
+    j["compute"] = std::move(a);
+  }
+  if (!c.collectives.empty()) {
+    Json a = Json::array();
+    for (const auto& p : c.collectives)
+      a.push_back(Json{{"op", p.op},
+                       {"gpus", p.gpus},
+                       {"size", exact_string(p.size)},
+                       {"time", exact_string(p.time)},
+                       {"busbw_GBps", p.busbw_GBps}});
+    j["collectives"] = std::move(a);
+  }
+  return j;
+}
+
+void apply_links(const Calibration& c, topology::Topology& topo) {
+  for (const auto& lc : c.links)
+    for (topology::LinkId id = 0; id < topo.link_count(); ++id) {
+      const auto& l = topo.link(id);
+      if (l.kind != lc.kind) continue;
+      topo.set_link_efficiency_latency(id, lc.efficiency.value_or(l.efficiency),
+                                       lc.latency.value_or(l.latency));
+    }
+}
+
+std::vector<DeviceModel> calibrated_models(const Calibration& c, const std::string& file) {
+  std::vector<DeviceModel> out;
+  for (std::size_t i = 0; i < c.compute.size(); ++i) {
+    const auto& cc = c.compute[i];
+    const DeviceModel* base = find_device_model(cc.gpu_model);
+    if (base == nullptr)
+      throw ConfigError(file, fmt::format("compute[{}].gpu_model", i),
+                        fmt::format("no built-in peaks for GPU model \"{}\" (known: V100, A100, H100, H200)",
+                                    cc.gpu_model));
+    DeviceModel m = *base;
+    for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
+      if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
+    if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
+    if (cc.memory_bandwidth) m.memory_bandwidth = *cc.memory_bandwidth;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace meshsim::sim

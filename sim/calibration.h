@@ -1,0 +1,114 @@
+#pragma once
+// Calibration: measurements of a real machine (meshsim calibrate) that
+// replace the preset numbers in every simulation. Format
+// `meshsim.calibration/1` (docs/calibration-format.md):
+//
+//   backend     the runtime backend that measured (host, cuda, nccl)
+//   machine     free-form description (GPU name, driver, ...)
+//   copy        copies between plan devices on that backend (virtual
+//               devices: inside one GPU's memory): time(S) = latency + S/bandwidth
+//               for one copy, and aggregate_bandwidth for copies on every
+//               stream at once; points are the measurements
+//   host_to_device, device_to_host   the same fit for the PCIe copies
+//   peers       the same fit per ordered GPU pair (several GPUs)
+//   links       per link kind: efficiency (achieved / line rate) and hop
+//               latency; they replace those of every link of that kind
+//   compute     per GPU model: achieved fraction of the dense peak per
+//               dtype class (fp32, fp16, fp64, int8), launch overhead,
+//               memory bandwidth; they replace the built-in roofline's
+//   collectives nccl-tests style points (op, GPUs, size, time, busbw)
+//
+// Applying a calibration changes the topology's links in place and adds
+// compute models to the simulation options; everything not measured keeps
+// its preset value.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/units.h"
+#include "sim/executor.h"
+#include "topology/topology.h"
+
+namespace meshsim::sim {
+
+struct CopyPoint {
+  Bytes size;
+  Time time;
+};
+
+struct CopyFit {
+  Bandwidth bandwidth;  // single copy, large sizes
+  Time latency;         // time of a zero-byte copy
+  std::optional<Bandwidth> aggregate_bandwidth;
+  std::vector<CopyPoint> points;
+
+  [[nodiscard]] Time predict(Bytes s) const;
+};
+
+/// Fits time = latency + S / bandwidth: the bandwidth from the two largest
+/// sizes (their slope; S/t of the largest if the slope is not positive), the
+/// latency from the smallest (never negative). UsageError for no points.
+[[nodiscard]] CopyFit fit_copy(std::vector<CopyPoint> points);
+
+struct PeerFit {
+  int src = 0;
+  int dst = 0;
+  CopyFit fit;
+};
+
+struct LinkCalibration {
+  topology::LinkKind kind = topology::LinkKind::nvlink;
+  std::optional<double> efficiency;
+  std::optional<Time> latency;
+};
+
+struct GemmPoint {
+  DType dtype = DType::bf16;
+  std::int64_t n = 0;  // square n x n x n
+  double flops = 0;
+  Time time;
+};
+
+struct ComputeCalibration {
+  std::string gpu_model;
+  std::array<std::optional<double>, 4> efficiency;  // by DTypeClass
+  std::optional<Time> launch_overhead;
+  std::optional<Bandwidth> memory_bandwidth;
+  std::vector<GemmPoint> points;
+};
+
+struct CollectivePoint {
+  std::string op;  // all_reduce, all_gather, broadcast, ...
+  int gpus = 0;
+  Bytes size;
+  Time time;
+  double busbw_GBps = 0;
+};
+
+struct Calibration {
+  std::string backend;
+  Json machine = Json::object();
+  std::optional<CopyFit> copy;
+  std::optional<CopyFit> host_to_device;
+  std::optional<CopyFit> device_to_host;
+  std::vector<PeerFit> peers;
+  std::vector<LinkCalibration> links;
+  std::vector<ComputeCalibration> compute;
+  std::vector<CollectivePoint> collectives;
+};
+
+/// ConfigError with the file and JSON path on any mistake.
+[[nodiscard]] Calibration load_calibration_file(const std::string& file);
+[[nodiscard]] Calibration calibration_from_json(const Json& j, const std::string& file);
+[[nodiscard]] Json to_json(const Calibration& c);
+
+/// Replaces efficiency and latency of every link of a calibrated kind.
+void apply_links(const Calibration& c, topology::Topology& topo);
+/// The calibrated compute models (built-in peaks, measured efficiencies);
+/// ConfigError (file) for a GPU model meshsim has no peaks for.
+[[nodiscard]] std::vector<DeviceModel> calibrated_models(const Calibration& c, const std::string& file);
+
+}  // namespace meshsim::sim

@@ -1,0 +1,124 @@
+#include "sim/calibration.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "sim/executor.h"
+#include "topology/cluster.h"
+#include "topology/virtual_gpu.h"
+
+using namespace meshsim;
+using namespace meshsim::sim;
+
+namespace {
+
+Json minimal() {
+  return Json::parse(R"({
+    "format": "meshsim.calibration/1",
+    "backend": "cuda",
+    "machine": {"gpu": "NVIDIA H100 80GB HBM3"},
+    "copy": {"bandwidth": "1TBps", "latency": "4us", "aggregate_bandwidth": "1.2TBps",
+             "points": [{"size": "1MiB", "time": "5.048576us"}]},
+    "links": {"nvlink": {"efficiency": 0.5, "latency": "2us"}},
+    "compute": [{"gpu_model": "H100", "efficiency": {"fp16": 0.5}, "launch_overhead": "2us"}]
+  })");
+}
+
+}  // namespace
+
+TEST_CASE("a copy fit recovers latency and bandwidth of exact measurements", "[calibration]") {
+  // time = 5 us + S / 100 GB/s at 4 KiB, 1 MiB, 64 MiB, 1 GiB: the slope of the
+  // two largest gives 100 GB/s, the smallest then gives 5 us.
+  std::vector<CopyPoint> pts;
+  for (Bytes s : {Bytes::KiB(4), Bytes::MiB(1), Bytes::MiB(64), Bytes::GiB(1)})
+    pts.push_back({s, Time::us(5) + s / Bandwidth::GBps(100)});
+  const CopyFit f = fit_copy(pts);
+  CHECK(std::abs(f.bandwidth.bytes_per_second_f() / 100e9 - 1) < 1e-6);
+  CHECK(std::abs(f.latency.seconds() - 5e-6) < 1e-9);
+  CHECK(f.predict(Bytes::MiB(64)) == pts[2].time);
+  CHECK_THROWS_AS(fit_copy({}), UsageError);
+}
+
+TEST_CASE("calibration files round-trip and name the path of mistakes", "[calibration]") {
+  const Calibration c = calibration_from_json(minimal(), "c.json");
+  CHECK(c.backend == "cuda");
+  REQUIRE(c.copy);
+  CHECK(c.copy->aggregate_bandwidth == Bandwidth::GBps(1200));
+  const Json again = to_json(calibration_from_json(to_json(c), "c.json"));
+  CHECK(again == to_json(c));
+
+  auto bad = [](const char* pointer, Json v, const std::string& path) {
+    Json j = minimal();
+    j[Json::json_pointer(pointer)] = std::move(v);
+    try {
+      (void)calibration_from_json(j, "c.json");
+      FAIL("accepted a bad calibration at " << path);
+    } catch (const ConfigError& e) {
+      CHECK(e.json_path() == path);
+    }
+  };
+  bad("/links/nvlink/efficiency", 1.5, "links.nvlink.efficiency");
+  bad("/links/nvlnk", Json::object(), "links.nvlnk");
+  bad("/copy/bandwidth", "1TB", "copy.bandwidth");
+  bad("/format", "meshsim.calibration/2", "format");
+  bad("/backend", "rocm", "backend");
+  bad("/compute/0/efficiency/fp8", 0.5, "compute[0].efficiency.fp8");
+}
+
+TEST_CASE("calibrated links and compute change the simulation", "[calibration]") {
+  // DGX-H100: GPU-GPU goes over 18 NVLink lanes of 25 GB/s at the preset
+  // efficiency. With nvlink efficiency 0.5 the route's bottleneck is
+  // 18 x 25 x 0.5 = 225 GB/s and each of its 2 hops costs 2 us.
+  topology::ClusterSpec cs;
+  cs.host_preset = "dgx-h100";
+  cs.hosts = 1;
+  auto topo = topology::build_cluster(cs);
+  const Calibration c = calibration_from_json(minimal(), "c.json");
+  apply_links(c, topo);
+  const auto& r = topo.route(topo.at("h0/gpu0"), topo.at("h0/gpu1"));
+  CHECK(r.bottleneck == Bandwidth::GBps(225));
+  CHECK(r.latency == Time::us(4));
+
+  // A compute-bound bf16 task of 989e12 x 1e-3 FLOPs takes 1 ms at the H100
+  // peak; at efficiency 0.5 it takes 2 ms, plus the 2 us launch overhead.
+  Plan p;
+  Task t;
+  t.id = "gemm";
+  t.devices = {"h0/gpu0"};
+  t.flops = 989e9;
+  t.dtype = DType::bf16;
+  p.tasks.push_back(t);
+  SimOptions o;
+  o.device_models = calibrated_models(c, "c.json");
+  const auto res = simulate(p, topo, o);
+  CHECK(std::abs(res.makespan.seconds() - (2e-3 + 2e-6)) < 1e-9);
+  Calibration unknown = c;
+  unknown.compute[0].gpu_model = "B200";
+  CHECK_THROWS_AS(calibrated_models(unknown, "c.json"), ConfigError);
+}
+
+TEST_CASE("virtual devices of one GPU share its copy bandwidth", "[calibration][virtual]") {
+  // Single copy 100 GB/s, aggregate 150 GB/s, latency 10 us. One 1 GB send
+  // takes 10 us + 10 ms. Two sends between disjoint pairs at once share the
+  // 150 GB/s: 75 GB/s each, 10 us + 13.333 ms.
+  const auto v = topology::virtual_gpu_topology({"h0/gpu0", "h0/gpu1", "h1/gpu0", "h1/gpu1"}, "H200",
+                                                Bandwidth::GBps(100), Bandwidth::GBps(150), Time::us(10));
+  SimOptions o;
+  o.shared_link = v.memory;
+  auto send = [](const std::string& id, const std::string& a, const std::string& b) {
+    Task t;
+    t.id = id;
+    t.kind = TaskKind::send;
+    t.devices = {a, b};
+    t.size = Bytes(1'000'000'000);
+    return t;
+  };
+  Plan one;
+  one.tasks.push_back(send("a", "h0/gpu0", "h1/gpu1"));
+  CHECK(std::abs(simulate(one, v.topology, o).makespan.seconds() - (10e-6 + 10e-3)) < 1e-9);
+  Plan two = one;
+  two.tasks.push_back(send("b", "h1/gpu0", "h0/gpu1"));
+  CHECK(std::abs(simulate(two, v.topology, o).makespan.seconds() - (10e-6 + 1.0 / 75)) < 1e-8);
+  CHECK_THROWS_AS(topology::virtual_gpu_topology({}, "H200", Bandwidth::GBps(1), Bandwidth::GBps(1), Time{}),
+                  UsageError);
+}
