@@ -1,0 +1,235 @@
+#include "runtime/cuda_backend.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/unit_strings.h"
+#include "runtime/cuda_util.h"
+#include "runtime/kernels.h"
+#include "runtime/work.h"
+
+namespace meshsim::runtime {
+
+namespace {
+
+Time ms_to_time(float ms) {
+  return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(CudaBackendOptions opts) : opts_(std::move(opts)) {
+    int n = 0;
+    cuda_check(cudaGetDeviceCount(&n), "no usable GPU");
+    if (opts_.device < 0 || opts_.device >= n)
+      throw UsageError(fmt::format("GPU {} does not exist ({} GPU{})", opts_.device, n, n == 1 ? "" : "s"));
+    cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
+    cudaDeviceProp p{};
+    cuda_check(cudaGetDeviceProperties(&p, opts_.device), "cudaGetDeviceProperties");
+    gpu_name_ = p.name;
+  }
+
+  ~CudaBackend() override { release(); }
+  CudaBackend(const CudaBackend&) = delete;
+  CudaBackend& operator=(const CudaBackend&) = delete;
+
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+  [[nodiscard]] std::string describe() const override {
+    return fmt::format("{} plan devices as virtual devices on GPU {} ({}); compute: {}", work_.devices.size(),
+                       opts_.device, gpu_name_, cublas_.available() ? "cuBLAS GEMM" : cublas_.why_not());
+  }
+
+  void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
+    release();
+    cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
+    work_ = lower(plan);
+    for (const auto& img : images) {
+      void* p = nullptr;
+      if (!img.empty()) {
+        cuda_check(cudaMalloc(&p, img.size()), "cudaMalloc (plan buffer)");
+        cuda_check(cudaMemcpy(p, img.data(), img.size(), cudaMemcpyHostToDevice), "cudaMemcpy (load)");
+      }
+      buffers_.push_back(static_cast<std::byte*>(p));
+    }
+    for (std::int64_t s : work_.scratch_bytes) {
+      void* p = nullptr;
+      if (s > 0) cuda_check(cudaMalloc(&p, static_cast<std::size_t>(s)), "cudaMalloc (scratch)");
+      scratch_.push_back(static_cast<std::byte*>(p));
+    }
+    // GEMM work areas: one per device, for the largest compute task on it.
+    gemm_work_.assign(work_.devices.size(), nullptr);
+    std::vector<std::int64_t> need(work_.devices.size(), 0);
+    for (const auto& t : plan.tasks)
+      if (t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0) {
+        const auto d = device_index(t.devices[0]);
+        need[d] = std::max(need[d], Cublas::work_bytes(gemm_size_for(t.flops), t.dtype));
+      }
+    for (std::size_t d = 0; d < need.size(); ++d)
+      if (need[d] > 0 && cublas_.available()) {
+        void* p = nullptr;
+        cuda_check(cudaMalloc(&p, static_cast<std::size_t>(need[d])), "cudaMalloc (GEMM work)");
+        cuda_check(cudaMemset(p, 0, static_cast<std::size_t>(need[d])), "cudaMemset");
+        gemm_work_[d] = p;
+      }
+    std::map<std::pair<std::size_t, int>, cudaStream_t> streams;
+    task_stream_.clear();
+    for (const auto& t : plan.tasks) {
+      const auto key = std::pair{device_index(t.devices[0]), t.stream};
+      auto it = streams.find(key);
+      if (it == streams.end()) {
+        cudaStream_t s = nullptr;
+        cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+        it = streams.emplace(key, s).first;
+        streams_.push_back(s);
+      }
+      task_stream_.push_back(it->second);
+    }
+    for (std::size_t i = 0; i < 2 * plan.tasks.size() + 1; ++i) {
+      cudaEvent_t e = nullptr;
+      cuda_check(cudaEventCreate(&e), "cudaEventCreate");
+      events_.push_back(e);
+    }
+    cuda_check(cudaDeviceSynchronize(), "loading the plan");
+  }
+
+  [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
+    const std::size_t n = plan.tasks.size();
+    MESHSIM_ASSERT(task_stream_.size() == n, "run() before load()");
+    cudaEvent_t t0 = events_.back();
+    cudaStream_t first = streams_.empty() ? nullptr : streams_.front();
+    cuda_check(cudaEventRecord(t0, first), "cudaEventRecord");
+    for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
+    for (std::size_t i : schedule.order) {
+      cudaStream_t s = task_stream_[i];
+      for (std::size_t p : schedule.preds[i])
+        if (task_stream_[p] != s) cuda_check(cudaStreamWaitEvent(s, end_event(p), 0), "cudaStreamWaitEvent");
+      cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
+      enqueue(plan.tasks[i], work_.tasks[i], s);
+      cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
+    }
+    wait_all(plan, schedule);
+    std::vector<TaskSpan> spans(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      float a = 0;
+      float b = 0;
+      cuda_check(cudaEventElapsedTime(&a, t0, start_event(i)), "cudaEventElapsedTime");
+      cuda_check(cudaEventElapsedTime(&b, t0, end_event(i)), "cudaEventElapsedTime");
+      spans[i] = {ms_to_time(a), ms_to_time(b)};
+    }
+    return spans;
+  }
+
+  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
+    std::vector<std::vector<std::byte>> out(plan.buffers.size());
+    for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
+      out[b].resize(static_cast<std::size_t>(plan.buffers[b].size.count()));
+      if (!out[b].empty())
+        cuda_check(cudaMemcpy(out[b].data(), buffers_[b], out[b].size(), cudaMemcpyDeviceToHost),
+                   "cudaMemcpy (read back)");
+    }
+    return out;
+  }
+
+ private:
+  [[nodiscard]] cudaEvent_t start_event(std::size_t i) const { return events_[2 * i]; }
+  [[nodiscard]] cudaEvent_t end_event(std::size_t i) const { return events_[2 * i + 1]; }
+
+  [[nodiscard]] std::size_t device_index(const std::string& d) const {
+    return static_cast<std::size_t>(std::lower_bound(work_.devices.begin(), work_.devices.end(), d) -
+                                    work_.devices.begin());
+  }
+
+  void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s) {
+    if (w.compute) {
+      const std::size_t d = device_index(task.devices[0]);
+      if (!task.duration && task.flops > 0 && cublas_.available() && gemm_work_[d] != nullptr) {
+        cublas_.gemm(gemm_size_for(task.flops), task.dtype, gemm_work_[d], s);
+        return;
+      }
+      const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
+      if (t > Time{})
+        cuda_check(meshsim_launch_spin(static_cast<std::uint64_t>(t.count_ps() / 1000), s), "busy kernel");
+      return;
+    }
+    for (const BufferCopy& c : w.copies)
+      enqueue_copy(buffers_[c.dst_buffer], buffers_[c.src_buffer], c.copy, s);
+    for (const ScratchCopy& c : w.scratch)
+      cuda_check(cudaMemcpyAsync(scratch_[c.dst_device], scratch_[c.src_device],
+                                 static_cast<std::size_t>(c.bytes), cudaMemcpyDeviceToDevice, s),
+                 "cudaMemcpyAsync (scratch)");
+  }
+
+  // Polls the end events; no progress for opts_.timeout → the first task
+  // (in schedule order) still waiting is named.
+  void wait_all(const sim::Plan& plan, const Schedule& schedule) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<bool> done(plan.tasks.size(), false);
+    std::size_t left = plan.tasks.size();
+    auto last_progress = Clock::now();
+    const auto limit = std::chrono::nanoseconds(opts_.timeout.count_ps() / 1000);
+    while (left > 0) {
+      bool progress = false;
+      for (std::size_t i : schedule.order) {
+        if (done[i]) continue;
+        const cudaError_t e = cudaEventQuery(end_event(i));
+        if (e == cudaSuccess) {
+          done[i] = true;
+          --left;
+          progress = true;
+        } else if (e != cudaErrorNotReady) {
+          cuda_check(e, fmt::format("task \"{}\"", plan.tasks[i].id).c_str());
+        }
+      }
+      if (progress) {
+        last_progress = Clock::now();
+      } else if (Clock::now() - last_progress > limit) {
+        for (std::size_t i : schedule.order)
+          if (!done[i])
+            throw UsageError(fmt::format("timed out after {}: task \"{}\" on {} has not finished",
+                                         human_string(opts_.timeout), plan.tasks[i].id,
+                                         plan.tasks[i].devices[0]));
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    }
+  }
+
+  void release() {
+    (void)cudaDeviceSynchronize();
+    for (auto* p : buffers_) (void)cudaFree(p);
+    for (auto* p : scratch_) (void)cudaFree(p);
+    for (auto* p : gemm_work_) (void)cudaFree(p);
+    for (auto s : streams_) (void)cudaStreamDestroy(s);
+    for (auto e : events_) (void)cudaEventDestroy(e);
+    buffers_.clear();
+    scratch_.clear();
+    gemm_work_.clear();
+    streams_.clear();
+    events_.clear();
+    task_stream_.clear();
+  }
+
+  CudaBackendOptions opts_;
+  std::string gpu_name_;
+  Cublas cublas_;
+  PlanWork work_;
+  std::vector<std::byte*> buffers_;
+  std::vector<std::byte*> scratch_;
+  std::vector<void*> gemm_work_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaStream_t> task_stream_;
+  std::vector<cudaEvent_t> events_;  // start, end per task; the last is t0
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& opts) {
+  return std::make_unique<CudaBackend>(opts);
+}
+
+}  // namespace meshsim::runtime

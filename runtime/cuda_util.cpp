@@ -1,0 +1,115 @@
+#include "runtime/cuda_util.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "sim/compute_model.h"
+
+namespace meshsim::runtime {
+
+void cuda_check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw UsageError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+
+std::string gpu_model_of(const std::string& device_name) {
+  for (const char* m : {"H200", "H100", "A100", "V100"})
+    if (device_name.find(m) != std::string::npos) return m;
+  return device_name;
+}
+
+Cublas::Cublas() {
+  lib_ = std::make_unique<DynLib>(
+      std::vector<std::string>{"libcublas.so.13", "libcublas.so.12", "libcublas.so"});
+  if (!lib_->loaded()) {
+    why_not_ = fmt::format("cuBLAS not found ({})", lib_->error());
+    return;
+  }
+  try {
+    const auto create = lib_->function<Create>("cublasCreate_v2");
+    destroy_ = lib_->function<Destroy>("cublasDestroy_v2");
+    set_stream_ = lib_->function<SetStream>("cublasSetStream_v2");
+    gemm_ = lib_->function<GemmEx>("cublasGemmEx");
+    if (create(&handle_) != CUBLAS_STATUS_SUCCESS) {
+      handle_ = nullptr;
+      why_not_ = "cublasCreate failed";
+    }
+  } catch (const UsageError& e) {
+    why_not_ = e.what();
+  }
+}
+
+Cublas::~Cublas() {
+  if (handle_ != nullptr && destroy_ != nullptr) destroy_(handle_);
+}
+
+std::int64_t Cublas::work_bytes(std::int64_t n, sim::DType dtype) {
+  const bool half = sim::dtype_class(dtype) == sim::DTypeClass::fp16;
+  return 3 * n * n * (half ? 2 : 4);
+}
+
+void Cublas::gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream) {
+  MESHSIM_ASSERT(available(), "gemm without cuBLAS");
+  const bool half = sim::dtype_class(dtype) == sim::DTypeClass::fp16;
+  const cudaDataType t = !half ? CUDA_R_32F : dtype == sim::DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const std::int64_t e = half ? 2 : 4;
+  auto* base = static_cast<char*>(work);
+  const float alpha = 1.0F;
+  const float beta = 0.0F;
+  const int m = static_cast<int>(n);
+  if (set_stream_(handle_, stream) != CUBLAS_STATUS_SUCCESS) throw UsageError("cublasSetStream failed");
+  const cublasStatus_t s =
+      gemm_(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, base, t, m, base + n * n * e, t, m, &beta,
+            base + 2 * n * n * e, t, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw UsageError(fmt::format("cublasGemmEx failed (status {})", static_cast<int>(s)));
+}
+
+void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s) {
+  if (c.row_bytes == 0) return;
+  const auto width = static_cast<std::size_t>(c.row_bytes);
+  if (c.outer.empty()) {
+    cuda_check(cudaMemcpyAsync(dst + c.dst_offset, src + c.src_offset, width, cudaMemcpyDeviceToDevice, s),
+               "cudaMemcpyAsync");
+    return;
+  }
+  const StridedCopy::Dim& in = c.outer.back();
+  if (c.outer.size() == 2) {
+    const StridedCopy::Dim& out = c.outer.front();
+    if (out.src_stride % in.src_stride == 0 && out.dst_stride % in.dst_stride == 0 && in.src_stride > 0 &&
+        in.dst_stride > 0) {
+      cudaMemcpy3DParms p{};
+      // The pitched pointers start at the region's first byte: y walks the
+      // inner outer-dimension (pitch = its stride), z the outer one
+      // (slice = pitch × ysize = its stride).
+      p.srcPtr =
+          cudaPitchedPtr{const_cast<std::byte*>(src + c.src_offset), static_cast<std::size_t>(in.src_stride),
+                         width, static_cast<std::size_t>(out.src_stride / in.src_stride)};
+      p.dstPtr = cudaPitchedPtr{dst + c.dst_offset, static_cast<std::size_t>(in.dst_stride), width,
+                                static_cast<std::size_t>(out.dst_stride / in.dst_stride)};
+      p.extent = cudaExtent{width, static_cast<std::size_t>(in.count), static_cast<std::size_t>(out.count)};
+      p.kind = cudaMemcpyDeviceToDevice;
+      cuda_check(cudaMemcpy3DAsync(&p, s), "cudaMemcpy3DAsync");
+      return;
+    }
+  }
+  // 2-D copies over the innermost outer dimension, one per index of the others.
+  StridedCopy rest = c;
+  rest.outer.pop_back();
+  rest.row_bytes = 1;  // for_each_row visits every combination of the remaining dimensions
+  rest.for_each_row([&](std::int64_t so, std::int64_t d) {
+    cuda_check(cudaMemcpy2DAsync(dst + d, static_cast<std::size_t>(in.dst_stride), src + so,
+                                 static_cast<std::size_t>(in.src_stride), width,
+                                 static_cast<std::size_t>(in.count), cudaMemcpyDeviceToDevice, s),
+               "cudaMemcpy2DAsync");
+  });
+}
+
+std::int64_t gemm_size_for(double flops) {
+  const double n = std::cbrt(std::max(flops, 0.0) / 2.0);
+  return std::max<std::int64_t>(64, static_cast<std::int64_t>(std::llround(n / 64.0)) * 64);
+}
+
+}  // namespace meshsim::runtime

@@ -1,0 +1,28 @@
+// The CUDA backend's only kernel: a timed busy-wait, for compute tasks that
+// give a duration (and as a stand-in for GEMMs when cuBLAS is missing).
+// It spins one thread on the GPU's global nanosecond timer.
+
+#include <cstdint>
+
+#include "runtime/kernels.h"
+
+namespace {
+
+__device__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(std::uint64_t ns) {
+  const std::uint64_t t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
+
+}  // namespace
+
+cudaError_t meshsim_launch_spin(std::uint64_t ns, cudaStream_t stream) {
+  spin_kernel<<<1, 1, 0, stream>>>(ns);
+  return cudaGetLastError();
+}

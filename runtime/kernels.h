@@ -1,0 +1,9 @@
+#pragma once
+// Kernels of the CUDA backend (kernels.cu, compiled by nvcc).
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+/// Enqueues a kernel that keeps one GPU thread busy for `ns` nanoseconds.
+cudaError_t meshsim_launch_spin(std::uint64_t ns, cudaStream_t stream);

@@ -1,0 +1,38 @@
+#pragma once
+// The NCCL backend: one GPU per plan device (rank r = the r-th plan device
+// in sorted order runs on GPU r), a single process driving every local
+// GPU. NCCL is loaded at run time (libnccl.so.2), so the binaries start
+// without it.
+//
+// Communicators: ncclCommInitAll over all ranks (point-to-point), then one
+// ncclCommSplit per broadcast/collective group of the program (nccl_calls.h),
+// created once per plan in load(). Execution follows the program: per task,
+// each involved rank's stream waits for the task's predecessors (on every
+// rank they ran on), records a start event, packs strided send regions into
+// a staging area, and the task's calls of all ranks are issued in one
+// ncclGroupStart/End; received strided regions are unpacked, end events
+// recorded. Compute tasks run the busy kernel (duration, or compute_time).
+// A watchdog polls the end events: if none completes for `timeout`, every
+// communicator is aborted (ncclCommAbort) and the error names the task and
+// rank that were waiting.
+//
+// NCCL refuses two ranks of one communicator on one GPU (DESIGN.md §7):
+// plans with more devices than GPUs run on the cuda backend instead.
+
+#include <functional>
+#include <memory>
+
+#include "runtime/backend.h"
+
+namespace meshsim::runtime {
+
+struct NcclBackendOptions {
+  Time timeout = Time::s(60);
+  std::function<Time(const sim::Task&)> compute_time;
+};
+
+/// UsageError when this build has no CUDA, NCCL cannot be loaded, or the
+/// machine has fewer GPUs than the plan has devices (checked in load()).
+[[nodiscard]] std::unique_ptr<Backend> make_nccl_backend(const NcclBackendOptions& opts = {});
+
+}  // namespace meshsim::runtime

@@ -1,0 +1,203 @@
+#include "runtime/nccl_calls.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::runtime {
+
+std::string_view to_string(NcclOp op) {
+  switch (op) {
+    case NcclOp::send: return "send";
+    case NcclOp::recv: return "recv";
+    case NcclOp::local_copy: return "local_copy";
+    case NcclOp::broadcast: return "broadcast";
+    case NcclOp::all_gather: return "all_gather";
+    case NcclOp::reduce_scatter: return "reduce_scatter";
+    case NcclOp::all_reduce: return "all_reduce";
+  }
+  return "?";
+}
+
+NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
+  NcclProgram p;
+  for (const auto& t : plan.tasks) p.devices.insert(p.devices.end(), t.devices.begin(), t.devices.end());
+  for (const auto& b : plan.buffers) p.devices.push_back(b.device);
+  std::sort(p.devices.begin(), p.devices.end());
+  p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
+  auto rank = [&](const std::string& d) {
+    return static_cast<int>(std::lower_bound(p.devices.begin(), p.devices.end(), d) - p.devices.begin());
+  };
+  std::unordered_map<std::string, int> buffer_rank;
+  for (const auto& b : plan.buffers) buffer_rank.emplace(b.name, rank(b.device));
+  std::unordered_map<std::string, const sim::Tensor*> tensors;
+  for (const auto& t : plan.tensors) tensors.emplace(t.name, &t);
+
+  p.calls.resize(p.devices.size());
+  NcclComm world;
+  for (int r = 0; r < static_cast<int>(p.devices.size()); ++r) world.ranks.push_back(r);
+  p.comms.push_back(world);
+  std::map<std::vector<int>, int> comm_of;
+  auto group_comm = [&](const sim::Task& t, std::size_t task) {
+    std::vector<int> ranks;
+    for (const auto& d : t.devices) ranks.push_back(rank(d));
+    auto [it, fresh] = comm_of.emplace(ranks, static_cast<int>(p.comms.size()));
+    if (fresh) p.comms.push_back(NcclComm{ranks, task});
+    return it->second;
+  };
+  auto pair = [&](std::size_t task, int a, int b, std::int64_t bytes, std::size_t region) {
+    if (a == b) {
+      p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::local_copy, 0, a, bytes, region});
+      return;
+    }
+    p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, 0, b, bytes, region});
+    p.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, 0, a, bytes, region});
+  };
+  auto region_bytes = [&](const sim::Region& r) {
+    return sim::region_bytes(*tensors.at(r.tensor), r).count();
+  };
+  auto regions_as_pairs = [&](std::size_t i) {
+    const auto& t = plan.tasks[i];
+    for (std::size_t k = 0; k < t.payload.size(); ++k) {
+      const auto& r = t.payload[k];
+      pair(i, buffer_rank.at(r.src_buffer), buffer_rank.at(r.dst_buffer), region_bytes(r), k);
+    }
+  };
+
+  for (std::size_t i : schedule.order) {
+    const auto& t = plan.tasks[i];
+    switch (t.kind) {
+      case sim::TaskKind::compute: break;
+      case sim::TaskKind::send:
+        if (t.payload.empty())
+          pair(i, rank(t.devices[0]), rank(t.devices[1]), t.size.count(), kScratch);
+        else
+          regions_as_pairs(i);
+        break;
+      case sim::TaskKind::broadcast: {
+        const int root = rank(t.devices[0]);
+        bool one_box = !t.payload.empty();
+        for (const auto& r : t.payload)
+          one_box = one_box && r.tensor == t.payload[0].tensor && r.box == t.payload[0].box &&
+                    buffer_rank.at(r.src_buffer) == root && buffer_rank.at(r.dst_buffer) != root;
+        // Each receiver must get exactly one region.
+        if (one_box) {
+          std::vector<int> got;
+          for (const auto& r : t.payload) got.push_back(buffer_rank.at(r.dst_buffer));
+          std::sort(got.begin(), got.end());
+          one_box =
+              std::adjacent_find(got.begin(), got.end()) == got.end() && got.size() + 1 == t.devices.size();
+        }
+        if (!t.payload.empty() && !one_box) {
+          regions_as_pairs(i);
+          break;
+        }
+        const int comm = group_comm(t, i);
+        const std::int64_t bytes = t.payload.empty() ? t.size.count() : region_bytes(t.payload[0]);
+        for (const auto& d : t.devices) {
+          std::size_t region = kScratch;
+          if (!t.payload.empty()) {
+            region = 0;  // the root reads region 0's source
+            for (std::size_t k = 0; k < t.payload.size(); ++k)
+              if (buffer_rank.at(t.payload[k].dst_buffer) == rank(d)) region = k;
+          }
+          p.calls[static_cast<std::size_t>(rank(d))].push_back(
+              {i, NcclOp::broadcast, comm, 0, bytes, region});
+        }
+        break;
+      }
+      case sim::TaskKind::collective: {
+        if (!t.payload.empty()) {
+          regions_as_pairs(i);
+          break;
+        }
+        if (t.op == sim::CollectiveOp::all_to_all) {
+          const auto n = static_cast<std::int64_t>(t.devices.size());
+          for (const auto& a : t.devices)
+            for (const auto& b : t.devices)
+              if (a != b) pair(i, rank(a), rank(b), t.size.count() / n, kScratch);
+          break;
+        }
+        const int comm = group_comm(t, i);
+        const NcclOp op = t.op == sim::CollectiveOp::all_gather       ? NcclOp::all_gather
+                          : t.op == sim::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
+                                                                      : NcclOp::all_reduce;
+        for (const auto& d : t.devices)
+          p.calls[static_cast<std::size_t>(rank(d))].push_back({i, op, comm, -1, t.size.count(), kScratch});
+        break;
+      }
+    }
+  }
+  return p;
+}
+
+std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& plan) {
+  std::vector<std::string> problems;
+  const auto nranks = static_cast<int>(p.devices.size());
+  // Collectives: per communicator, every member's sequence is the same;
+  // non-members issue nothing on it.
+  for (std::size_t c = 1; c < p.comms.size(); ++c) {
+    const auto& members = p.comms[c].ranks;
+    std::vector<std::tuple<std::size_t, NcclOp, int, std::int64_t>> ref;
+    bool first = true;
+    for (int r = 0; r < nranks; ++r) {
+      std::vector<std::tuple<std::size_t, NcclOp, int, std::int64_t>> seq;
+      for (const auto& call : p.calls[static_cast<std::size_t>(r)])
+        if (call.comm == static_cast<int>(c)) seq.emplace_back(call.task, call.op, call.peer, call.bytes);
+      const bool member = std::find(members.begin(), members.end(), r) != members.end();
+      if (!member) {
+        if (!seq.empty())
+          problems.push_back(fmt::format("rank {} ({}) issues calls on communicator {} it is not in", r,
+                                         p.devices[static_cast<std::size_t>(r)], c));
+        continue;
+      }
+      if (first) {
+        ref = std::move(seq);
+        first = false;
+      } else if (seq != ref) {
+        problems.push_back(
+            fmt::format("communicator {}: rank {} ({}) issues its collectives in a different order", c, r,
+                        p.devices[static_cast<std::size_t>(r)]));
+      }
+    }
+    for (const auto& [task, op, root, bytes] : ref)
+      if (op == NcclOp::broadcast && (root < 0 || root >= static_cast<int>(members.size())))
+        problems.push_back(fmt::format("task \"{}\": broadcast root {} is not a rank of its communicator",
+                                       plan.tasks[task].id, root));
+  }
+  // Point to point: the sends a → b, in a's order, match b's receives from a.
+  for (int a = 0; a < nranks; ++a)
+    for (int b = 0; b < nranks; ++b) {
+      if (a == b) continue;
+      std::vector<std::pair<std::size_t, std::int64_t>> sends;
+      std::vector<std::pair<std::size_t, std::int64_t>> recvs;
+      for (const auto& call : p.calls[static_cast<std::size_t>(a)])
+        if (call.op == NcclOp::send && call.peer == b) sends.emplace_back(call.task, call.bytes);
+      for (const auto& call : p.calls[static_cast<std::size_t>(b)])
+        if (call.op == NcclOp::recv && call.peer == a) recvs.emplace_back(call.task, call.bytes);
+      if (sends != recvs)
+        problems.push_back(fmt::format("{} -> {}: {} sends do not match {} receives in order and size",
+                                       p.devices[static_cast<std::size_t>(a)],
+                                       p.devices[static_cast<std::size_t>(b)], sends.size(), recvs.size()));
+    }
+  // Groups: a rank's calls of one task are consecutive (one ncclGroup).
+  for (int r = 0; r < nranks; ++r) {
+    std::vector<std::size_t> seen;
+    const auto& calls = p.calls[static_cast<std::size_t>(r)];
+    for (std::size_t k = 0; k < calls.size(); ++k)
+      if (k == 0 || calls[k].task != calls[k - 1].task) {
+        if (std::find(seen.begin(), seen.end(), calls[k].task) != seen.end())
+          problems.push_back(fmt::format("rank {}: the calls of task \"{}\" are split into two groups", r,
+                                         plan.tasks[calls[k].task].id));
+        seen.push_back(calls[k].task);
+      }
+  }
+  return problems;
+}
+
+}  // namespace meshsim::runtime
