@@ -59,8 +59,7 @@ sim::Calibration calibrate_host(const CalibrateOptions& opts) {
     best = std::min(best, elapsed(t0, Clock::now()));
   }
   const double bytes = static_cast<double>(each) * threads;
-  c.copy->aggregate_bandwidth =
-      Bandwidth::bits_per_second(static_cast<std::int64_t>(bytes * 8 / std::max(best.seconds(), 1e-12)));
+  c.copy->aggregate_bandwidth = sim::round_rate(bytes / std::max(best.seconds(), 1e-12));
   if (opts.progress)
     opts.progress(fmt::format("memcpy on {} threads at once: {} in all", threads,
                               human_string(*c.copy->aggregate_bandwidth)));

@@ -142,8 +142,8 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
       }
       if (r > 0) best = std::min(best, Time::ps(static_cast<std::int64_t>(static_cast<double>(worst) * 1e9)));
     }
-    c.copy->aggregate_bandwidth = Bandwidth::bits_per_second(static_cast<std::int64_t>(
-        static_cast<double>(piece * kStreams) * 8 / std::max(best.seconds(), 1e-12)));
+    c.copy->aggregate_bandwidth =
+        sim::round_rate(static_cast<double>(piece * kStreams) / std::max(best.seconds(), 1e-12));
     say(fmt::format("device copies on {} streams at once: {} in all", kStreams,
                     human_string(*c.copy->aggregate_bandwidth)));
     for (auto x : ss) (void)cudaStreamDestroy(x);

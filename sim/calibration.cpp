@@ -1,6 +1,7 @@
 #include "sim/calibration.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -59,6 +60,11 @@ DType dtype_from(const JsonCursor& c) {
 
 }  // namespace
 
+Bandwidth round_rate(double bytes_per_second) {
+  const auto mb = std::max<std::int64_t>(1, std::llround(bytes_per_second / 1e6));
+  return Bandwidth::bytes_per_second(mb * 1'000'000);
+}
+
 Time CopyFit::predict(Bytes s) const {
   return latency + s / bandwidth;
 }
@@ -76,8 +82,7 @@ CopyFit fit_copy(std::vector<CopyPoint> points) {
     const double ds = static_cast<double>(big.size.count() - prev.size.count());
     if (dt > 0 && ds > 0) bytes_per_s = ds / dt;
   }
-  f.bandwidth =
-      Bandwidth::bits_per_second(std::max<std::int64_t>(1, static_cast<std::int64_t>(bytes_per_s * 8)));
+  f.bandwidth = round_rate(bytes_per_s);
   const Time small = points.front().time - points.front().size / f.bandwidth;
   f.latency = std::max(Time::zero(), small);
   f.points = std::move(points);

@@ -48,6 +48,9 @@ struct CopyFit {
   [[nodiscard]] Time predict(Bytes s) const;
 };
 
+/// A measured rate, rounded to whole MB/s (what the measurement can tell).
+[[nodiscard]] Bandwidth round_rate(double bytes_per_second);
+
 /// Fits time = latency + S / bandwidth: the bandwidth from the two largest
 /// sizes (their slope; S/t of the largest if the slope is not positive), the
 /// latency from the smallest (never negative). UsageError for no points.

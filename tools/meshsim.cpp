@@ -1,5 +1,6 @@
-// The meshsim command line. Exit codes: 0 success, 2 bad input (a message
-// names the file, JSON path or argument), 3 internal error (a bug).
+// The meshsim command line. Exit codes: 0 success, 1 a plan ran but its
+// bytes did not verify, 2 bad input (a message names the file, JSON path or
+// argument), 3 internal error (a bug).
 
 #include <cstdio>
 
@@ -21,12 +22,17 @@ int main(int argc, char** argv) {
   meshsim::cli::add_sim_commands(app);
   meshsim::cli::add_reshard_command(app);
   meshsim::cli::add_study_command(app);
+  meshsim::cli::add_runtime_commands(app);
   meshsim::cli::add_info_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const meshsim::cli::VerificationFailed& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "meshsim: {}\n", e.what());
+    return 1;
   } catch (const meshsim::Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "meshsim: error: {}\n", e.what());

@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/error.h"
+
 namespace meshsim::cli {
 
 void add_topo_commands(CLI::App& app);
@@ -11,5 +13,12 @@ void add_info_command(CLI::App& app);
 void add_sim_commands(CLI::App& app);
 void add_reshard_command(CLI::App& app);
 void add_study_command(CLI::App& app);
+void add_runtime_commands(CLI::App& app);
+
+/// A plan ran but some destination bytes were wrong: exit status 1.
+class VerificationFailed : public Error {
+ public:
+  using Error::Error;
+};
 
 }  // namespace meshsim::cli

@@ -15,6 +15,7 @@
 #include "runtime/host_backend.h"
 #include "sim/executor.h"
 #include "sim/plan_json.h"
+#include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
@@ -28,6 +29,7 @@ namespace {
 
 struct ReshardArgs {
   TopologySource topology;
+  CalibrationOption calibration;
   std::string tensor;
   std::string src_mesh, src_spec, dst_mesh, dst_spec;
   std::string strategy = "all";
@@ -38,8 +40,9 @@ struct ReshardArgs {
   bool json = false;
 };
 
-void run_reshard(const ReshardArgs& a) {
-  const topology::Topology topo = a.topology.load();
+void run_reshard(ReshardArgs& a) {
+  topology::Topology topo = a.topology.load();
+  a.calibration.apply(topo);
   planner::ReshardProblem p;
   p.tensor = planner::parse_tensor_arg(a.tensor);
   p.src = topology::select_mesh(topo, a.src_mesh);
@@ -150,6 +153,7 @@ void add_reshard_command(CLI::App& app) {
   auto a = std::make_shared<ReshardArgs>();
   auto* cmd = app.add_subcommand("reshard", "Plan and simulate a cross-mesh resharding with each strategy");
   a->topology.add_to(*cmd, "--topology");
+  a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 1024x1024x512:int32")->required();
   cmd->add_option("--src-mesh", a->src_mesh, "Source mesh selector, e.g. hosts=0-1")->required();
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R R\"")->required();

@@ -13,6 +13,7 @@
 #include "sim/executor.h"
 #include "sim/plan_json.h"
 #include "sim/ring_order.h"
+#include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
@@ -27,17 +28,19 @@ namespace {
 struct SimulateArgs {
   std::string plan;
   TopologySource topology;
+  CalibrationOption calibration;
   std::string trace;
   std::string csv;
   bool json = false;
   std::size_t top = 5;
 };
 
-void run_simulate(const SimulateArgs& a) {
-  const topology::Topology topo = a.topology.load();
+void run_simulate(SimulateArgs& a) {
+  topology::Topology topo = a.topology.load();
   sim::Plan plan = sim::load_plan_file(a.plan);
   sim::check_plan_devices(plan, topo, a.plan);
   sim::SimOptions opts;
+  a.calibration.apply(topo, opts);
   opts.record_link_timeline = !a.trace.empty();
   const sim::SimResult r = sim::simulate(plan, topo, opts);
   if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(plan, topo, r).dump() + "\n");
@@ -90,6 +93,7 @@ void run_simulate(const SimulateArgs& a) {
 struct CollectiveArgs {
   std::string op;
   TopologySource topology;
+  CalibrationOption calibration;
   std::string group = "all";
   std::string size;
   std::string sweep;
@@ -131,8 +135,9 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
   return out;
 }
 
-void run_collective(const CollectiveArgs& a) {
-  const topology::Topology topo = a.topology.load();
+void run_collective(CollectiveArgs& a) {
+  topology::Topology topo = a.topology.load();
+  a.calibration.apply(topo);
   const topology::DeviceMesh mesh = topology::select_mesh(topo, a.group);
   const std::vector<topology::NodeId> ring = sim::ring_order(topo, mesh.devices);
   const auto n = static_cast<double>(ring.size());
@@ -221,6 +226,7 @@ void add_sim_commands(CLI::App& app) {
     auto* cmd = app.add_subcommand("simulate", "Simulate a plan (meshsim.plan/1) on a topology");
     cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
     a->topology.add_to(*cmd, "--topology");
+    a->calibration.add_to(*cmd);
     cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
     cmd->add_option("--csv", a->csv, "Write one row per task");
     cmd->add_option("--top", a->top, "How many busiest links to list (default 5)")
@@ -238,6 +244,7 @@ void add_sim_commands(CLI::App& app) {
         ->check(
             CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall", "broadcast", "sendrecv"}));
     a->topology.add_to(*cmd, "--topology");
+    a->calibration.add_to(*cmd);
     cmd->add_option("--group", a->group, "GPUs taking part, a mesh selector (default: all)");
     cmd->add_option("--size", a->size, "One size, e.g. 1GiB (all-gather/reduce-scatter: the whole array)");
     cmd->add_option("--sweep", a->sweep, "Sizes LOW:HIGH doubling, e.g. 8B:8GiB");

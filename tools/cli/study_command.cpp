@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "planner/study.h"
+#include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
@@ -25,12 +26,13 @@ namespace {
 
 struct StudyArgs {
   std::string file;
+  CalibrationOption calibration;
   std::string out;
   bool json = false;
   bool no_plots = false;
 };
 
-void run_study(const StudyArgs& a) {
+void run_study(StudyArgs& a) {
   const planner::Study s = planner::load_study(a.file);
   topology::Topology topo = [&] {
     if (topology::find_host_preset(s.topology) != nullptr) {
@@ -40,6 +42,7 @@ void run_study(const StudyArgs& a) {
     }
     return topology::load_topology_file(s.topology);
   }();
+  a.calibration.apply(topo);
   const bool tty = !a.json;
   const auto rows = planner::run_study(s, topo, [&](std::size_t done, std::size_t total) {
     if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);
@@ -117,6 +120,7 @@ void add_study_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("study", "Run a study file (meshsim.study/1): every case x strategy x balance");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
+  a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,
                   "Directory for results.csv, results.json and one PNG chart per case group");
   cmd->add_flag("--no-plots", a->no_plots, "Do not draw the charts");

@@ -1,0 +1,28 @@
+#include "tools/cli/calibration_option.h"
+
+namespace meshsim::cli {
+
+void CalibrationOption::add_to(CLI::App& cmd) {
+  cmd.add_option("--calibration", file,
+                 "Measurements from `meshsim calibrate` (meshsim.calibration/1): its link efficiencies, "
+                 "latencies and compute efficiencies replace the preset numbers");
+}
+
+const sim::Calibration* CalibrationOption::get() {
+  if (file.empty()) return nullptr;
+  if (!loaded) loaded = sim::load_calibration_file(file);
+  return &*loaded;
+}
+
+void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts) {
+  if (const auto* c = get()) {
+    sim::apply_links(*c, topo);
+    opts.device_models = sim::calibrated_models(*c, file);
+  }
+}
+
+void CalibrationOption::apply(topology::Topology& topo) {
+  if (const auto* c = get()) sim::apply_links(*c, topo);
+}
+
+}  // namespace meshsim::cli

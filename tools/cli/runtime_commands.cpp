@@ -1,0 +1,445 @@
+// `meshsim run`, `meshsim calibrate` and `meshsim validate`: the plan on
+// real memory (host, cuda, nccl backends), the machine measured, and the
+// simulator's prediction compared with the measurement.
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/unit_strings.h"
+#include "runtime/calibrate.h"
+#include "runtime/cuda_backend.h"
+#include "runtime/executor.h"
+#include "runtime/host_backend.h"
+#include "runtime/nccl_backend.h"
+#include "sim/calibration.h"
+#include "sim/executor.h"
+#include "sim/plan_json.h"
+#include "tools/cli/calibration_option.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/output.h"
+#include "tools/cli/table.h"
+#include "tools/cli/topology_source.h"
+#include "topology/virtual_gpu.h"
+#include "traces/trace_export.h"
+
+namespace meshsim::cli {
+
+namespace {
+
+struct BackendArgs {
+  std::string backend = "host";
+  int threads = 0;
+  int device = 0;
+  std::string timeout = "60s";
+  int iterations = 1;
+  int warmup = 0;
+  bool no_verify = false;
+
+  void add_to(CLI::App& cmd, int default_iterations) {
+    iterations = default_iterations;
+    cmd.add_option("--backend,-b", backend,
+                   "host (always built: plan devices are host memory), cuda (virtual devices on one GPU) or "
+                   "nccl (one GPU per plan device)")
+        ->check(CLI::IsMember({"host", "cuda", "nccl"}));
+    cmd.add_option("--iterations", iterations,
+                   fmt::format("Timed runs; the median is reported (default {})", default_iterations))
+        ->check(CLI::Range(1, 100000));
+    cmd.add_option("--warmup", warmup, "Untimed runs first (default 0)")->check(CLI::Range(0, 100000));
+    cmd.add_option("--threads", threads, "host: worker threads (default: the hardware's)")
+        ->check(CLI::Range(0, 4096));
+    cmd.add_option("--device", device, "cuda: the GPU to use (default 0)")->check(CLI::Range(0, 1023));
+    cmd.add_option("--timeout", timeout,
+                   "cuda, nccl: give up when no task finishes for this long (default 60s)");
+    cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
+  }
+
+  [[nodiscard]] Time timeout_time() const {
+    try {
+      const Time t = parse_time(timeout);
+      if (t <= Time::zero()) throw UsageError("--timeout must be positive");
+      return t;
+    } catch (const ParseError& e) {
+      throw UsageError(fmt::format("--timeout: {}", e.what()));
+    }
+  }
+
+  [[nodiscard]] std::unique_ptr<runtime::Backend> make(std::function<Time(const sim::Task&)> compute) const {
+    if (backend == "cuda")
+      return runtime::make_cuda_backend(
+          {.device = device, .timeout = timeout_time(), .compute_time = compute});
+    if (backend == "nccl")
+      return runtime::make_nccl_backend({.timeout = timeout_time(), .compute_time = compute});
+    return runtime::make_host_backend({.threads = threads, .compute_time = compute});
+  }
+};
+
+std::vector<std::string> plan_devices(const sim::Plan& plan) {
+  std::vector<std::string> d;
+  for (const auto& t : plan.tasks) d.insert(d.end(), t.devices.begin(), t.devices.end());
+  for (const auto& b : plan.buffers) d.push_back(b.device);
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  return d;
+}
+
+// The roofline the host backend waits for on compute tasks (and the cuda
+// backend runs when cuBLAS is missing): that of the GPU each device is in `topo`.
+std::function<Time(const sim::Task&)> roofline(const topology::Topology* topo, const sim::SimOptions& opts) {
+  if (topo == nullptr) return {};
+  auto models = std::make_shared<std::vector<sim::DeviceModel>>(opts.device_models);
+  return [topo, models](const sim::Task& t) -> Time {
+    if (t.duration) return *t.duration;
+    const auto n = topo->find(t.devices[0]);
+    if (!n) return Time{};
+    const std::string& m = topo->node(*n).model;
+    for (const auto& dm : *models)
+      if (dm.name == m) return dm.kernel_time(t.flops, t.mem_bytes, t.dtype);
+    const sim::DeviceModel* dm = sim::find_device_model(m);
+    return dm != nullptr ? dm->kernel_time(t.flops, t.mem_bytes, t.dtype) : Time{};
+  };
+}
+
+Json mismatches_json(const runtime::Verification& v) {
+  Json out = Json::array();
+  for (const auto& m : v.mismatches)
+    out.push_back(Json{{"task", m.task},
+                       {"buffer", m.buffer},
+                       {"device", m.device},
+                       {"tensor", m.tensor},
+                       {"index", m.index},
+                       {"coords", m.coords},
+                       {"expected", m.expected},
+                       {"actual", m.actual},
+                       {"bad_elements", m.bad_in_buffer}});
+  return out;
+}
+
+std::string verification_line(const runtime::RunReport& rep) {
+  if (!rep.verified) return "not verified (--no-verify)";
+  const auto& v = rep.check;
+  if (v.ok)
+    return fmt::format("verified: {} elements in {} destination buffers, all correct", v.elements_checked,
+                       v.buffers_checked);
+  std::string s =
+      fmt::format("VERIFICATION FAILED: {} of {} elements wrong", v.bad_elements, v.elements_checked);
+  for (const auto& m : v.mismatches) s += fmt::format("\n  {}", m.describe());
+  return s;
+}
+
+// ---- run ----
+
+struct RunArgs {
+  std::string plan;
+  std::optional<std::string> topology;
+  BackendArgs backend;
+  CalibrationOption calibration;
+  std::string trace;
+  std::string csv;
+  bool json = false;
+};
+
+void run_run(RunArgs& a) {
+  const sim::Plan plan = sim::load_plan_file(a.plan);
+  std::optional<topology::Topology> topo;
+  sim::SimOptions opts;
+  if (a.topology) {
+    TopologySource src;
+    src.what = *a.topology;
+    topo = src.load();
+    sim::check_plan_devices(plan, *topo, a.plan);
+    a.calibration.apply(*topo, opts);
+  }
+  auto backend = a.backend.make(roofline(topo ? &*topo : nullptr, opts));
+  const auto rep = runtime::run_plan(
+      plan, *backend,
+      {.warmup = a.backend.warmup, .iterations = a.backend.iterations, .verify = !a.backend.no_verify});
+  const sim::SimResult measured = runtime::as_sim_result(plan, rep);
+  if (!a.trace.empty()) {
+    const topology::Topology shown =
+        topo ? std::move(*topo)
+             : topology::virtual_gpu_topology(plan_devices(plan), "", Bandwidth::GBps(1), Bandwidth::GBps(1),
+                                              Time::zero())
+                   .topology;
+    write_text_file(a.trace, traces::chrome_trace(plan, shown, measured).dump() + "\n");
+  }
+  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, measured));
+  const double moved = static_cast<double>(rep.payload_bytes + rep.scratch_bytes);
+  if (a.json) {
+    Json tasks = Json::array();
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i)
+      tasks.push_back(Json{{"id", plan.tasks[i].id},
+                           {"start_us", rep.tasks[i].start.microseconds()},
+                           {"end_us", rep.tasks[i].end.microseconds()}});
+    Json spans = Json::array();
+    for (Time t : rep.makespans) spans.push_back(t.microseconds());
+    fmt::print("{}", dump_json(Json{{"plan", plan.name},
+                                    {"backend", rep.backend},
+                                    {"backend_description", rep.backend_description},
+                                    {"makespan_us", rep.makespan.microseconds()},
+                                    {"makespans_us", std::move(spans)},
+                                    {"payload_bytes", rep.payload_bytes},
+                                    {"scratch_bytes", rep.scratch_bytes},
+                                    {"verified", rep.verified},
+                                    {"ok", !rep.verified || rep.check.ok},
+                                    {"elements_checked", rep.check.elements_checked},
+                                    {"bad_elements", rep.check.bad_elements},
+                                    {"mismatches", mismatches_json(rep.check)},
+                                    {"tasks", std::move(tasks)}}));
+  } else {
+    fmt::print("plan {}: {} tasks on the {} backend ({})\n", plan.name.empty() ? a.plan : plan.name,
+               plan.tasks.size(), rep.backend, rep.backend_description);
+    Time lo = rep.makespans.front();
+    Time hi = lo;
+    for (Time t : rep.makespans) {
+      lo = std::min(lo, t);
+      hi = std::max(hi, t);
+    }
+    fmt::print("makespan {} (median of {}; min {}, max {}), {} moved, {}\n", human_string(rep.makespan),
+               rep.makespans.size(), human_string(lo), human_string(hi),
+               human_string(Bytes(static_cast<std::int64_t>(moved))),
+               rep.makespan > Time::zero() ? fmt::format("{:.2f} GB/s", moved / rep.makespan.seconds() / 1e9)
+                                           : std::string("-"));
+    fmt::print("{}\n", verification_line(rep));
+    if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
+    if (!a.csv.empty()) fmt::print("task table: {}\n", a.csv);
+  }
+  if (rep.verified && !rep.check.ok)
+    throw VerificationFailed(fmt::format("{} elements did not arrive as planned", rep.check.bad_elements));
+}
+
+// ---- calibrate ----
+
+struct CalibrateArgs {
+  std::string backend = "host";
+  std::string out;
+  std::string min = "4KiB";
+  std::string max;
+  int repeats = 5;
+  int threads = 0;
+  bool json = false;
+};
+
+void run_calibrate(const CalibrateArgs& a) {
+  runtime::CalibrateOptions o;
+  o.backend = a.backend;
+  auto size = [](const char* opt, const std::string& s) {
+    try {
+      return parse_bytes(s);
+    } catch (const ParseError& e) {
+      throw UsageError(fmt::format("{}: {}", opt, e.what()));
+    }
+  };
+  o.min_size = size("--min", a.min);
+  o.max_size = a.max.empty() ? (a.backend == "host" ? Bytes::MiB(256) : Bytes::GiB(1)) : size("--max", a.max);
+  o.repeats = a.repeats;
+  o.threads = a.threads;
+  o.progress = [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); };
+  const sim::Calibration c = runtime::calibrate(o);
+  const std::string text = dump_json(sim::to_json(c));
+  if (!a.out.empty()) write_text_file(a.out, text);
+  if (a.json || a.out.empty()) {
+    fmt::print("{}", text);
+  } else {
+    fmt::print("calibration ({} backend) written to {}\n", c.backend, a.out);
+  }
+}
+
+// ---- validate ----
+
+struct ValidateArgs {
+  std::string plan;
+  TopologySource topology;
+  BackendArgs backend;
+  CalibrationOption calibration;
+  std::string trace_measured;
+  std::string trace_predicted;
+  std::size_t top = 15;
+  bool json = false;
+};
+
+double rel_error(Time predicted, Time measured) {
+  if (measured <= Time::zero()) return predicted <= Time::zero() ? 0.0 : INFINITY;
+  return (predicted.seconds() - measured.seconds()) / measured.seconds();
+}
+
+void run_validate(ValidateArgs& a) {
+  const sim::Plan plan = sim::load_plan_file(a.plan);
+  topology::Topology topo = a.topology.load();
+  sim::check_plan_devices(plan, topo, a.plan);
+  sim::SimOptions opts;
+  a.calibration.apply(topo, opts);
+  const sim::Calibration* cal = a.calibration.get();
+  const std::string& b = a.backend.backend;
+  if (cal != nullptr && cal->backend != b)
+    throw UsageError(
+        fmt::format("{} was measured with the {} backend; validate --backend {} needs a calibration "
+                    "from `meshsim calibrate --backend {}`",
+                    a.calibration.file, cal->backend, b, b));
+  // The prediction's machine: the topology itself for nccl (real GPUs); for
+  // host and cuda the plan devices are virtual devices of one memory, so the
+  // prediction runs on their topology, from the calibration's copy fit.
+  std::optional<topology::VirtualGpu> virt;
+  if (b != "nccl") {
+    if (cal == nullptr || !cal->copy)
+      throw UsageError(fmt::format(
+          "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy fit "
+          "describes the virtual devices the plan runs on",
+          b, b));
+    const auto devices = plan_devices(plan);
+    const std::string model = topo.node(topo.at(devices.front())).model;
+    virt = topology::virtual_gpu_topology(devices, model, cal->copy->bandwidth,
+                                          cal->copy->aggregate_bandwidth.value_or(cal->copy->bandwidth),
+                                          cal->copy->latency);
+    opts.shared_link = virt->memory;
+  }
+  const topology::Topology& model_topo = virt ? virt->topology : topo;
+  opts.record_link_timeline = !a.trace_predicted.empty();
+  const sim::SimResult predicted = sim::simulate(plan, model_topo, opts);
+
+  auto backend = a.backend.make(roofline(&model_topo, opts));
+  const auto rep = runtime::run_plan(
+      plan, *backend,
+      {.warmup = a.backend.warmup, .iterations = a.backend.iterations, .verify = !a.backend.no_verify});
+  const sim::SimResult measured = runtime::as_sim_result(plan, rep);
+  if (!a.trace_predicted.empty())
+    write_text_file(a.trace_predicted, traces::chrome_trace(plan, model_topo, predicted).dump() + "\n");
+  if (!a.trace_measured.empty())
+    write_text_file(a.trace_measured, traces::chrome_trace(plan, model_topo, measured).dump() + "\n");
+
+  const double overall = rel_error(predicted.makespan, measured.makespan);
+  std::vector<std::size_t> order(plan.tasks.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  auto dur = [](const sim::TaskTiming& t) { return t.end - t.start; };
+  auto err = [&](std::size_t i) { return rel_error(dur(predicted.tasks[i]), dur(measured.tasks[i])); };
+  double mean_abs = 0;
+  for (std::size_t i : order) mean_abs += std::isfinite(err(i)) ? std::abs(err(i)) : 0.0;
+  if (!order.empty()) mean_abs /= static_cast<double>(order.size());
+
+  if (a.json) {
+    Json tasks = Json::array();
+    for (std::size_t i : order) {
+      const double e = err(i);
+      tasks.push_back(Json{{"id", plan.tasks[i].id},
+                           {"kind", std::string(sim::to_string(plan.tasks[i].kind))},
+                           {"predicted_start_us", predicted.tasks[i].start.microseconds()},
+                           {"predicted_us", dur(predicted.tasks[i]).microseconds()},
+                           {"measured_start_us", measured.tasks[i].start.microseconds()},
+                           {"measured_us", dur(measured.tasks[i]).microseconds()},
+                           {"error", std::isfinite(e) ? Json(e) : Json(nullptr)}});
+    }
+    fmt::print("{}", dump_json(Json{{"plan", plan.name},
+                                    {"backend", rep.backend},
+                                    {"backend_description", rep.backend_description},
+                                    {"model", model_topo.name},
+                                    {"calibration", a.calibration.file},
+                                    {"predicted_us", predicted.makespan.microseconds()},
+                                    {"measured_us", rep.makespan.microseconds()},
+                                    {"error", std::isfinite(overall) ? Json(overall) : Json(nullptr)},
+                                    {"mean_abs_task_error", mean_abs},
+                                    {"verified", rep.verified},
+                                    {"ok", !rep.verified || rep.check.ok},
+                                    {"mismatches", mismatches_json(rep.check)},
+                                    {"tasks", std::move(tasks)}}));
+  } else {
+    fmt::print("plan {}: {} tasks; predicted on {}, measured on the {} backend ({})\n",
+               plan.name.empty() ? a.plan : plan.name, plan.tasks.size(), model_topo.name, rep.backend,
+               rep.backend_description);
+    fmt::print("makespan: predicted {}, measured {} (median of {}), error {:+.1f} %\n",
+               human_string(predicted.makespan), human_string(rep.makespan), rep.makespans.size(),
+               100 * overall);
+    fmt::print("mean |task error| {:.1f} %\n\n", 100 * mean_abs);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const double ex = std::isfinite(err(x)) ? std::abs(err(x)) : 1e300;
+      const double ey = std::isfinite(err(y)) ? std::abs(err(y)) : 1e300;
+      return ex > ey;
+    });
+    if (order.size() > a.top) order.resize(a.top);
+    Table t({"task (largest errors first)", "kind", "predicted", "measured", "error"});
+    for (std::size_t i : order)
+      t.add({plan.tasks[i].id, std::string(sim::to_string(plan.tasks[i].kind)),
+             human_string(dur(predicted.tasks[i])), human_string(dur(measured.tasks[i])),
+             std::isfinite(err(i)) ? fmt::format("{:+.1f} %", 100 * err(i)) : std::string("-")});
+    fmt::print("{}\n{}\n", t.render({false, false, true, true, true}), verification_line(rep));
+    if (!a.trace_predicted.empty())
+      fmt::print("traces: {} (predicted), {} (measured); open both in ui.perfetto.dev\n", a.trace_predicted,
+                 a.trace_measured.empty() ? std::string("-") : a.trace_measured);
+  }
+  if (rep.verified && !rep.check.ok)
+    throw VerificationFailed(fmt::format("{} elements did not arrive as planned", rep.check.bad_elements));
+}
+
+}  // namespace
+
+void add_runtime_commands(CLI::App& app) {
+  {
+    auto a = std::make_shared<RunArgs>();
+    auto* cmd = app.add_subcommand(
+        "run",
+        "Execute a plan for real and verify every destination byte (exit 1 if any is wrong).\n"
+        "Sources hold a hash of each element's global index; after the run every destination tile is\n"
+        "compared and a mismatch names the task, buffer, device, index, expected and actual bytes");
+    cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
+    a->backend.add_to(*cmd, 1);
+    cmd->add_option(
+        "--topology,-t", a->topology,
+        "Topology for the trace's hosts and, on the host backend, the roofline that compute tasks "
+        "wait for (default: compute tasks without a duration take no time)");
+    a->calibration.add_to(*cmd);
+    cmd->add_option("--trace", a->trace, "Write the measured timeline as a Perfetto trace");
+    cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task");
+    cmd->add_flag("--json", a->json, "Print one JSON document instead of text");
+    cmd->callback([a] { run_run(*a); });
+  }
+  {
+    auto a = std::make_shared<CalibrateArgs>();
+    auto* cmd = app.add_subcommand(
+        "calibrate",
+        "Measure this machine and write meshsim.calibration/1 (docs/calibration-format.md):\n"
+        "  host  memcpy latency and bandwidth versus size, and on every thread at once\n"
+        "  cuda  device copies (one and 8 streams at once), host<->device, every peer pair,\n"
+        "        cuBLAS GEMM efficiency per dtype, kernel launch overhead\n"
+        "  nccl  all-reduce, all-gather and broadcast busbw versus size over every GPU");
+    cmd->add_option("--backend,-b", a->backend, "host, cuda or nccl (default host)")
+        ->check(CLI::IsMember({"host", "cuda", "nccl"}));
+    cmd->add_option("--out,-o", a->out, "Write the calibration here (default: print it)");
+    cmd->add_option("--min", a->min, "Smallest size (default 4KiB); sizes grow 4x");
+    cmd->add_option("--max", a->max, "Largest size (default 256MiB host, 1GiB GPU)");
+    cmd->add_option("--repeats", a->repeats, "Runs per size; the fastest counts (default 5)")
+        ->check(CLI::Range(1, 1000));
+    cmd->add_option("--threads", a->threads, "host: threads for the aggregate copy (default: the hardware's)")
+        ->check(CLI::Range(0, 4096));
+    cmd->add_flag("--json", a->json, "Also print the calibration when writing it");
+    cmd->callback([a] { run_calibrate(*a); });
+  }
+  {
+    auto a = std::make_shared<ValidateArgs>();
+    auto* cmd = app.add_subcommand(
+        "validate",
+        "Run a plan for real and in the simulator; report predicted versus measured time per task\n"
+        "and overall. host and cuda run plan devices as virtual devices of one memory, so their\n"
+        "prediction uses the virtual-device model from --calibration (meshsim calibrate with the same\n"
+        "backend); nccl predicts on --topology");
+    cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
+    a->topology.add_to(*cmd, "--topology");
+    a->backend.add_to(*cmd, 5);
+    a->backend.warmup = 1;
+    a->calibration.add_to(*cmd);
+    cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)");
+    cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)");
+    cmd->add_option("--top", a->top, "Tasks listed, largest errors first (default 15)")
+        ->check(CLI::Range(1, 100000));
+    cmd->add_flag("--json", a->json, "Print one JSON document with every task");
+    cmd->callback([a] { run_validate(*a); });
+  }
+}
+
+}  // namespace meshsim::cli
