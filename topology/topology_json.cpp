@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "topology/link_params.h"
 #include "topology/presets.h"
 
 namespace meshsim::topology {
@@ -164,8 +165,8 @@ Topology explicit_from_json(const JsonCursor& root) {
     if (auto bw = l.find("bandwidth")) {
       link.bandwidth = lane_rate(*bw);
     } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
-      // Gen3 ≈ 1 GB/s per lane, doubling each generation.
-      link.bandwidth = Bandwidth::GBps(std::int64_t{1} << (link.pcie_gen - 3)) * link.pcie_width;
+      // Gen3 ≈ 1 GB/s per lane, doubling each generation (topology/link_params.h).
+      link.bandwidth = pcie_lane_rate(link.pcie_gen) * link.pcie_width;
     } else {
       l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
                   : "missing required key \"bandwidth\"");
