@@ -6,18 +6,16 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "topology/link_params.h"
 
 namespace meshsim::topology {
 
 namespace {
 
-constexpr Bandwidth kNvlinkLane = Bandwidth::GBps(25);
-constexpr double kNvlinkEff = 0.80;
-constexpr double kNvlink4Eff = 0.824;
-constexpr Time kNvlinkLatency = Time::ns(500);
-constexpr Time kPcieLatency = Time::ns(250);
-constexpr double kPcieEff = 0.75;
-constexpr Time kSmpLatency = Time::ns(300);
+// Compute capabilities that pick the NVLink row of topology/link_params.h.
+constexpr int kV100 = 70;
+constexpr int kA100 = 80;
+constexpr int kH100 = 90;
 
 // Builds nodes of one host; names are "h<host>/<local>".
 class HostBuilder {
@@ -32,16 +30,11 @@ class HostBuilder {
     for (int i = 0; i < n; ++i) out.push_back(node(NodeKind::gpu, fmt::format("gpu{}", i), model));
     return out;
   }
-  void nvlink(NodeId a, NodeId b, int lanes, double eff = kNvlinkEff) {
-    t_.add_link(Link{LinkKind::nvlink, a, b, kNvlinkLane, lanes, kNvlinkLatency, eff, 0, 0});
+  void nvlink(NodeId a, NodeId b, int lanes, int sm = kV100) {
+    t_.add_link(nvlink_link(a, b, lanes, nvlink_generation(sm)));
   }
-  void pcie(NodeId a, NodeId b, int gen, int width = 16) {
-    const Bandwidth per_lane = Bandwidth::GBps(std::int64_t{1} << (gen - 3));  // Gen3 1 GB/s per lane
-    t_.add_link(Link{LinkKind::pcie, a, b, per_lane * width, 1, kPcieLatency, kPcieEff, gen, width});
-  }
-  void smp(NodeId a, NodeId b) {
-    t_.add_link(Link{LinkKind::smp, a, b, Bandwidth::GBps(20), 1, kSmpLatency, kPcieEff, 0, 0});
-  }
+  void pcie(NodeId a, NodeId b, int gen, int width = 16) { t_.add_link(pcie_link(a, b, gen, width)); }
+  void smp(NodeId a, NodeId b) { t_.add_link(smp_link(a, b)); }
 
  private:
   Topology& t_;
@@ -103,12 +96,12 @@ void build_p3_16xlarge(Topology& t, int host) {
 
 // NVSwitch hosts with 8 GPUs, two sockets and `switches` PCIe switches,
 // each holding 8/switches GPUs and nics/switches NICs.
-void nvswitch_host(Topology& t, int host, std::string_view model, int lanes, double eff, int gen,
-                   int switches, int nics) {
+void nvswitch_host(Topology& t, int host, std::string_view model, int lanes, int sm, int gen, int switches,
+                   int nics) {
   HostBuilder b(t, host);
   const auto g = b.gpus(8, model);
   const NodeId nvs = b.node(NodeKind::nvswitch, "nvswitch");
-  for (NodeId gpu : g) b.nvlink(gpu, nvs, lanes, eff);
+  for (NodeId gpu : g) b.nvlink(gpu, nvs, lanes, sm);
   const auto sw = two_socket_pcie(b, switches, gen);
   const std::size_t gpus_per_sw = 8 / static_cast<std::size_t>(switches);
   for (std::size_t i = 0; i < 8; ++i) b.pcie(sw[i / gpus_per_sw], g[i], gen);
@@ -118,16 +111,16 @@ void nvswitch_host(Topology& t, int host, std::string_view model, int lanes, dou
 }
 
 void build_p4d(Topology& t, int host) {
-  nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 4);
+  nvswitch_host(t, host, "A100", 12, kA100, 4, 4, 4);
 }
 void build_dgx_a100(Topology& t, int host) {
-  nvswitch_host(t, host, "A100", 12, kNvlinkEff, 4, 4, 8);
+  nvswitch_host(t, host, "A100", 12, kA100, 4, 4, 8);
 }
 void build_dgx_h100(Topology& t, int host) {
-  nvswitch_host(t, host, "H100", 18, kNvlink4Eff, 5, 8, 8);
+  nvswitch_host(t, host, "H100", 18, kH100, 5, 8, 8);
 }
 void build_dgx_h200(Topology& t, int host) {
-  nvswitch_host(t, host, "H200", 18, kNvlink4Eff, 5, 8, 8);
+  nvswitch_host(t, host, "H200", 18, kH100, 5, 8, 8);
 }
 
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC hop);

@@ -2,14 +2,11 @@
 // Host presets: the internal link structure of real GPU machines
 // (reference/hardware.md §2), and the link parameters we give them.
 //
-// Link parameters (per direction; efficiency = achieved / line rate):
-//   NVLink 2/3  25 GB/s per link, efficiency 0.80 (NCCL models 20 GB/s per link)
-//   NVLink 4    25 GB/s per link, efficiency 0.824 (20.6 GB/s per link)
-//   PCIe        1 / 2 / 4 GB/s per lane for Gen3 / Gen4 / Gen5, efficiency
-//               0.75 (NCCL models 12 / 24 / 48 GB/s for x16)
-//   smp         CPU socket interconnect, 20 GB/s, efficiency 0.75
-//   latency     NVLink 500 ns per hop (GPU→NVSwitch→GPU = 1 µs),
-//               PCIe 250 ns per hop, smp 300 ns
+// Link parameters (NVLink per GPU generation, PCIe per generation and
+// width, the CPU socket link, latencies) come from topology/link_params.h,
+// which the NCCL topology importer shares: V100 NVLink 2 and A100 NVLink 3
+// lanes are 25 GB/s at efficiency 0.80, H100/H200 NVLink 4 lanes 25 GB/s at
+// 0.824; PCIe Gen3/4/5 x16 is 16/32/64 GB/s at 0.75; smp 20 GB/s at 0.75.
 // NVSwitch machines are modelled with one logical NVSwitch node per host
 // that stands for all of the host's NVSwitch chips: each GPU joins it with
 // all its NVLink links (12 on A100, 18 on H100) as one link of that count,

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "topology/link_params.h"
 #include "topology/presets.h"
 
 namespace meshsim::topology {
@@ -125,11 +126,18 @@ Topology explicit_from_json(const JsonCursor& root) {
       return in(na.kind) && in(nb.kind);
     };
     switch (link.kind) {
-      case LinkKind::nvlink:
-        if (!kinds_ok({NodeKind::gpu, NodeKind::nvswitch}))
-          kind_c.fail(fmt::format("an nvlink joins GPUs and NVSwitches, not {} and {}", to_string(na.kind),
-                                  to_string(nb.kind)));
+      case LinkKind::nvlink: {
+        // NVLink also joins a GPU to its own CPU (POWER9 NVLink, Grace
+        // NVLink-C2C), as NCCL topology dumps describe.
+        const bool gpu_cpu = (na.kind == NodeKind::gpu && nb.kind == NodeKind::cpu) ||
+                             (na.kind == NodeKind::cpu && nb.kind == NodeKind::gpu);
+        if (!kinds_ok({NodeKind::gpu, NodeKind::nvswitch}) && !gpu_cpu)
+          kind_c.fail(fmt::format("an nvlink joins GPUs and NVSwitches (or a GPU and its CPU), not {} and {}",
+                                  to_string(na.kind), to_string(nb.kind)));
+        if (gpu_cpu && na.host != nb.host)
+          kind_c.fail(fmt::format("an nvlink to a CPU cannot join two hosts ({} and {})", na.name, nb.name));
         break;
+      }
       case LinkKind::pcie:
         if (!kinds_ok({NodeKind::gpu, NodeKind::pcie_switch, NodeKind::cpu, NodeKind::nic}))
           kind_c.fail(fmt::format("a pcie link joins GPUs, PCIe switches, CPUs and NICs, not {} and {}",
@@ -164,8 +172,8 @@ Topology explicit_from_json(const JsonCursor& root) {
     if (auto bw = l.find("bandwidth")) {
       link.bandwidth = lane_rate(*bw);
     } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
-      // Gen3 ≈ 1 GB/s per lane, doubling each generation.
-      link.bandwidth = Bandwidth::GBps(std::int64_t{1} << (link.pcie_gen - 3)) * link.pcie_width;
+      // Gen3 ≈ 1 GB/s per lane, doubling each generation (topology/link_params.h).
+      link.bandwidth = pcie_lane_rate(link.pcie_gen) * link.pcie_width;
     } else {
       l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
                   : "missing required key \"bandwidth\"");

@@ -121,3 +121,38 @@ TEST_CASE("a cluster file may override the NIC rate and latency", "[json]") {
   CHECK(t.link(r.hops[2].link).latency == Time::us(2));
   CHECK(t.name == "x");
 }
+
+TEST_CASE("an NVLink may join a GPU and its own CPU (POWER9, Grace)", "[json]") {
+  // Two GPUs, each with 3 NVLink lanes to the CPU and PCIe Gen3 x16 to it,
+  // no NVLink between them. GPU traffic is never forwarded by a CPU over
+  // NVLink: gpu0 -> gpu1 goes over PCIe (2 hops, 16 GB/s x 0.75 = 12 GB/s).
+  const char* text = R"({
+    "format": "meshsim.topology/1",
+    "hosts": [{"name": "p9"}],
+    "nodes": [
+      {"name": "p9/gpu0", "kind": "gpu", "host": "p9"},
+      {"name": "p9/gpu1", "kind": "gpu", "host": "p9"},
+      {"name": "p9/cpu0", "kind": "cpu", "host": "p9"}
+    ],
+    "links": [
+      {"kind": "nvlink", "a": "p9/gpu0", "b": "p9/cpu0", "count": 3, "bandwidth": "25GBps", "latency": "500ns"},
+      {"kind": "nvlink", "a": "p9/cpu0", "b": "p9/gpu1", "count": 3, "bandwidth": "25GBps", "latency": "500ns"},
+      {"kind": "pcie", "a": "p9/gpu0", "b": "p9/cpu0", "gen": 3, "width": 16, "latency": "250ns", "efficiency": 0.75},
+      {"kind": "pcie", "a": "p9/gpu1", "b": "p9/cpu0", "gen": 3, "width": 16, "latency": "250ns", "efficiency": 0.75}
+    ]
+  })";
+  const Topology t = topology_from_json(parse_json_text(text, "p9.json"), "p9.json");
+  const Route& r = t.route(t.at("p9/gpu0"), t.at("p9/gpu1"));
+  CHECK(path_of(t, r) == "p9/gpu0 p9/cpu0 p9/gpu1");
+  for (const Hop& h : r.hops) CHECK(t.link(h.link).kind == LinkKind::pcie);
+  CHECK(r.bottleneck == Bandwidth::GBps(12));
+  CHECK(reload(export_text(t)).link_count() == 4);
+
+  // An NVLink between two CPUs is still an error.
+  const char* cpus = R"({"format": "meshsim.topology/1", "hosts": [{"name": "h"}],
+    "nodes": [{"name": "c0", "kind": "cpu", "host": "h"}, {"name": "c1", "kind": "cpu", "host": "h"}],
+    "links": [{"kind": "nvlink", "a": "c0", "b": "c1", "bandwidth": "25GBps", "latency": "1us"}]})";
+  CHECK_THROWS_WITH(
+      topology_from_json(parse_json_text(cpus, "c.json"), "c.json"),
+      Catch::Contains("links[0].kind: an nvlink joins GPUs and NVSwitches (or a GPU and its CPU)"));
+}

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tests/topology/test_util.h"
+#include "topology/link_params.h"
 
 using namespace meshsim;
 using namespace meshsim::topology;
@@ -107,4 +108,26 @@ TEST_CASE("PCIe generations and NIC rates follow the reference", "[presets]") {
   CHECK(find_host_preset("p3.8xlarge")->nic_bandwidth == Bandwidth::Gbps(10));
   CHECK(find_host_preset("p3.16xlarge")->nic_bandwidth == Bandwidth::Gbps(25));
   CHECK(find_host_preset("nope") == nullptr);
+}
+
+TEST_CASE("Shared link parameters reproduce NCCL's link model", "[presets]") {
+  // PCIe line rate per lane 250 MB/s x 2^(gen-1); at efficiency 0.75 an x16
+  // link gives NCCL's model: Gen1 3, Gen2 6, Gen3 12, Gen4 24, Gen5 48, Gen6 96 GB/s.
+  const std::int64_t nccl_x16_GBps[] = {3, 6, 12, 24, 48, 96};
+  for (int gen = 1; gen <= 6; ++gen) {
+    INFO("Gen" << gen);
+    const Link l = pcie_link(0, 1, gen, 16);
+    CHECK(l.line_rate() == Bandwidth::bytes_per_second(250'000'000) * 16 * (std::int64_t{1} << (gen - 1)));
+    CHECK(l.capacity() == Bandwidth::GBps(nccl_x16_GBps[gen - 1]));
+  }
+  // NVLink per lane, per direction: 25 GB/s for V100, A100 and H100; NCCL
+  // models 20, 20 and 20.6 GB/s. The row is the largest sm <= the GPU's.
+  CHECK(nvlink_generation(70).lane == Bandwidth::GBps(25));
+  CHECK(nvlink_generation(70).lane.scaled(nvlink_generation(70).efficiency) == Bandwidth::GBps(20));
+  CHECK(nvlink_generation(80).lane.scaled(nvlink_generation(80).efficiency) == Bandwidth::GBps(20));
+  CHECK(nvlink_generation(90).lane.scaled(nvlink_generation(90).efficiency) ==
+        Bandwidth::bytes_per_second(20'600'000'000));
+  CHECK(nvlink_generation(89).min_sm == 86);
+  CHECK(nvlink_generation(120).min_sm == 100);
+  CHECK(nvlink_generation(50).min_sm == 60);
 }

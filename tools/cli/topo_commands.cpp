@@ -15,6 +15,7 @@
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
+#include "topology/nccl_xml.h"
 #include "topology/presets.h"
 #include "topology/summary.h"
 #include "topology/topology_json.h"
@@ -222,6 +223,41 @@ void add_topo_commands(CLI::App& app) {
         rows.push_back(std::move(row));
       }
       write_output("", dump_json(Json{{"rows", m.rows}, {"cols", m.cols}, {"devices", std::move(rows)}}));
+    });
+  }
+  {
+    struct ImportArgs {
+      std::string file;
+      topology::NcclImportOptions opts;
+      std::string out;
+    };
+    auto c = std::make_shared<ImportArgs>();
+    auto* cmd = topo->add_subcommand(
+        "import-nccl", "Turn an NCCL topology dump (NCCL_TOPO_DUMP_FILE) into one meshsim host");
+    cmd->footer(
+        "Make the dump on the machine with any NCCL program, e.g.\n"
+        "  NCCL_TOPO_DUMP_FILE=topo.xml ./all_reduce_perf -g 8\n"
+        "CPUs, PCIe bridges, GPUs, NVLinks (to GPUs, NVSwitches, the CPU) and NICs are imported;\n"
+        "link rates follow the host presets (docs/topology-format.md, \"NCCL topology dumps\").\n"
+        "Without --out, prints the summary `meshsim topo show` prints.");
+    cmd->add_option("file", c->file, "NCCL topology dump (XML)")->required();
+    cmd->add_option("--host", c->opts.host, "Host name; devices are named <host>/gpu0, ... (default h0)");
+    cmd->add_option(
+        "--gpu-model", c->opts.gpu_model,
+        "GPU model, e.g. H200 (default: from the compute capability: sm 70 V100, 80 A100, 90 H100)");
+    cmd->add_option(
+        "-o,--out", c->out,
+        "Write the explicit meshsim.topology/1 file here ('-' for stdout) instead of the summary");
+    cmd->callback([c] {
+      const Topology t = topology::import_nccl_xml(c->file, c->opts);
+      if (c->out.empty()) {
+        const auto s = topology::summarize(t);
+        return write_output("", show_text(t, s));
+      }
+      write_output(c->out, dump_json(topology::topology_to_json(t)));
+      if (c->out != "-")
+        fmt::print("wrote {}: {} GPUs, {} nodes, {} links (check it with: meshsim topo show {})\n", c->out,
+                   t.gpus().size(), t.node_count(), t.link_count(), c->out);
     });
   }
   {

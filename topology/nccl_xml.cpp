@@ -1,0 +1,240 @@
+#include "topology/nccl_xml.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "topology/link_params.h"
+#include "topology/nccl_xml_detail.h"
+
+namespace meshsim::topology {
+
+namespace {
+
+// The CPU socket link by CPU family: the presets' 20 GB/s (one UPI link)
+// for Intel and whatever we know no better about; AMD's xGMI x16 link at
+// 16 GT/s ≈ 32 GB/s; POWER9's X-bus, which NCCL models at 32 GB/s. (NCCL's
+// own effective figures: Intel 6–40 GB/s by generation, AMD 16, POWER9 32,
+// ARM 6.)
+Bandwidth smp_rate_for(const CpuEntry& c) {
+  if (c.arch == "ppc64") return Bandwidth::GBps(32);
+  if (c.arch == "x86_64" && (c.vendor == "AuthenticAMD" || c.vendor == "AMD")) return Bandwidth::GBps(32);
+  return kSmpBandwidth;
+}
+
+std::string plural(std::size_t n, std::string_view word) {
+  return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
+std::string nic_speeds(const std::vector<NicEntry>& nics) {
+  std::map<std::int64_t, int> by_speed;  // Mb/s; 0 = unknown
+  for (const NicEntry& n : nics) ++by_speed[std::max<std::int64_t>(n.speed_mbps.value_or(0), 0)];
+  std::string out;
+  for (auto it = by_speed.rbegin(); it != by_speed.rend(); ++it) {
+    const std::string rate = it->first == 0
+                                 ? std::string("unknown speed")
+                                 : fmt::format("{:g} Gb/s", static_cast<double>(it->first) / 1000.0);
+    out += fmt::format("{}{} x {}", out.empty() ? "" : ", ", it->second, rate);
+  }
+  return out;
+}
+
+Topology build(NcclDump& r, const std::string& file, const NcclImportOptions& opts) {
+  if (r.gpus.empty())
+    throw ConfigError(file, "system",
+                      "no <gpu> element: the dump has no GPU (NCCL lists the GPUs of the ranks of "
+                      "the communicator that wrote it)");
+  Topology t;
+  t.name = !opts.name.empty() ? opts.name
+           : file.empty()     ? std::string("nccl-import")
+                              : std::filesystem::path(file).stem().string();
+  const int host = t.add_host(Host{opts.host, ""});
+  auto add = [&](NodeKind kind, const std::string& local, std::string model = {}) {
+    return t.add_node(Node{fmt::format("{}/{}", opts.host, local), kind, host, std::move(model)});
+  };
+
+  // GPUs: by dev, or by bus id when devs repeat.
+  std::map<std::string, std::size_t> by_busid;
+  for (std::size_t i = 0; i < r.gpus.size(); ++i) {
+    const auto [it, fresh] = by_busid.emplace(r.gpus[i].busid, i);
+    if (!fresh)
+      throw ConfigError(file, r.gpus[i].path,
+                        fmt::format("busid {} of this GPU's pci element is also that of {}", r.gpus[i].busid,
+                                    r.gpus[it->second].path));
+  }
+  std::vector<std::size_t> order(r.gpus.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::set<int> devs;
+  for (const GpuEntry& g : r.gpus) devs.insert(g.dev);
+  const bool by_dev = devs.size() == r.gpus.size();
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return by_dev ? r.gpus[a].dev < r.gpus[b].dev : r.gpus[a].busid < r.gpus[b].busid;
+  });
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    GpuEntry& g = r.gpus[order[k]];
+    const std::string model = !opts.gpu_model.empty() ? opts.gpu_model : gpu_model_for_sm(g.sm);
+    g.node = add(NodeKind::gpu, fmt::format("gpu{}", by_dev ? g.dev : static_cast<int>(k)), model);
+  }
+  const bool any_nvswitch = std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuEntry& g) {
+    return std::any_of(g.nvlinks.begin(), g.nvlinks.end(),
+                       [](const NvlinkRef& l) { return l.kind == PeerKind::nvswitch; });
+  });
+  const std::optional<NodeId> nvswitch =
+      any_nvswitch ? std::optional<NodeId>(add(NodeKind::nvswitch, "nvswitch")) : std::nullopt;
+
+  // CPUs, then the PCIe bridges that lead to a GPU or NIC.
+  for (std::size_t i = 0; i < r.cpus.size(); ++i)
+    r.places[static_cast<std::size_t>(r.cpus[i].place)].node = add(NodeKind::cpu, fmt::format("cpu{}", i));
+  auto mark_used = [&](int place) {
+    for (int p = place; p >= 0 && !r.places[static_cast<std::size_t>(p)].used;
+         p = r.places[static_cast<std::size_t>(p)].parent)
+      r.places[static_cast<std::size_t>(p)].used = true;
+  };
+  for (const GpuEntry& g : r.gpus) mark_used(g.place);
+  for (const NicEntry& n : r.nics) mark_used(n.place);
+  int switches = 0;
+  for (Place& p : r.places)
+    if (p.parent >= 0 && p.used) p.node = add(NodeKind::pcie_switch, fmt::format("pcie{}", switches++));
+
+  // NICs: by net dev when every net has a distinct one, else as listed.
+  std::vector<std::size_t> nic_order(r.nics.size());
+  for (std::size_t i = 0; i < nic_order.size(); ++i) nic_order[i] = i;
+  std::set<std::int64_t> nic_devs;
+  for (const NicEntry& n : r.nics)
+    if (n.dev) nic_devs.insert(*n.dev);
+  const bool nic_by_dev = nic_devs.size() == r.nics.size();
+  if (nic_by_dev)
+    std::sort(nic_order.begin(), nic_order.end(),
+              [&](std::size_t a, std::size_t b) { return *r.nics[a].dev < *r.nics[b].dev; });
+  std::vector<NodeId> nic_node(r.nics.size());
+  for (std::size_t k = 0; k < nic_order.size(); ++k) {
+    const NicEntry& n = r.nics[nic_order[k]];
+    nic_node[nic_order[k]] =
+        add(NodeKind::nic, fmt::format("nic{}", nic_by_dev ? *n.dev : static_cast<std::int64_t>(k)));
+  }
+
+  // NVLink. GPU pairs: each GPU lists the pair; lanes per target are summed
+  // first (a hand-written file may split them), then both sides must agree.
+  std::vector<std::map<std::size_t, std::pair<int, std::string>>> peer_lanes(r.gpus.size());
+  for (std::size_t i = 0; i < r.gpus.size(); ++i)
+    for (const NvlinkRef& l : r.gpus[i].nvlinks) {
+      if (l.kind != PeerKind::gpu) continue;
+      const auto it = by_busid.find(l.target);
+      if (it == by_busid.end()) continue;  // a GPU outside the communicator: not in the dump
+      if (it->second == i) throw ConfigError(file, l.path, "an NVLink from a GPU to itself");
+      auto& [lanes, path] = peer_lanes[i][it->second];
+      lanes = std::min(lanes + l.count, kMaxLanes + 1);  // saturate: over the limit is an error below
+      path = l.path;
+    }
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  std::set<std::pair<std::size_t, std::size_t>> pairs;  // positions, lower first
+  for (std::size_t i = 0; i < peer_lanes.size(); ++i)
+    for (const auto& [j, lanes] : peer_lanes[i]) pairs.insert(std::minmax(position[i], position[j]));
+  for (const auto& [k, m] : pairs) {
+    const std::size_t a = order[k];
+    const std::size_t b = order[m];
+    const auto ab = peer_lanes[a].find(b);
+    const auto ba = peer_lanes[b].find(a);
+    const bool from_a = ab != peer_lanes[a].end();
+    const bool from_b = ba != peer_lanes[b].end();
+    if (from_a && from_b && ab->second.first != ba->second.first)
+      throw ConfigError(
+          file, ba->second.second,
+          fmt::format("{} lists {} NVLink lanes to {}, which lists {} back", t.node(r.gpus[b].node).name,
+                      ba->second.first, t.node(r.gpus[a].node).name, ab->second.first));
+    const auto& [lanes, path] = from_a ? ab->second : ba->second;
+    if (lanes > kMaxLanes) throw ConfigError(file, path, "more NVLink lanes than meshsim models");
+    t.add_link(nvlink_link(r.gpus[a].node, r.gpus[b].node, lanes,
+                           nvlink_generation(std::min(r.gpus[a].sm, r.gpus[b].sm))));
+  }
+  for (const std::size_t i : order) {
+    const GpuEntry& g = r.gpus[i];
+    int to_switch = 0;
+    int to_cpu = 0;
+    for (const NvlinkRef& l : g.nvlinks) {
+      if (l.kind == PeerKind::nvswitch) to_switch = std::min(to_switch + l.count, kMaxLanes + 1);
+      if (l.kind == PeerKind::cpu) to_cpu = std::min(to_cpu + l.count, kMaxLanes + 1);
+    }
+    if (to_switch > kMaxLanes || to_cpu > kMaxLanes)
+      throw ConfigError(file, g.path, "more NVLink lanes than meshsim models");
+    const NvlinkGeneration& gen = nvlink_generation(g.sm);
+    const int cpu_index = r.places[static_cast<std::size_t>(g.place)].cpu;
+    const NodeId cpu =
+        r.places[static_cast<std::size_t>(r.cpus[static_cast<std::size_t>(cpu_index)].place)].node;
+    if (to_switch > 0) t.add_link(nvlink_link(g.node, *nvswitch, to_switch, gen));
+    if (to_cpu > 0) t.add_link(nvlink_link(g.node, cpu, to_cpu, gen));
+    for (const C2cRef& c : g.c2c)
+      t.add_link(Link{LinkKind::nvlink, g.node, cpu, c.lane, c.count, kNvlinkLatency, 1.0, 0, 0});
+  }
+
+  for (std::size_t i = 0; i < r.cpus.size(); ++i)
+    for (std::size_t j = i + 1; j < r.cpus.size(); ++j)
+      t.add_link(smp_link(r.places[static_cast<std::size_t>(r.cpus[i].place)].node,
+                          r.places[static_cast<std::size_t>(r.cpus[j].place)].node,
+                          std::min(smp_rate_for(r.cpus[i]), smp_rate_for(r.cpus[j]))));
+
+  auto place_node = [&](int p) { return r.places[static_cast<std::size_t>(p)].node; };
+  for (const Place& p : r.places)
+    if (p.parent >= 0 && p.used)
+      t.add_link(pcie_link(place_node(p.parent), p.node, p.uplink.gen, p.uplink.width));
+  for (const std::size_t i : order) {
+    const GpuEntry& g = r.gpus[i];
+    t.add_link(pcie_link(place_node(g.place), g.node, g.link.gen, g.link.width));
+  }
+  for (const std::size_t i : nic_order) {
+    const NicEntry& n = r.nics[i];
+    t.add_link(pcie_link(place_node(n.place), nic_node[i], n.link.gen, n.link.width));
+  }
+
+  std::set<int> sms;
+  for (const GpuEntry& g : r.gpus) sms.insert(g.sm);
+  std::string sm_text;
+  for (int sm : sms) sm_text += fmt::format("{}sm {}", sm_text.empty() ? "" : ", ", sm);
+  t.description = fmt::format(
+      "imported from the NCCL topology dump {}: {} ({}), {}, {}{}{}",
+      file.empty() ? std::string("<input>") : std::filesystem::path(file).filename().string(),
+      plural(r.gpus.size(), "GPU"), sm_text, plural(r.cpus.size(), "CPU"), plural(r.nics.size(), "NIC"),
+      r.nics.empty() ? "" : fmt::format(" ({})", nic_speeds(r.nics)),
+      by_dev ? "" : "; GPUs numbered in PCI bus id order (their dev attributes repeat)");
+  return t;
+}
+
+}  // namespace
+
+std::string gpu_model_for_sm(int sm) {
+  switch (sm) {
+    case 70: return "V100";
+    case 80: return "A100";
+    case 90: return "H100";  // H200 is sm 90 too: NcclImportOptions::gpu_model tells them apart
+    default: return fmt::format("sm{}", sm);
+  }
+}
+
+Topology import_nccl_xml_text(std::string_view xml, const std::string& file, const NcclImportOptions& opts) {
+  if (opts.host.empty() || opts.host.find('/') != std::string::npos)
+    throw UsageError(fmt::format("host name \"{}\" must be non-empty and contain no '/'", opts.host));
+  NcclDump dump = read_nccl_dump(xml, file);
+  return build(dump, file, opts);
+}
+
+Topology import_nccl_xml(const std::string& path, const NcclImportOptions& opts) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw ConfigError(path, "", "no such file");
+  if (std::filesystem::is_directory(status)) throw ConfigError(path, "", "is a directory, not an XML file");
+  if (!std::filesystem::is_regular_file(status)) throw ConfigError(path, "", "is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return import_nccl_xml_text(ss.str(), path, opts);
+}
+
+}  // namespace meshsim::topology
