@@ -26,7 +26,9 @@
 // hyper-rectangle of it ([begin, end) per dimension), from which buffer
 // (and byte offset) to which buffer. A collective's payload lists every
 // (member -> member) region it moves. The simulator needs only the byte
-// count; the runtime moves and verifies the real bytes.
+// count; the runtime moves and verifies the real bytes. A send's regions
+// add up to its size; a broadcast's payload has one region of `size` bytes
+// per receiver.
 
 #include <cstdint>
 #include <optional>

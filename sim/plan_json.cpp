@@ -189,9 +189,17 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       t.payload.push_back(region_from_json(p->at(i), ctx, t));
       total += region_bytes(ctx.plan->tensors[ctx.tensors.at(t.payload.back().tensor)], t.payload.back());
     }
-    if (t.kind != TaskKind::collective && total != t.size)
-      p->fail(fmt::format("the regions add up to {}, but the task moves {}", exact_string(total),
-                          exact_string(t.size)));
+    // A send moves its regions; a broadcast delivers `size` to each receiver,
+    // one region per receiver; a collective's regions are its own account.
+    const std::int64_t copies =
+        t.kind == TaskKind::broadcast ? static_cast<std::int64_t>(t.devices.size()) - 1 : 1;
+    if (t.kind != TaskKind::collective && total != t.size * copies)
+      p->fail(t.kind == TaskKind::broadcast
+                  ? fmt::format("the regions add up to {}, but {} receivers of {} each get {}",
+                                exact_string(total), copies, exact_string(t.size),
+                                exact_string(t.size * copies))
+                  : fmt::format("the regions add up to {}, but the task moves {}", exact_string(total),
+                                exact_string(t.size)));
   }
   return t;
 }

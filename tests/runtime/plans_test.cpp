@@ -1,7 +1,7 @@
 // The runtime on the planners' real plans: every case of the bundled study
 // (scaled down) with every strategy and balancing mode is moved on the host
 // backend with every byte verified, and its NCCL program obeys NCCL's
-// ordering rules.
+// ordering rules; and it survives a round trip through its file format.
 
 #include <algorithm>
 #include <numeric>
@@ -12,6 +12,7 @@
 #include "planner/study.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_calls.h"
+#include "sim/plan_json.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
@@ -62,6 +63,9 @@ TEST_CASE("every study case, strategy and balance moves the right bytes; its NCC
       CHECK(v.ok);
       CHECK(v.buffers_checked == p.dst.size());
       if (!v.mismatches.empty()) FAIL_CHECK(v.mismatches.front().describe());
+      // The plan survives its file format: written and read back, it is the same plan.
+      const Json j = sim::plan_to_json(o.plan);
+      CHECK(sim::plan_to_json(sim::plan_from_json(j, "plan.json")) == j);
       const auto problems = check_program(nccl_program(o.plan, make_schedule(o.plan)), o.plan);
       CHECK(problems.empty());
       if (!problems.empty()) FAIL_CHECK(problems.front());
