@@ -1,5 +1,6 @@
 #include "runtime/layout.h"
 
+#include <bit>
 #include <cstring>
 #include <unordered_map>
 
@@ -113,6 +114,22 @@ void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out)
     out[i] = static_cast<std::byte>((v >> (8U * (i % 8U))) & 0xFFU);
 }
 
+static_assert(std::endian::native == std::endian::little, "fill_pattern copies the low bytes of a word");
+
+void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std::span<std::byte> out) {
+  const auto es = static_cast<std::size_t>(e);
+  const std::size_t n = out.size() / es;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::uint64_t v =
+        splitmix64((static_cast<std::uint64_t>(g0 + static_cast<std::int64_t>(k)) << 16U) + tensor_index);
+    if (es <= 8) {
+      std::memcpy(out.data() + k * es, &v, es);  // little-endian: the low bytes, as pattern() writes them
+    } else {
+      pattern(tensor_index, g0 + static_cast<std::int64_t>(k), out.subspan(k * es, es));
+    }
+  }
+}
+
 std::vector<bool> written_buffers(const sim::Plan& plan) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t b = 0; b < plan.buffers.size(); ++b) index.emplace(plan.buffers[b].name, b);
@@ -137,8 +154,10 @@ std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
     const std::size_t ti = tensor_index.at(buf.tensor);
     const sim::Tensor& t = plan.tensors[ti];
     const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
-    for_each_element(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos) {
-      pattern(ti, g, std::span(img[b]).subspan(static_cast<std::size_t>(pos) * e, e));
+    for_each_box_row(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
+      fill_pattern(
+          ti, g, static_cast<std::int64_t>(e),
+          std::span(img[b]).subspan(static_cast<std::size_t>(pos) * e, static_cast<std::size_t>(len) * e));
     });
   }
   // Unboxed sources hold, at each region that reads them, that region's elements.
@@ -150,8 +169,10 @@ std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
       const sim::Tensor& t = plan.tensors[ti];
       const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
       const auto base = static_cast<std::size_t>(r.src_offset.count());
-      for_each_element(r.box, t.shape, [&](std::int64_t g, std::int64_t pos) {
-        pattern(ti, g, std::span(img[sb]).subspan(base + static_cast<std::size_t>(pos) * e, e));
+      for_each_box_row(r.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
+        fill_pattern(ti, g, static_cast<std::int64_t>(e),
+                     std::span(img[sb]).subspan(base + static_cast<std::size_t>(pos) * e,
+                                                static_cast<std::size_t>(len) * e));
       });
     }
   return img;

@@ -65,6 +65,14 @@ struct StridedCopy {
 
 /// Writes pattern(tensor_index, g) (dtype_size(t.dtype) bytes) to `out`.
 void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out);
+/// Writes the patterns of elements g0, g0+1, ... (out.size() / e of them).
+void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std::span<std::byte> out);
+
+/// The rows of a box (runs along its last dimension): f(g_first, position_first, count),
+/// row-major; position counts elements in row-major box order.
+template <typename F>
+void for_each_box_row(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
+                      const std::vector<std::int64_t>& shape, F&& f);
 
 /// Global row-major indices of a box's elements, in row-major box order: f(g, position).
 template <typename F>
@@ -97,6 +105,28 @@ void StridedCopy::for_each_row(F&& f) const {
       s -= outer[k].src_stride * outer[k].count;
       d -= outer[k].dst_stride * outer[k].count;
       idx[k] = 0;
+    }
+  }
+}
+
+template <typename F>
+void for_each_box_row(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
+                      const std::vector<std::int64_t>& shape, F&& f) {
+  const std::size_t rank = box.size();
+  if (rank == 0) return;
+  std::int64_t rows = 1;
+  for (std::size_t d = 0; d + 1 < rank; ++d) rows *= box[d].second - box[d].first;
+  const std::int64_t len = box[rank - 1].second - box[rank - 1].first;
+  if (rows <= 0 || len <= 0) return;
+  std::vector<std::int64_t> idx(rank);
+  for (std::size_t d = 0; d < rank; ++d) idx[d] = box[d].first;
+  for (std::int64_t row = 0; row < rows; ++row) {
+    std::int64_t g = 0;
+    for (std::size_t d = 0; d < rank; ++d) g = g * shape[d] + idx[d];
+    f(g, row * len, len);
+    for (std::size_t d = rank - 1; d-- > 0;) {
+      if (++idx[d] < box[d].second) break;
+      idx[d] = box[d].first;
     }
   }
 }

@@ -6,6 +6,7 @@
 #include "runtime/executor.h"
 #include "runtime/work.h"
 #include "sim/plan_json.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace meshsim;
 using namespace meshsim::runtime;
@@ -194,4 +195,17 @@ TEST_CASE("run_plan rejects nonsense options", "[runtime]") {
   auto backend = make_host_backend();
   CHECK_THROWS_AS(run_plan(plan, *backend, {.warmup = 0, .iterations = 0, .verify = true}), UsageError);
   CHECK_THROWS_AS(run_plan(plan, *backend, {.warmup = -1, .iterations = 1, .verify = true}), UsageError);
+}
+
+TEST_CASE("4-D boxes: nested and deeper strided regions move right (the GPU test's plan)",
+          "[runtime][host]") {
+  // The cuda backend test's plan: a sub-box into a slab (two nested outer
+  // dimensions), an odd box into a flat buffer (three outer dimensions), the
+  // whole tensor as one run, and the slab's rest. Every element of the slab
+  // (8x6x10x6), the odd box (2x2x3x3) and the whole tensor (8x12x10x6) checks.
+  const auto plan = gputest::boxes_plan();
+  const auto v = verify_on_host(plan);
+  CHECK(v.ok);
+  CHECK(v.elements_checked == 8 * 6 * 10 * 6 + 2 * 2 * 3 * 3 + 8 * 12 * 10 * 6);
+  if (!v.mismatches.empty()) FAIL_CHECK(v.mismatches.front().describe());
 }

@@ -1,0 +1,89 @@
+#pragma once
+// Shared by the GPU test programs: skip (exit 77, which ctest reports as
+// "skipped") without enough GPUs, and count checks.
+
+#include <cstdlib>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "runtime/gpu_info.h"
+#include "sim/plan.h"
+
+namespace meshsim::gputest {
+
+inline void require_gpus(int n) {
+  const auto info = runtime::query_runtime();
+  if (!info.cuda_built || static_cast<int>(info.gpus.size()) < n) {
+    fmt::print("skipped: needs {} GPU{}; {}\n", n, n == 1 ? "" : "s",
+               info.status.empty() ? fmt::format("this machine has {}", info.gpus.size()) : info.status);
+    std::exit(77);
+  }
+}
+
+struct Checks {
+  int passed = 0;
+  int failed = 0;
+  void check(bool ok, const std::string& what) {
+    fmt::print("{} {}\n", ok ? "ok  " : "FAIL", what);
+    ++(ok ? passed : failed);
+  }
+  [[nodiscard]] int finish() const {
+    fmt::print("{} passed, {} failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+  }
+};
+
+inline  // T is 8x12x10x6 f32 on one device. Regions to three others:
+        //   a sub-box [2,6)x[3,9)x[1,7)x[0,6) into a buffer holding [0,8)x[3,9)x[0,10)x[0,6)
+        //     (rows of 6 elements; strides nest: the 3-D copy path),
+        //   [1,3)x[2,4)x[5,8)x[1,4) into a plain buffer (three outer dimensions: 2-D copies in a loop),
+        //   all of T into a plain buffer (one run).
+    sim::Plan
+    boxes_plan() {
+  sim::Plan p;
+  p.name = "boxes";
+  p.tensors.push_back({"T", {8, 12, 10, 6}, sim::DType::f32});
+  auto vol = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {
+    std::int64_t n = 4;
+    for (const auto& [lo, hi] : b) n *= hi - lo;
+    return Bytes(n);
+  };
+  const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, 8}, {0, 12}, {0, 10}, {0, 6}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> slab{{0, 8}, {3, 9}, {0, 10}, {0, 6}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> sub{{2, 6}, {3, 9}, {1, 7}, {0, 6}};
+  const std::vector<std::pair<std::int64_t, std::int64_t>> odd{{1, 3}, {2, 4}, {5, 8}, {1, 4}};
+  p.buffers.push_back({"src", "h0/gpu0", vol(all), "T", all});
+  p.buffers.push_back({"slab", "h0/gpu1", vol(slab), "T", slab});
+  p.buffers.push_back({"odd", "h0/gpu2", vol(odd), {}, {}});
+  p.buffers.push_back({"whole", "h0/gpu3", vol(all), {}, {}});
+  auto send = [&](const char* id, const char* dst_dev, const char* dst, const auto& box) {
+    sim::Task t;
+    t.id = id;
+    t.kind = sim::TaskKind::send;
+    t.devices = {"h0/gpu0", dst_dev};
+    t.size = vol(box);
+    t.payload.push_back({"T", box, "src", Bytes(0), dst, Bytes(0)});
+    p.tasks.push_back(t);
+  };
+  send("sub", "h0/gpu1", "slab", sub);
+  send("odd", "h0/gpu2", "odd", odd);
+  send("whole", "h0/gpu3", "whole", all);
+  // The slab buffer's box is only partly written: give the rest its own region.
+  sim::Task rest;
+  rest.id = "slab-rest";
+  rest.kind = sim::TaskKind::send;
+  rest.devices = {"h0/gpu0", "h0/gpu1"};
+  for (const auto& box :
+       std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>{{{0, 2}, {3, 9}, {0, 10}, {0, 6}},
+                                                                       {{6, 8}, {3, 9}, {0, 10}, {0, 6}},
+                                                                       {{2, 6}, {3, 9}, {0, 1}, {0, 6}},
+                                                                       {{2, 6}, {3, 9}, {7, 10}, {0, 6}}}) {
+    rest.payload.push_back({"T", box, "src", Bytes(0), "slab", Bytes(0)});
+    rest.size += vol(box);
+  }
+  p.tasks.push_back(rest);
+  return p;
+}
+
+}  // namespace meshsim::gputest
