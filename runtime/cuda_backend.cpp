@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 
@@ -32,6 +33,11 @@ class CudaBackend final : public Backend {
     cudaDeviceProp p{};
     cuda_check(cudaGetDeviceProperties(&p, opts_.device), "cudaGetDeviceProperties");
     gpu_name_ = p.name;
+    int pitch = 0;
+    if (cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, opts_.device) == cudaSuccess && pitch > 0)
+      max_pitch_ = pitch;
+    cublas_ = std::make_unique<Cublas>();  // after cudaSetDevice: the handle belongs to this GPU
+    gate_ = std::make_unique<HostGate>();
   }
 
   ~CudaBackend() override { release(); }
@@ -41,7 +47,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::string name() const override { return "cuda"; }
   [[nodiscard]] std::string describe() const override {
     return fmt::format("{} plan devices as virtual devices on GPU {} ({}); compute: {}", work_.devices.size(),
-                       opts_.device, gpu_name_, cublas_.available() ? "cuBLAS GEMM" : cublas_.why_not());
+                       opts_.device, gpu_name_, cublas_->available() ? "cuBLAS GEMM" : cublas_->why_not());
   }
 
   void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
@@ -61,21 +67,17 @@ class CudaBackend final : public Backend {
       if (s > 0) cuda_check(cudaMalloc(&p, static_cast<std::size_t>(s)), "cudaMalloc (scratch)");
       scratch_.push_back(static_cast<std::byte*>(p));
     }
-    // GEMM work areas: one per device, for the largest compute task on it.
-    gemm_work_.assign(work_.devices.size(), nullptr);
-    std::vector<std::int64_t> need(work_.devices.size(), 0);
+    // One GEMM work area for every virtual device (its contents do not
+    // matter), sized for the largest GEMM (n ≤ 8192: at most 768 MiB in f32).
+    std::int64_t need = 0;
     for (const auto& t : plan.tasks)
-      if (t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0) {
-        const auto d = device_index(t.devices[0]);
-        need[d] = std::max(need[d], Cublas::work_bytes(gemm_size_for(t.flops), t.dtype));
-      }
-    for (std::size_t d = 0; d < need.size(); ++d)
-      if (need[d] > 0 && cublas_.available()) {
-        void* p = nullptr;
-        cuda_check(cudaMalloc(&p, static_cast<std::size_t>(need[d])), "cudaMalloc (GEMM work)");
-        cuda_check(cudaMemset(p, 0, static_cast<std::size_t>(need[d])), "cudaMemset");
-        gemm_work_[d] = p;
-      }
+      if (t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0 && Cublas::runs(t.dtype))
+        need = std::max(need, Cublas::work_bytes(gemm_shape_for(t.flops).n, t.dtype));
+    if (need > 0 && cublas_->available()) {
+      cuda_check(cudaMalloc(&gemm_work_, static_cast<std::size_t>(need)), "cudaMalloc (GEMM work)");
+      cuda_check(cudaMemset(gemm_work_, 0, static_cast<std::size_t>(need)), "cudaMemset");
+    }
+    cuda_check(cudaStreamCreateWithFlags(&gate_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     std::map<std::pair<std::size_t, int>, cudaStream_t> streams;
     task_stream_.clear();
     for (const auto& t : plan.tasks) {
@@ -100,17 +102,26 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
     const std::size_t n = plan.tasks.size();
     MESHSIM_ASSERT(task_stream_.size() == n, "run() before load()");
+    // The gate holds every stream until all tasks are enqueued; t0 is
+    // recorded when it opens, so host-side enqueueing is not timed.
     cudaEvent_t t0 = events_.back();
-    cudaStream_t first = streams_.empty() ? nullptr : streams_.front();
-    cuda_check(cudaEventRecord(t0, first), "cudaEventRecord");
-    for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
-    for (std::size_t i : schedule.order) {
-      cudaStream_t s = task_stream_[i];
-      for (std::size_t p : schedule.preds[i])
-        if (task_stream_[p] != s) cuda_check(cudaStreamWaitEvent(s, end_event(p), 0), "cudaStreamWaitEvent");
-      cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
-      enqueue(plan.tasks[i], work_.tasks[i], s);
-      cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
+    gate_->close_on(gate_stream_);
+    {
+      struct Opener {
+        HostGate& g;
+        ~Opener() { g.open(); }
+      } opener{*gate_};
+      cuda_check(cudaEventRecord(t0, gate_stream_), "cudaEventRecord");
+      for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
+      for (std::size_t i : schedule.order) {
+        cudaStream_t s = task_stream_[i];
+        for (std::size_t p : schedule.preds[i])
+          if (task_stream_[p] != s)
+            cuda_check(cudaStreamWaitEvent(s, end_event(p), 0), "cudaStreamWaitEvent");
+        cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
+        enqueue(plan.tasks[i], work_.tasks[i], s);
+        cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
+      }
     }
     wait_all(plan, schedule);
     std::vector<TaskSpan> spans(n);
@@ -146,9 +157,10 @@ class CudaBackend final : public Backend {
 
   void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s) {
     if (w.compute) {
-      const std::size_t d = device_index(task.devices[0]);
-      if (!task.duration && task.flops > 0 && cublas_.available() && gemm_work_[d] != nullptr) {
-        cublas_.gemm(gemm_size_for(task.flops), task.dtype, gemm_work_[d], s);
+      if (!task.duration && task.flops > 0 && Cublas::runs(task.dtype) && cublas_->available() &&
+          gemm_work_ != nullptr) {
+        const GemmShape g = gemm_shape_for(task.flops);
+        for (std::int64_t k = 0; k < g.count; ++k) cublas_->gemm(g.n, task.dtype, gemm_work_, s);
         return;
       }
       const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
@@ -203,12 +215,14 @@ class CudaBackend final : public Backend {
     (void)cudaDeviceSynchronize();
     for (auto* p : buffers_) (void)cudaFree(p);
     for (auto* p : scratch_) (void)cudaFree(p);
-    for (auto* p : gemm_work_) (void)cudaFree(p);
+    (void)cudaFree(gemm_work_);
+    if (gate_stream_ != nullptr) (void)cudaStreamDestroy(gate_stream_);
+    gate_stream_ = nullptr;
+    gemm_work_ = nullptr;
     for (auto s : streams_) (void)cudaStreamDestroy(s);
     for (auto e : events_) (void)cudaEventDestroy(e);
     buffers_.clear();
     scratch_.clear();
-    gemm_work_.clear();
     streams_.clear();
     events_.clear();
     task_stream_.clear();
@@ -216,11 +230,14 @@ class CudaBackend final : public Backend {
 
   CudaBackendOptions opts_;
   std::string gpu_name_;
-  Cublas cublas_;
+  std::int64_t max_pitch_ = std::int64_t{1} << 31;
+  std::unique_ptr<Cublas> cublas_;
+  std::unique_ptr<HostGate> gate_;
+  cudaStream_t gate_stream_ = nullptr;
   PlanWork work_;
   std::vector<std::byte*> buffers_;
   std::vector<std::byte*> scratch_;
-  std::vector<void*> gemm_work_;
+  void* gemm_work_ = nullptr;
   std::vector<cudaStream_t> streams_;
   std::vector<cudaStream_t> task_stream_;
   std::vector<cudaEvent_t> events_;  // start, end per task; the last is t0
@@ -229,6 +246,10 @@ class CudaBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& opts) {
+  // More hardware queues than the default 8, so that streams of different
+  // virtual devices do not serialise on a shared queue (read when CUDA
+  // starts; a user's own setting wins).
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   return std::make_unique<CudaBackend>(opts);
 }
 

@@ -155,8 +155,15 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
   say(fmt::format("host to device {}, device to host {}", human_string(c.host_to_device->bandwidth),
                   human_string(c.device_to_host->bandwidth)));
 
-  // Every ordered peer pair, when there are several GPUs.
-  for (int i = 0; i < gpus; ++i)
+  // Every ordered peer pair, when there are several GPUs: the stream, the
+  // source buffer and the timing events of a pair live on its source GPU.
+  for (int i = 0; i < gpus; ++i) {
+    if (gpus < 2) break;
+    cuda_check(cudaSetDevice(i), "cudaSetDevice");
+    cudaStream_t si = nullptr;
+    void* src = nullptr;
+    cuda_check(cudaStreamCreateWithFlags(&si, cudaStreamNonBlocking), "cudaStreamCreate");
+    cuda_check(cudaMalloc(&src, max), "cudaMalloc (peer source)");
     for (int j = 0; j < gpus; ++j) {
       if (i == j) continue;
       int ok = 0;
@@ -172,18 +179,25 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
       cuda_check(cudaSetDevice(j), "cudaSetDevice");
       cuda_check(cudaMalloc(&remote, max), "cudaMalloc (peer)");
       cuda_check(cudaSetDevice(i), "cudaSetDevice");
-      Timer t(s);
       std::vector<sim::CopyPoint> pts;
-      for (Bytes size : sweep_sizes(o.min_size, o.max_size))
-        pts.push_back({size, t.best(o.repeats, batch_for(size), [&] {
-                         cuda_check(
-                             cudaMemcpyPeerAsync(remote, j, a, 0, static_cast<std::size_t>(size.count()), s),
-                             "cudaMemcpyPeerAsync");
-                       })});
+      {
+        Timer t(si);
+        for (Bytes size : sweep_sizes(o.min_size, o.max_size))
+          pts.push_back({size, t.best(o.repeats, batch_for(size), [&] {
+                           cuda_check(cudaMemcpyPeerAsync(remote, j, src, i,
+                                                          static_cast<std::size_t>(size.count()), si),
+                                      "cudaMemcpyPeerAsync");
+                         })});
+      }
       c.peers.push_back({i, j, sim::fit_copy(std::move(pts))});
       say(fmt::format("GPU {} -> GPU {}: {}", i, j, human_string(c.peers.back().fit.bandwidth)));
+      cuda_check(cudaSetDevice(j), "cudaSetDevice");
       (void)cudaFree(remote);
     }
+    cuda_check(cudaSetDevice(i), "cudaSetDevice");
+    (void)cudaFree(src);
+    (void)cudaStreamDestroy(si);
+  }
   cuda_check(cudaSetDevice(0), "cudaSetDevice");
 
   // Launch overhead: an empty busy kernel, 1000 times back to back.

@@ -1,11 +1,13 @@
 #include "runtime/cuda_util.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "runtime/kernels.h"
 #include "sim/compute_model.h"
 
 namespace meshsim::runtime {
@@ -45,6 +47,11 @@ Cublas::~Cublas() {
   if (handle_ != nullptr && destroy_ != nullptr) destroy_(handle_);
 }
 
+bool Cublas::runs(sim::DType dtype) {
+  const auto c = sim::dtype_class(dtype);
+  return c == sim::DTypeClass::fp32 || c == sim::DTypeClass::fp16;
+}
+
 std::int64_t Cublas::work_bytes(std::int64_t n, sim::DType dtype) {
   const bool half = sim::dtype_class(dtype) == sim::DTypeClass::fp16;
   return 3 * n * n * (half ? 2 : 4);
@@ -67,9 +74,18 @@ void Cublas::gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t str
     throw UsageError(fmt::format("cublasGemmEx failed (status {})", static_cast<int>(s)));
 }
 
-void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s) {
+void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s,
+                  std::int64_t max_pitch) {
   if (c.row_bytes == 0) return;
   const auto width = static_cast<std::size_t>(c.row_bytes);
+  bool wide = false;
+  for (const auto& d : c.outer) wide = wide || d.src_stride > max_pitch || d.dst_stride > max_pitch;
+  if (wide) {  // pitches the 2-D/3-D copies refuse: one copy per run
+    c.for_each_row([&](std::int64_t so, std::int64_t d) {
+      cuda_check(cudaMemcpyAsync(dst + d, src + so, width, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
+    });
+    return;
+  }
   if (c.outer.empty()) {
     cuda_check(cudaMemcpyAsync(dst + c.dst_offset, src + c.src_offset, width, cudaMemcpyDeviceToDevice, s),
                "cudaMemcpyAsync");
@@ -107,9 +123,45 @@ void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cu
   });
 }
 
-std::int64_t gemm_size_for(double flops) {
-  const double n = std::cbrt(std::max(flops, 0.0) / 2.0);
-  return std::max<std::int64_t>(64, static_cast<std::int64_t>(std::llround(n / 64.0)) * 64);
+GemmShape gemm_shape_for(double flops) {
+  constexpr std::int64_t kMax = 8192;
+  const double f = std::max(flops, 0.0);
+  GemmShape g;
+  const double max_flops = 2.0 * static_cast<double>(kMax) * kMax * kMax;
+  if (f > max_flops) {
+    g.n = kMax;
+    g.count = std::max<std::int64_t>(1, std::llround(f / max_flops));
+    return g;
+  }
+  const double n = std::cbrt(f / 2.0);
+  g.n = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::llround(n / 64.0)) * 64, 64, kMax);
+  return g;
+}
+
+HostGate::HostGate() {
+  void* p = nullptr;
+  cuda_check(cudaHostAlloc(&p, sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable),
+             "cudaHostAlloc (gate)");
+  host_ = static_cast<volatile int*>(p);
+  *host_ = 1;
+}
+
+HostGate::~HostGate() {
+  open();
+  (void)cudaFreeHost(const_cast<int*>(host_));
+}
+
+void HostGate::close_on(cudaStream_t s) {
+  *host_ = 0;
+  void* dev = nullptr;
+  cuda_check(cudaHostGetDevicePointer(&dev, const_cast<int*>(host_), 0), "cudaHostGetDevicePointer");
+  cuda_check(meshsim_launch_wait_flag(static_cast<const volatile int*>(dev), s), "gate kernel");
+}
+
+void HostGate::open() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  *host_ = 1;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 }  // namespace meshsim::runtime

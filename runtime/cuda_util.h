@@ -31,6 +31,9 @@ class Cublas {
   ~Cublas();
   [[nodiscard]] bool available() const { return handle_ != nullptr; }
   [[nodiscard]] const std::string& why_not() const { return why_not_; }
+  /// Whether gemm() runs this dtype: fp32 and fp16/bf16 classes (f64 and
+  /// int8 tasks use the busy kernel instead).
+  [[nodiscard]] static bool runs(sim::DType dtype);
   /// C = A·B, all n x n, in `dtype`'s class (see cuda_backend.h), on `stream`;
   /// the three matrices live in `work` (3·n²·element bytes).
   void gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream);
@@ -56,9 +59,34 @@ class Cublas {
 /// Enqueues one strided copy (layout.h) between two device pointers (of any
 /// devices of this process): one cudaMemcpyAsync, 2-D or 3-D copy, or 2-D
 /// copies per outer index (cuda_backend.h).
-void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s);
+/// Strides beyond `max_pitch` (cudaDevAttrMaxPitch) are copied a row at a time.
+void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s,
+                  std::int64_t max_pitch = std::int64_t{1} << 31);
 
-/// Square GEMM size whose 2n³ FLOPs come closest to `flops` (a multiple of 64, at least 64).
-[[nodiscard]] std::int64_t gemm_size_for(double flops);
+/// The GEMMs that stand for `flops`: `count` square GEMMs of size n (a
+/// multiple of 64, 64 ≤ n ≤ 8192) whose 2·n³·count comes closest.
+struct GemmShape {
+  std::int64_t n = 64;
+  std::int64_t count = 1;
+};
+[[nodiscard]] GemmShape gemm_shape_for(double flops);
+
+/// A flag in mapped host memory and the gate kernel that waits for it: a
+/// run's timing event is recorded only once the host has enqueued every
+/// task, so host-side enqueueing does not show in the measured timeline.
+class HostGate {
+ public:
+  HostGate();
+  HostGate(const HostGate&) = delete;
+  HostGate& operator=(const HostGate&) = delete;
+  ~HostGate();
+  /// Closes the gate and enqueues its kernel on `s` (of the current device).
+  void close_on(cudaStream_t s);
+  /// Opens it: the gate kernels finish.
+  void open();
+
+ private:
+  volatile int* host_ = nullptr;
+};
 
 }  // namespace meshsim::runtime

@@ -7,3 +7,6 @@
 
 /// Enqueues a kernel that keeps one GPU thread busy for `ns` nanoseconds.
 cudaError_t meshsim_launch_spin(std::uint64_t ns, cudaStream_t stream);
+
+/// Enqueues a kernel that spins until `*flag` (mapped host memory) is non-zero.
+cudaError_t meshsim_launch_wait_flag(const volatile int* flag, cudaStream_t stream);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <thread>
 #include <unordered_map>
@@ -116,14 +117,17 @@ class NcclBackend final : public Backend {
       buffers_.push_back(static_cast<std::byte*>(p));
     }
     scratch_.assign(static_cast<std::size_t>(n), nullptr);
-    staging_.assign(static_cast<std::size_t>(n), nullptr);
-    std::vector<std::int64_t> staging(static_cast<std::size_t>(n), 0);
+    // Staging per (rank, plan stream), for the largest task on that stream:
+    // tasks on one stream run one at a time, tasks on two streams may overlap.
+    std::map<std::pair<int, int>, std::int64_t> staging;
     for (int r = 0; r < n; ++r) {
       std::map<std::size_t, std::int64_t> per_task;
       for (const auto& c : prog_.calls[static_cast<std::size_t>(r)])
         if (c.region != kScratch) per_task[c.task] += c.bytes;
-      for (const auto& [task, bytes] : per_task)
-        staging[static_cast<std::size_t>(r)] = std::max(staging[static_cast<std::size_t>(r)], bytes);
+      for (const auto& [task, bytes] : per_task) {
+        auto& need = staging[{r, plan.tasks[task].stream}];
+        need = std::max(need, bytes);
+      }
     }
     for (int r = 0; r < n; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice");
@@ -131,10 +135,12 @@ class NcclBackend final : public Backend {
       if (sb > 0)
         cuda_check(cudaMalloc(reinterpret_cast<void**>(&scratch_[static_cast<std::size_t>(r)]), sb),
                    "cudaMalloc (scratch)");
-      const auto st = static_cast<std::size_t>(staging[static_cast<std::size_t>(r)]);
-      if (st > 0)
-        cuda_check(cudaMalloc(reinterpret_cast<void**>(&staging_[static_cast<std::size_t>(r)]), st),
-                   "cudaMalloc (staging)");
+    }
+    for (const auto& [key, bytes] : staging) {
+      cuda_check(cudaSetDevice(key.first), "cudaSetDevice");
+      void* p = nullptr;
+      cuda_check(cudaMalloc(&p, static_cast<std::size_t>(bytes)), "cudaMalloc (staging)");
+      staging_[key] = static_cast<std::byte*>(p);
     }
     // Communicators: the world, then one split per group.
     comms_.assign(prog_.comms.size(), std::vector<ncclComm_t>(static_cast<std::size_t>(n), nullptr));
@@ -180,10 +186,18 @@ class NcclBackend final : public Backend {
       }
     }
     t0_.assign(static_cast<std::size_t>(n), nullptr);
+    gate_streams_.assign(static_cast<std::size_t>(n), nullptr);
     for (int r = 0; r < n; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice");
       cuda_check(cudaEventCreate(&t0_[static_cast<std::size_t>(r)]), "cudaEventCreate");
+      cuda_check(
+          cudaStreamCreateWithFlags(&gate_streams_[static_cast<std::size_t>(r)], cudaStreamNonBlocking),
+          "cudaStreamCreate");
       cuda_check(cudaDeviceSynchronize(), "loading the plan");
+    }
+    if (!gate_) {
+      cuda_check(cudaSetDevice(0), "cudaSetDevice");
+      gate_ = std::make_unique<HostGate>();
     }
   }
 
@@ -191,11 +205,23 @@ class NcclBackend final : public Backend {
     const auto n = static_cast<int>(prog_.devices.size());
     // Per rank: the calls of each task, in program order.
     std::vector<std::size_t> next(static_cast<std::size_t>(n), 0);
-    for (int r = 0; r < n; ++r) {
+    // A gate on GPU 0 holds everything until all tasks are enqueued; when
+    // it opens, rank 0 records its t0 and every other rank records its own
+    // right after (so per-GPU clocks start together, host enqueueing untimed).
+    cuda_check(cudaSetDevice(0), "cudaSetDevice");
+    gate_->close_on(gate_streams_[0]);
+    struct Opener {
+      HostGate& g;
+      ~Opener() { g.open(); }
+    } opener{*gate_};
+    cuda_check(cudaEventRecord(t0_[0], gate_streams_[0]), "cudaEventRecord");
+    for (int r = 1; r < n; ++r) {
       cuda_check(cudaSetDevice(r), "cudaSetDevice");
-      for (const auto& [key, s] : streams_)
-        if (key.first == r)
-          cuda_check(cudaEventRecord(t0_[static_cast<std::size_t>(r)], s), "cudaEventRecord");
+      cuda_check(cudaStreamWaitEvent(gate_streams_[static_cast<std::size_t>(r)], t0_[0], 0),
+                 "cudaStreamWaitEvent");
+      cuda_check(
+          cudaEventRecord(t0_[static_cast<std::size_t>(r)], gate_streams_[static_cast<std::size_t>(r)]),
+          "cudaEventRecord");
     }
     for (const auto& [key, s] : streams_) {
       cuda_check(cudaSetDevice(key.first), "cudaSetDevice");
@@ -250,6 +276,7 @@ class NcclBackend final : public Backend {
         cuda_check(cudaEventRecord(events_.at({i, r}).second, stream(r, task.stream)), "cudaEventRecord");
       }
     }
+    gate_->open();
     wait_all(plan, schedule);
     std::vector<TaskSpan> spans(plan.tasks.size());
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -306,14 +333,14 @@ class NcclBackend final : public Backend {
     if (sending) {
       const StridedCopy pc = pack_copy(t, reg, plan.buffers[sb]);
       if (pc.outer.empty()) return buffers_[sb] + pc.src_offset;
-      std::byte* at = staging_[static_cast<std::size_t>(r)] + staged;
+      std::byte* at = staging_.at({r, task.stream}) + staged;
       staged += c.bytes;
       enqueue_copy(at, buffers_[sb], pc, s);
       return at;
     }
     const StridedCopy uc = unpack_copy(t, reg, plan.buffers[db]);
     if (uc.outer.empty()) return buffers_[db] + uc.dst_offset;
-    std::byte* at = staging_[static_cast<std::size_t>(r)] + staged;
+    std::byte* at = staging_.at({r, task.stream}) + staged;
     staged += c.bytes;
     return at;
   }
@@ -332,6 +359,7 @@ class NcclBackend final : public Backend {
   }
 
   void issue(int r, const NcclCall& c, void* p, cudaStream_t s) {
+    if (c.op == NcclOp::local_copy) return;  // enqueued by pointer()
     const auto ru = static_cast<std::size_t>(r);
     ncclComm_t comm = comms_[static_cast<std::size_t>(c.comm)][ru];
     const auto bytes = static_cast<std::size_t>(c.bytes);
@@ -408,7 +436,9 @@ class NcclBackend final : public Backend {
     if (!abort) (void)cudaDeviceSynchronize();
     for (auto* p : buffers_) (void)cudaFree(p);
     for (auto* p : scratch_) (void)cudaFree(p);
-    for (auto* p : staging_) (void)cudaFree(p);
+    for (auto& [k, p] : staging_) (void)cudaFree(p);
+    for (auto s : gate_streams_) (void)cudaStreamDestroy(s);
+    gate_streams_.clear();
     for (auto& [k, s] : streams_) (void)cudaStreamDestroy(s);
     for (auto& [k, e] : events_) {
       (void)cudaEventDestroy(e.first);
@@ -435,7 +465,9 @@ class NcclBackend final : public Backend {
   std::unordered_map<std::string, std::size_t> buffer_index_;
   std::vector<std::byte*> buffers_;
   std::vector<std::byte*> scratch_;
-  std::vector<std::byte*> staging_;
+  std::map<std::pair<int, int>, std::byte*> staging_;  // (rank, plan stream)
+  std::unique_ptr<HostGate> gate_;
+  std::vector<cudaStream_t> gate_streams_;
   std::vector<std::vector<ncclComm_t>> comms_;  // [comm][world rank]; null where not a member
   std::map<std::pair<int, int>, cudaStream_t> streams_;
   std::map<std::pair<std::size_t, int>, std::pair<cudaEvent_t, cudaEvent_t>> events_;
@@ -446,6 +478,7 @@ class NcclBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_nccl_backend(const NcclBackendOptions& opts) {
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);  // see make_cuda_backend
   return std::make_unique<NcclBackend>(opts);
 }
 
@@ -525,9 +558,12 @@ sim::Calibration calibrate_nccl(const CalibrateOptions& o) {
                              c.collectives.back().busbw_GBps, human_string(c.collectives.back().size)));
   }
   for (std::size_t r = 0; r < comms.size(); ++r) {
+    (void)cudaSetDevice(static_cast<int>(r));
     (void)nccl.destroy(comms[r]);
     (void)cudaFree(bufs[r]);
     (void)cudaStreamDestroy(streams[r]);
+    (void)cudaEventDestroy(a[r]);
+    (void)cudaEventDestroy(b[r]);
   }
   return c;
 }

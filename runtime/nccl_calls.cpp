@@ -41,22 +41,30 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   p.calls.resize(p.devices.size());
   NcclComm world;
   for (int r = 0; r < static_cast<int>(p.devices.size()); ++r) world.ranks.push_back(r);
+  world.world = true;
   p.comms.push_back(world);
-  std::map<std::vector<int>, int> comm_of;
+  std::map<int, int> world_of{{0, 0}};  // plan stream -> its point-to-point communicator
+  std::map<std::pair<std::vector<int>, int>, int> comm_of;
+  auto world_comm = [&](int stream, std::size_t task) {
+    auto [it, fresh] = world_of.emplace(stream, static_cast<int>(p.comms.size()));
+    if (fresh) p.comms.push_back(NcclComm{world.ranks, stream, true, task});
+    return it->second;
+  };
   auto group_comm = [&](const sim::Task& t, std::size_t task) {
     std::vector<int> ranks;
     for (const auto& d : t.devices) ranks.push_back(rank(d));
-    auto [it, fresh] = comm_of.emplace(ranks, static_cast<int>(p.comms.size()));
-    if (fresh) p.comms.push_back(NcclComm{ranks, task});
+    auto [it, fresh] = comm_of.emplace(std::pair{ranks, t.stream}, static_cast<int>(p.comms.size()));
+    if (fresh) p.comms.push_back(NcclComm{ranks, t.stream, false, task});
     return it->second;
   };
   auto pair = [&](std::size_t task, int a, int b, std::int64_t bytes, std::size_t region) {
     if (a == b) {
-      p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::local_copy, 0, a, bytes, region});
+      p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::local_copy, -1, a, bytes, region});
       return;
     }
-    p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, 0, b, bytes, region});
-    p.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, 0, a, bytes, region});
+    const int comm = world_comm(plan.tasks[task].stream, task);
+    p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, comm, b, bytes, region});
+    p.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, comm, a, bytes, region});
   };
   auto region_bytes = [&](const sim::Region& r) {
     return sim::region_bytes(*tensors.at(r.tensor), r).count();
@@ -141,7 +149,8 @@ std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& pl
   const auto nranks = static_cast<int>(p.devices.size());
   // Collectives: per communicator, every member's sequence is the same;
   // non-members issue nothing on it.
-  for (std::size_t c = 1; c < p.comms.size(); ++c) {
+  for (std::size_t c = 0; c < p.comms.size(); ++c) {
+    if (p.comms[c].world) continue;
     const auto& members = p.comms[c].ranks;
     std::vector<std::tuple<std::size_t, NcclOp, int, std::int64_t>> ref;
     bool first = true;

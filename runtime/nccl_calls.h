@@ -3,10 +3,14 @@
 // anywhere: which NCCL calls each rank issues, on which communicator, in
 // which order.
 //
-// Ranks: one per plan device, in sorted device order. Communicator 0 spans
-// every rank (point-to-point); each distinct device group of a broadcast or
-// a payload-less collective gets its own communicator, created once per
-// plan (ranks in the group's order, so the first device is comm rank 0).
+// Ranks: one per plan device, in sorted device order. Point-to-point calls
+// go on a communicator spanning every rank, one per plan stream
+// (communicator 0 is stream 0's): NCCL runs the operations of one
+// communicator one after another, so tasks the plan puts on different
+// streams need different communicators to overlap. Each distinct (device
+// group, stream) of a broadcast or a payload-less collective gets its own
+// communicator, created once per plan (ranks in the group's order, so the
+// first device is comm rank 0).
 //
 // Tasks are visited in Schedule order; each task's calls form one
 // ncclGroupStart/End group on every rank it involves:
@@ -64,12 +68,14 @@ struct NcclCall {
 
 struct NcclComm {
   std::vector<int> ranks;      // world ranks, in comm-rank order
+  int stream = 0;              // the plan stream whose tasks use it
+  bool world = false;          // spans every rank, for point-to-point calls
   std::size_t first_task = 0;  // the task that needs it first
 };
 
 struct NcclProgram {
   std::vector<std::string> devices;          // rank → plan device
-  std::vector<NcclComm> comms;               // comms[0]: every rank
+  std::vector<NcclComm> comms;               // comms[0]: every rank, stream 0
   std::vector<std::vector<NcclCall>> calls;  // per rank, in issue order
 };
 

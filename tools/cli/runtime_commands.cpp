@@ -41,7 +41,7 @@ struct BackendArgs {
   int device = 0;
   std::string timeout = "60s";
   int iterations = 1;
-  int warmup = 0;
+  int warmup = -1;  // -1: 0 on host; 1 on cuda and nccl (module loading, cuBLAS and NCCL set-up)
   bool no_verify = false;
 
   void add_to(CLI::App& cmd, int default_iterations) {
@@ -53,7 +53,10 @@ struct BackendArgs {
     cmd.add_option("--iterations", iterations,
                    fmt::format("Timed runs; the median is reported (default {})", default_iterations))
         ->check(CLI::Range(1, 100000));
-    cmd.add_option("--warmup", warmup, "Untimed runs first (default 0)")->check(CLI::Range(0, 100000));
+    cmd.add_option("--warmup", warmup,
+                   warmup < 0 ? "Untimed runs first (default: 0 on host, 1 on cuda and nccl)"
+                              : fmt::format("Untimed runs first (default {})", warmup))
+        ->check(CLI::Range(0, 100000));
     cmd.add_option("--threads", threads, "host: worker threads (default: the hardware's)")
         ->check(CLI::Range(0, 4096));
     cmd.add_option("--device", device, "cuda: the GPU to use (default 0)")->check(CLI::Range(0, 1023));
@@ -61,6 +64,8 @@ struct BackendArgs {
                    "cuda, nccl: give up when no task finishes for this long (default 60s)");
     cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
   }
+
+  [[nodiscard]] int warmup_runs() const { return warmup >= 0 ? warmup : backend == "host" ? 0 : 1; }
 
   [[nodiscard]] Time timeout_time() const {
     try {
@@ -159,9 +164,10 @@ void run_run(RunArgs& a) {
     a.calibration.apply(*topo, opts);
   }
   auto backend = a.backend.make(roofline(topo ? &*topo : nullptr, opts));
-  const auto rep = runtime::run_plan(
-      plan, *backend,
-      {.warmup = a.backend.warmup, .iterations = a.backend.iterations, .verify = !a.backend.no_verify});
+  const auto rep = runtime::run_plan(plan, *backend,
+                                     {.warmup = a.backend.warmup_runs(),
+                                      .iterations = a.backend.iterations,
+                                      .verify = !a.backend.no_verify});
   const sim::SimResult measured = runtime::as_sim_result(plan, rep);
   if (!a.trace.empty()) {
     const topology::Topology shown =
@@ -306,9 +312,10 @@ void run_validate(ValidateArgs& a) {
   const sim::SimResult predicted = sim::simulate(plan, model_topo, opts);
 
   auto backend = a.backend.make(roofline(&model_topo, opts));
-  const auto rep = runtime::run_plan(
-      plan, *backend,
-      {.warmup = a.backend.warmup, .iterations = a.backend.iterations, .verify = !a.backend.no_verify});
+  const auto rep = runtime::run_plan(plan, *backend,
+                                     {.warmup = a.backend.warmup_runs(),
+                                      .iterations = a.backend.iterations,
+                                      .verify = !a.backend.no_verify});
   const sim::SimResult measured = runtime::as_sim_result(plan, rep);
   if (!a.trace_predicted.empty())
     write_text_file(a.trace_predicted, traces::chrome_trace(plan, model_topo, predicted).dump() + "\n");
@@ -430,8 +437,8 @@ void add_runtime_commands(CLI::App& app) {
         "backend); nccl predicts on --topology");
     cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
     a->topology.add_to(*cmd, "--topology");
-    a->backend.add_to(*cmd, 5);
     a->backend.warmup = 1;
+    a->backend.add_to(*cmd, 5);
     a->calibration.add_to(*cmd);
     cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)");
     cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)");
