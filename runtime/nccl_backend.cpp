@@ -14,6 +14,7 @@
 #include "core/unit_strings.h"
 #include "runtime/calibrate.h"
 #include "runtime/cuda_util.h"
+#include "runtime/distributed.h"
 #include "runtime/kernels.h"
 #include "runtime/nccl_calls.h"
 #include "runtime/work.h"
@@ -27,6 +28,8 @@ struct Nccl {
   DynLib lib{{"libnccl.so.2", "libnccl.so"}};
   decltype(&ncclGetErrorString) error_string = nullptr;
   decltype(&ncclCommInitAll) init_all = nullptr;
+  decltype(&ncclGetUniqueId) unique_id = nullptr;
+  decltype(&ncclCommInitRank) init_rank = nullptr;
   decltype(&ncclCommSplit) split = nullptr;
   decltype(&ncclCommDestroy) destroy = nullptr;
   decltype(&ncclCommAbort) abort = nullptr;
@@ -43,6 +46,8 @@ struct Nccl {
     if (!lib.loaded()) throw UsageError(fmt::format("NCCL cannot be loaded ({})", lib.error()));
     error_string = lib.function<decltype(error_string)>("ncclGetErrorString");
     init_all = lib.function<decltype(init_all)>("ncclCommInitAll");
+    unique_id = lib.function<decltype(unique_id)>("ncclGetUniqueId");
+    init_rank = lib.function<decltype(init_rank)>("ncclCommInitRank");
     split = lib.function<decltype(split)>("ncclCommSplit");
     destroy = lib.function<decltype(destroy)>("ncclCommDestroy");
     abort = lib.function<decltype(abort)>("ncclCommAbort");
@@ -78,8 +83,12 @@ StridedCopy unpack_copy(const sim::Tensor& t, const sim::Region& r, const sim::B
 
 class NcclBackend final : public Backend {
  public:
-  explicit NcclBackend(NcclBackendOptions opts) : opts_(std::move(opts)) {
+  explicit NcclBackend(NcclBackendOptions opts) : opts_(std::move(opts)), world_(distributed()) {
     cuda_check(cudaGetDeviceCount(&gpus_), "no usable GPU");
+    if (world_ != nullptr) {
+      me_ = world_->rank();
+      local_dev_ = world_->local_rank() % gpus_;
+    }
   }
   ~NcclBackend() override { release(false); }
   NcclBackend(const NcclBackend&) = delete;
@@ -87,8 +96,11 @@ class NcclBackend final : public Backend {
 
   [[nodiscard]] std::string name() const override { return "nccl"; }
   [[nodiscard]] std::string describe() const override {
-    return fmt::format("{} ranks on {} GPUs (one per plan device), {} communicators, single process ({})",
-                       prog_.devices.size(), gpus_, comms_.size(), nccl_.lib.name());
+    return fmt::format("{} ranks (one GPU per plan device), {} communicators, {} ({})", prog_.devices.size(),
+                       comms_.size(),
+                       world_ != nullptr ? fmt::format("{} MPI processes", world_->size())
+                                         : fmt::format("single process over {} GPUs", gpus_),
+                       nccl_.lib.name());
   }
 
   void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
@@ -96,7 +108,12 @@ class NcclBackend final : public Backend {
     const Schedule schedule = make_schedule(plan);
     prog_ = nccl_program(plan, schedule);
     const auto n = static_cast<int>(prog_.devices.size());
-    if (n > gpus_)
+    if (world_ != nullptr && n != world_->size())
+      throw UsageError(
+          fmt::format("the plan has {} devices but the MPI job {} processes: run one process per "
+                      "plan device (mpirun -np {})",
+                      n, world_->size(), n));
+    if (world_ == nullptr && n > gpus_)
       throw UsageError(
           fmt::format("the plan has {} devices and this machine {} GPU{}: the nccl backend runs one "
                       "plan device per GPU (use --backend cuda for virtual devices)",
@@ -107,9 +124,9 @@ class NcclBackend final : public Backend {
     // Memory: plan buffers on their rank's GPU, scratch, staging.
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
       const int r = rank_of(plan.buffers[b].device);
-      cuda_check(cudaSetDevice(r), "cudaSetDevice");
       void* p = nullptr;
-      if (!images[b].empty()) {
+      if (mine(r) && !images[b].empty()) {
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cuda_check(cudaMalloc(&p, images[b].size()), "cudaMalloc (plan buffer)");
         cuda_check(cudaMemcpy(p, images[b].data(), images[b].size(), cudaMemcpyHostToDevice),
                    "cudaMemcpy (load)");
@@ -130,27 +147,40 @@ class NcclBackend final : public Backend {
       }
     }
     for (int r = 0; r < n; ++r) {
-      cuda_check(cudaSetDevice(r), "cudaSetDevice");
+      if (!mine(r)) continue;
+      cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
       const auto sb = static_cast<std::size_t>(work_.scratch_bytes[static_cast<std::size_t>(r)]);
       if (sb > 0)
         cuda_check(cudaMalloc(reinterpret_cast<void**>(&scratch_[static_cast<std::size_t>(r)]), sb),
                    "cudaMalloc (scratch)");
     }
     for (const auto& [key, bytes] : staging) {
-      cuda_check(cudaSetDevice(key.first), "cudaSetDevice");
+      if (!mine(key.first)) continue;
+      cuda_check(cudaSetDevice(dev(key.first)), "cudaSetDevice");
       void* p = nullptr;
       cuda_check(cudaMalloc(&p, static_cast<std::size_t>(bytes)), "cudaMalloc (staging)");
       staging_[key] = static_cast<std::byte*>(p);
     }
     // Communicators: the world, then one split per group.
     comms_.assign(prog_.comms.size(), std::vector<ncclComm_t>(static_cast<std::size_t>(n), nullptr));
-    std::vector<int> devs(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) devs[static_cast<std::size_t>(r)] = r;
-    nccl_.check(nccl_.init_all(comms_[0].data(), n, devs.data()), "ncclCommInitAll");
+    if (world_ != nullptr) {
+      // nccl-tests' bootstrap: rank 0 makes the id, everyone gets it, each
+      // process joins with its own rank on its own GPU.
+      ncclUniqueId id{};
+      if (me_ == 0) nccl_.check(nccl_.unique_id(&id), "ncclGetUniqueId");
+      world_->broadcast(&id, sizeof id, 0);
+      cuda_check(cudaSetDevice(local_dev_), "cudaSetDevice");
+      nccl_.check(nccl_.init_rank(&comms_[0][static_cast<std::size_t>(me_)], n, id, me_), "ncclCommInitRank");
+    } else {
+      std::vector<int> devs(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r) devs[static_cast<std::size_t>(r)] = r;
+      nccl_.check(nccl_.init_all(comms_[0].data(), n, devs.data()), "ncclCommInitAll");
+    }
     for (std::size_t c = 1; c < prog_.comms.size(); ++c) {
       const auto& members = prog_.comms[c].ranks;
       nccl_.check(nccl_.group_start(), "ncclGroupStart");
       for (int r = 0; r < n; ++r) {
+        if (!mine(r)) continue;
         const auto it = std::find(members.begin(), members.end(), r);
         const int color = it == members.end() ? NCCL_SPLIT_NOCOLOR : static_cast<int>(c);
         const int key = static_cast<int>(it - members.begin());
@@ -169,9 +199,10 @@ class NcclBackend final : public Backend {
           if (c.task == i) ranks.push_back(r);
       std::sort(ranks.begin(), ranks.end());
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-      task_ranks_.push_back(ranks);
+      ranks.erase(std::remove_if(ranks.begin(), ranks.end(), [&](int r) { return !mine(r); }), ranks.end());
+      task_ranks_.push_back(ranks);  // the ranks of this process that take part
       for (int r : ranks) {
-        cuda_check(cudaSetDevice(r), "cudaSetDevice");
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         const auto key = std::pair{r, plan.tasks[i].stream};
         if (!streams_.contains(key)) {
           cudaStream_t s = nullptr;
@@ -188,7 +219,8 @@ class NcclBackend final : public Backend {
     t0_.assign(static_cast<std::size_t>(n), nullptr);
     gate_streams_.assign(static_cast<std::size_t>(n), nullptr);
     for (int r = 0; r < n; ++r) {
-      cuda_check(cudaSetDevice(r), "cudaSetDevice");
+      if (!mine(r)) continue;
+      cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
       cuda_check(cudaEventCreate(&t0_[static_cast<std::size_t>(r)]), "cudaEventCreate");
       cuda_check(
           cudaStreamCreateWithFlags(&gate_streams_[static_cast<std::size_t>(r)], cudaStreamNonBlocking),
@@ -196,7 +228,7 @@ class NcclBackend final : public Backend {
       cuda_check(cudaDeviceSynchronize(), "loading the plan");
     }
     if (!gate_) {
-      cuda_check(cudaSetDevice(0), "cudaSetDevice");
+      cuda_check(cudaSetDevice(dev(first_rank())), "cudaSetDevice");
       gate_ = std::make_unique<HostGate>();
     }
   }
@@ -208,23 +240,28 @@ class NcclBackend final : public Backend {
     // A gate on GPU 0 holds everything until all tasks are enqueued; when
     // it opens, rank 0 records its t0 and every other rank records its own
     // right after (so per-GPU clocks start together, host enqueueing untimed).
-    cuda_check(cudaSetDevice(0), "cudaSetDevice");
-    gate_->close_on(gate_streams_[0]);
+    // Under MPI each process gates its own GPU after a barrier.
+    if (world_ != nullptr) world_->barrier();
+    const int r0 = first_rank();
+    const auto r0u = static_cast<std::size_t>(r0);
+    cuda_check(cudaSetDevice(dev(r0)), "cudaSetDevice");
+    gate_->close_on(gate_streams_[r0u]);
     struct Opener {
       HostGate& g;
       ~Opener() { g.open(); }
     } opener{*gate_};
-    cuda_check(cudaEventRecord(t0_[0], gate_streams_[0]), "cudaEventRecord");
-    for (int r = 1; r < n; ++r) {
-      cuda_check(cudaSetDevice(r), "cudaSetDevice");
-      cuda_check(cudaStreamWaitEvent(gate_streams_[static_cast<std::size_t>(r)], t0_[0], 0),
+    cuda_check(cudaEventRecord(t0_[r0u], gate_streams_[r0u]), "cudaEventRecord");
+    for (int r = r0 + 1; r < n; ++r) {
+      if (!mine(r)) continue;
+      cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
+      cuda_check(cudaStreamWaitEvent(gate_streams_[static_cast<std::size_t>(r)], t0_[r0u], 0),
                  "cudaStreamWaitEvent");
       cuda_check(
           cudaEventRecord(t0_[static_cast<std::size_t>(r)], gate_streams_[static_cast<std::size_t>(r)]),
           "cudaEventRecord");
     }
     for (const auto& [key, s] : streams_) {
-      cuda_check(cudaSetDevice(key.first), "cudaSetDevice");
+      cuda_check(cudaSetDevice(dev(key.first)), "cudaSetDevice");
       cuda_check(cudaStreamWaitEvent(s, t0_[static_cast<std::size_t>(key.first)], 0), "cudaStreamWaitEvent");
     }
     for (std::size_t i : schedule.order) {
@@ -237,7 +274,7 @@ class NcclBackend final : public Backend {
         while (k < list.size() && list[k].task == i) calls[r].push_back(&list[k++]);
       }
       for (int r : task_ranks_[i]) {
-        cuda_check(cudaSetDevice(r), "cudaSetDevice");
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cudaStream_t s = stream(r, task.stream);
         for (std::size_t p : schedule.preds[i])
           for (int q : task_ranks_[p])
@@ -255,7 +292,7 @@ class NcclBackend final : public Backend {
       // Pointers per call (packing strided sources into staging first).
       std::map<const NcclCall*, void*> where;
       for (auto& [r, list] : calls) {
-        cuda_check(cudaSetDevice(r), "cudaSetDevice");
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cudaStream_t s = stream(r, task.stream);
         std::int64_t staged = 0;
         for (const NcclCall* c : list) where[c] = pointer(plan, task, r, *c, s, staged);
@@ -267,18 +304,20 @@ class NcclBackend final : public Backend {
       }
       nccl_.check(nccl_.group_end(), "ncclGroupEnd");
       for (auto& [r, list] : calls) {
-        cuda_check(cudaSetDevice(r), "cudaSetDevice");
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cudaStream_t s = stream(r, task.stream);
         for (const NcclCall* c : list) unpack(plan, task, r, *c, where.at(c), s);
       }
       for (int r : task_ranks_[i]) {
-        cuda_check(cudaSetDevice(r), "cudaSetDevice");
+        cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cuda_check(cudaEventRecord(events_.at({i, r}).second, stream(r, task.stream)), "cudaEventRecord");
       }
     }
     gate_->open();
     wait_all(plan, schedule);
-    std::vector<TaskSpan> spans(plan.tasks.size());
+    // Tasks this process did not run keep (max, -1 ps), so that combining
+    // over the MPI job takes the other ranks' times.
+    std::vector<TaskSpan> spans(plan.tasks.size(), TaskSpan{Time::max(), Time::ps(-1)});
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
       bool first = true;
       for (int r : task_ranks_[i]) {
@@ -293,6 +332,7 @@ class NcclBackend final : public Backend {
         first = false;
       }
     }
+    if (world_ != nullptr) world_->combine_spans(spans);
     return spans;
   }
 
@@ -300,10 +340,14 @@ class NcclBackend final : public Backend {
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
       out[b].resize(static_cast<std::size_t>(plan.buffers[b].size.count()));
-      cuda_check(cudaSetDevice(rank_of(plan.buffers[b].device)), "cudaSetDevice");
-      if (!out[b].empty())
+      const int owner = rank_of(plan.buffers[b].device);
+      if (mine(owner) && !out[b].empty()) {
+        cuda_check(cudaSetDevice(dev(owner)), "cudaSetDevice");
         cuda_check(cudaMemcpy(out[b].data(), buffers_[b], out[b].size(), cudaMemcpyDeviceToHost),
                    "cudaMemcpy (read back)");
+      }
+      // Under MPI every process gets every buffer from its owner and verifies the whole plan.
+      if (world_ != nullptr && !out[b].empty()) world_->broadcast(out[b].data(), out[b].size(), owner);
     }
     return out;
   }
@@ -313,6 +357,11 @@ class NcclBackend final : public Backend {
     return static_cast<int>(std::lower_bound(prog_.devices.begin(), prog_.devices.end(), d) -
                             prog_.devices.begin());
   }
+  // Whether this process runs rank r, and on which CUDA device.
+  [[nodiscard]] bool mine(int r) const { return world_ == nullptr || r == me_; }
+  [[nodiscard]] int dev(int r) const { return world_ != nullptr ? local_dev_ : r; }
+  [[nodiscard]] int first_rank() const { return world_ != nullptr ? me_ : 0; }
+
   [[nodiscard]] cudaStream_t stream(int r, int plan_stream) const { return streams_.at({r, plan_stream}); }
 
   // The device pointer a call reads or writes; strided sources are packed
@@ -457,6 +506,9 @@ class NcclBackend final : public Backend {
   }
 
   NcclBackendOptions opts_;
+  Distributed* world_ = nullptr;  // null: one process drives every GPU
+  int me_ = 0;
+  int local_dev_ = 0;
   Nccl nccl_;
   int gpus_ = 0;
   NcclProgram prog_;

@@ -1,8 +1,16 @@
 #pragma once
 // The NCCL backend: one GPU per plan device (rank r = the r-th plan device
-// in sorted order runs on GPU r), a single process driving every local
-// GPU. NCCL is loaded at run time (libnccl.so.2), so the binaries start
-// without it.
+// in sorted order). Either a single process drives every local GPU (rank r
+// on GPU r, communicators from ncclCommInitAll), or, under MPI
+// (`mpirun -np N meshsim-mpi run ... --backend nccl`, runtime/distributed.h),
+// process r runs rank r on GPU (local rank mod GPUs): rank 0 calls
+// ncclGetUniqueId, MPI_Bcast, every process ncclCommInitRank, as nccl-tests
+// does. Under MPI each process issues only its own rank's calls (the same
+// global order on every rank), waits only for predecessors it ran itself
+// (a dependency on another process's task is carried by the data NCCL
+// moves, not enforced separately), and after the run every buffer is
+// broadcast from its owner so that every process verifies the whole plan.
+// NCCL is loaded at run time (libnccl.so.2), so the binaries start without it.
 //
 // Communicators: ncclCommInitAll over all ranks (point-to-point), then one
 // ncclCommSplit per broadcast/collective group of the program (nccl_calls.h),

@@ -1,47 +1,8 @@
-// The meshsim command line. Exit codes: 0 success, 1 a plan ran but its
-// bytes did not verify, 2 bad input (a message names the file, JSON path or
-// argument), 3 internal error (a bug).
+// The meshsim command line (tools/cli/main.cpp has the commands and the exit
+// codes: 0 success, 1 bytes did not verify, 2 bad input, 3 a bug).
 
-#include <cstdio>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include "core/error.h"
 #include "tools/cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "meshsim: a discrete-event network and schedule simulator for model-parallel deep learning.\n"
-      "Topologies are JSON files (meshsim.topology/1, see configs/topologies/) or host presets\n"
-      "(`meshsim topo presets`). Every table-printing command takes --json.",
-      "meshsim"};
-  app.set_version_flag("--version", MESHSIM_VERSION);
-  app.require_subcommand(1);
-  meshsim::cli::add_topo_commands(app);
-  meshsim::cli::add_sim_commands(app);
-  meshsim::cli::add_reshard_command(app);
-  meshsim::cli::add_study_command(app);
-  meshsim::cli::add_runtime_commands(app);
-  meshsim::cli::add_info_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  } catch (const meshsim::cli::VerificationFailed& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "meshsim: {}\n", e.what());
-    return 1;
-  } catch (const meshsim::Error& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "meshsim: error: {}\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    fmt::print(stderr, "meshsim: {}\nThis is a bug in meshsim; please report it with the command line.\n",
-               e.what());
-    return 3;
-  }
-  return 0;
+  return meshsim::cli::run_cli(argc, argv);
 }

@@ -15,6 +15,9 @@ void add_reshard_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
 
+/// Parses the command line and runs the command; returns the exit status.
+int run_cli(int argc, char** argv);
+
 /// A plan ran but some destination bytes were wrong: exit status 1.
 class VerificationFailed : public Error {
  public:

@@ -1,0 +1,51 @@
+// The meshsim command line, shared by `meshsim` and `meshsim-mpi`. Exit
+// codes: 0 success, 1 a plan ran but its bytes did not verify, 2 bad input
+// (a message names the file, JSON path or argument), 3 internal error (a bug).
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "tools/cli/commands.h"
+
+namespace meshsim::cli {
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{
+      "meshsim: a discrete-event network and schedule simulator for model-parallel deep learning.\n"
+      "Topologies are JSON files (meshsim.topology/1, see configs/topologies/) or host presets\n"
+      "(`meshsim topo presets`). Every table-printing command takes --json.",
+      "meshsim"};
+  app.set_version_flag("--version", MESHSIM_VERSION);
+  app.require_subcommand(1);
+  add_topo_commands(app);
+  add_sim_commands(app);
+  add_reshard_command(app);
+  add_study_command(app);
+  add_runtime_commands(app);
+  add_info_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const VerificationFailed& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "meshsim: {}\n", e.what());
+    return 1;
+  } catch (const Error& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "meshsim: error: {}\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "meshsim: {}\nThis is a bug in meshsim; please report it with the command line.\n",
+               e.what());
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace meshsim::cli
