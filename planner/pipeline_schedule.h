@@ -1,0 +1,93 @@
+#pragma once
+// Pipeline schedules: the order in which each pipeline device runs the
+// forward (F), backward (B) and, for zero-bubble schedules, weight-gradient
+// (W) passes of m microbatches (reference/pipelines.md §1). n devices, stage
+// i 0-based; with v virtual stages per device (interleaved), device i holds
+// chunks c = 0..v−1, which are virtual stages c·n + i.
+//
+//   gpipe             all m forwards, then all m backwards
+//   1f1b              warm-up w = min(m, n−i−1) forwards, then one forward
+//                     and one backward in turn, then the remaining backwards;
+//                     in flight on stage i: min(m, n−i)
+//   eager-1f1b        warm-up w = min(m, 2(n−i)−1) forwards, then one
+//                     backward and one forward in turn, then the rest; the
+//                     extra forwards give activation transfers slack;
+//                     in flight: min(m, 2(n−i)−1)
+//   interleaved-1f1b  Megatron's: v·m passes of each kind per device, taken
+//                     in groups of n microbatches per chunk (forward chunk
+//                     order 0..v−1, backward v−1..0); warm-up
+//                     min(v·m, 2(n−i−1) + (v−1)·n), then 1F1B; m must be a
+//                     multiple of n
+//   zb-h1             1F1B's F/B order with every backward split into B (the
+//                     input gradient, which the previous stage waits for) and
+//                     W (the weight gradient); stage i defers its W passes by
+//                     up to i slots: the backward chain of the drain then
+//                     costs B per stage, and the later stages, which finish
+//                     their Bs first, fill their tail with the deferred Ws
+//                     (our reading of Qi et al.'s ZB-H1). Bubble
+//                     (n−1)(F+B−W) instead of 1F1B's (n−1)(F+B+W): a third
+//                     when the three take equal time; every stage holds up
+//                     to n microbatches, 1F1B's peak (stage 0's)
+//
+// Dependencies: F(mb, s) after F(mb, s−1); B(mb, s) after B(mb, s+1) and
+// F(mb, s); the last virtual stage's B after its own F; W(mb, s) after
+// B(mb, s). timeline() plays a schedule with given pass times (and a fixed
+// transfer time between stages) and reports each pass's start and end.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace meshsim::planner {
+
+enum class Schedule : std::uint8_t { gpipe, one_f_one_b, eager_1f1b, interleaved_1f1b, zb_h1 };
+[[nodiscard]] std::string_view to_string(Schedule s);
+[[nodiscard]] std::optional<Schedule> schedule_from(std::string_view s);
+
+enum class Pass : std::uint8_t { forward, backward, weight };
+
+struct PipelineOp {
+  Pass pass = Pass::forward;
+  int microbatch = 0;
+  int chunk = 0;  // virtual stage = chunk · n + device
+
+  friend bool operator==(const PipelineOp&, const PipelineOp&) = default;
+};
+
+/// Per device, its passes in the order it runs them. UsageError for n < 1,
+/// m < 1, v < 1, v > 1 with a schedule other than interleaved, or an
+/// interleaved m that is not a multiple of n.
+[[nodiscard]] std::vector<std::vector<PipelineOp>> make_schedule(Schedule s, int n, int m, int v = 1);
+
+/// The warm-up forward count the schedule gives device i.
+[[nodiscard]] int warmup_forwards(Schedule s, int n, int m, int v, int i);
+
+/// Pass times of one virtual stage (seconds): forward, backward and, for
+/// zb-h1, weight gradient (the backward then being only the input gradient).
+struct PassTimes {
+  double forward = 1;
+  double backward = 2;
+  double weight = 0;
+};
+
+struct OpTiming {
+  double start = 0;
+  double end = 0;
+};
+
+struct ScheduleTimeline {
+  std::vector<std::vector<OpTiming>> ops;  // like make_schedule's
+  double makespan = 0;
+  double bubble = 0;                // idle / busy, averaged over devices: (makespan − busy) / busy
+  std::vector<int> peak_in_flight;  // per device: most microbatch-chunks whose activations are held
+};
+
+/// Plays `ops` (from make_schedule) with `times[s]` for virtual stage s and
+/// `transfer` seconds between consecutive stages. InternalError if the
+/// order deadlocks (a schedule that waits for itself).
+[[nodiscard]] ScheduleTimeline timeline(const std::vector<std::vector<PipelineOp>>& ops, int n, int v,
+                                        const std::vector<PassTimes>& times, double transfer = 0);
+
+}  // namespace meshsim::planner
