@@ -1,0 +1,79 @@
+#pragma once
+// Models for pipeline training: per-layer compute, parameters and
+// activations. Format `meshsim.model/1` (configs/models/), two forms:
+//
+//   "kind": "gpt"     layers, hidden h, heads a, sequence s, vocabulary V,
+//                     dtype; expanded into an embedding, `layers`
+//                     transformer layers and the language-model head.
+//   "kind": "layers"  an explicit list, per layer: forward FLOPs, parameter
+//                     bytes, stored activation bytes and the output tensor
+//                     shape, all per sample (the U-Transformer of the
+//                     MLSys'23 paper is written this way).
+//
+// GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron):
+//   transformer layer forward FLOPs  24·s·h² + 4·s²·h          (Narayanan et
+//                                    al., SC'21: the matmuls, ×2 FLOPs per MAC)
+//   LM head forward FLOPs            2·s·h·V
+//   backward FLOPs                   2 × forward (input and weight gradients,
+//                                    one half each: ZB-H1 splits them so)
+//   parameters per layer             12h² + 13h; embedding (V + s)·h
+//   stored activations per layer     s·h·(34 + 5·a·s/h) bytes at 16-bit
+//                                    (Korthikanti et al., 2022, no
+//                                    recomputation); under t-way tensor
+//                                    parallelism s·h·(10 + 24/t + 5·a·s/(h·t))
+//   layer output                     s·h elements (what crosses stages)
+//   tensor-parallel all-reduces      2 per layer forward, 2 backward, of
+//                                    s·h elements each
+//   weights, gradients and Adam      16 bytes per parameter (fp16 weights
+//                                    and gradients, fp32 master, m and v)
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/units.h"
+#include "sim/plan.h"
+
+namespace meshsim::planner {
+
+struct LayerCost {
+  std::string name;
+  double forward_flops = 0;     // per sample, whole layer (divide by t for one tensor-parallel rank)
+  double param_bytes = 0;       // whole layer
+  double activation_bytes = 0;  // per sample, stored for the backward, on one rank at t = 1
+  std::vector<std::int64_t> output_shape;  // per sample
+  int tp_allreduces = 0;     // all-reduces of the output size per forward under tensor parallelism
+  bool transformer = false;  // activations follow Korthikanti's formula (GPT layers)
+};
+
+struct Model {
+  std::string name;
+  std::string description;
+  sim::DType dtype = sim::DType::bf16;
+  std::int64_t sequence = 0;  // tokens per sample (GPT); 0 for layer lists
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::vector<LayerCost> layers;
+
+  [[nodiscard]] double forward_flops() const;  // per sample
+  [[nodiscard]] double param_bytes() const;
+  [[nodiscard]] double params() const;  // parameter count
+};
+
+/// GPT-style transformer; UsageError for non-positive sizes or h not divisible by a.
+[[nodiscard]] Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden,
+                              std::int64_t heads, std::int64_t sequence, std::int64_t vocabulary,
+                              sim::DType dtype = sim::DType::f16);
+
+/// Stored activation bytes per sample of layer `l` on one of `tp` tensor-parallel ranks.
+[[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, int tp);
+
+/// Loads meshsim.model/1; ConfigError with the file and JSON path on mistakes.
+[[nodiscard]] Model load_model_file(const std::string& file);
+[[nodiscard]] Model model_from_json(const Json& j, const std::string& file);
+
+/// Bytes of weights, gradients and Adam state per parameter (mixed precision).
+inline constexpr double kTrainingBytesPerParam = 16;
+
+}  // namespace meshsim::planner
