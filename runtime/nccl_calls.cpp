@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "runtime/work.h"
 
 namespace meshsim::runtime {
 
@@ -26,10 +27,7 @@ std::string_view to_string(NcclOp op) {
 
 NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   NcclProgram p;
-  for (const auto& t : plan.tasks) p.devices.insert(p.devices.end(), t.devices.begin(), t.devices.end());
-  for (const auto& b : plan.buffers) p.devices.push_back(b.device);
-  std::sort(p.devices.begin(), p.devices.end());
-  p.devices.erase(std::unique(p.devices.begin(), p.devices.end()), p.devices.end());
+  p.devices = plan_devices(plan);
   auto rank = [&](const std::string& d) {
     return static_cast<int>(std::lower_bound(p.devices.begin(), p.devices.end(), d) - p.devices.begin());
   };

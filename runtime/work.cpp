@@ -17,12 +17,18 @@ void scratch_copy(TaskWork& w, std::size_t a, std::size_t b, std::int64_t bytes,
 
 }  // namespace
 
+std::vector<std::string> plan_devices(const sim::Plan& plan) {
+  std::vector<std::string> d;
+  for (const auto& t : plan.tasks) d.insert(d.end(), t.devices.begin(), t.devices.end());
+  for (const auto& b : plan.buffers) d.push_back(b.device);
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  return d;
+}
+
 PlanWork lower(const sim::Plan& plan) {
   PlanWork pw;
-  for (const auto& t : plan.tasks) pw.devices.insert(pw.devices.end(), t.devices.begin(), t.devices.end());
-  for (const auto& b : plan.buffers) pw.devices.push_back(b.device);
-  std::sort(pw.devices.begin(), pw.devices.end());
-  pw.devices.erase(std::unique(pw.devices.begin(), pw.devices.end()), pw.devices.end());
+  pw.devices = plan_devices(plan);
   auto dev = [&](const std::string& d) {
     return static_cast<std::size_t>(std::lower_bound(pw.devices.begin(), pw.devices.end(), d) -
                                     pw.devices.begin());

@@ -53,4 +53,8 @@ struct PlanWork {
 
 [[nodiscard]] PlanWork lower(const sim::Plan& plan);
 
+/// Every device a plan names (tasks and buffers), sorted, once each: the
+/// order in which backends number them (the NCCL backend's ranks).
+[[nodiscard]] std::vector<std::string> plan_devices(const sim::Plan& plan);
+
 }  // namespace meshsim::runtime

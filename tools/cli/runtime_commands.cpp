@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_backend.h"
+#include "runtime/work.h"
 #include "sim/calibration.h"
 #include "sim/executor.h"
 #include "sim/plan_json.h"
@@ -86,15 +87,6 @@ struct BackendArgs {
     return runtime::make_host_backend({.threads = threads, .compute_time = compute});
   }
 };
-
-std::vector<std::string> plan_devices(const sim::Plan& plan) {
-  std::vector<std::string> d;
-  for (const auto& t : plan.tasks) d.insert(d.end(), t.devices.begin(), t.devices.end());
-  for (const auto& b : plan.buffers) d.push_back(b.device);
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
-  return d;
-}
 
 // The roofline the host backend waits for on compute tasks (and the cuda
 // backend runs when cuBLAS is missing): that of the GPU each device is in `topo`.
@@ -172,8 +164,8 @@ void run_run(RunArgs& a) {
   if (!a.trace.empty()) {
     const topology::Topology shown =
         topo ? std::move(*topo)
-             : topology::virtual_gpu_topology(plan_devices(plan), "", Bandwidth::GBps(1), Bandwidth::GBps(1),
-                                              Time::zero())
+             : topology::virtual_gpu_topology(runtime::plan_devices(plan), "", Bandwidth::GBps(1),
+                                              Bandwidth::GBps(1), Time::zero())
                    .topology;
     write_text_file(a.trace, traces::chrome_trace(plan, shown, measured).dump() + "\n");
   }
@@ -300,7 +292,7 @@ void run_validate(ValidateArgs& a) {
           "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy fit "
           "describes the virtual devices the plan runs on",
           b, b));
-    const auto devices = plan_devices(plan);
+    const auto devices = runtime::plan_devices(plan);
     const std::string model = topo.node(topo.at(devices.front())).model;
     virt = topology::virtual_gpu_topology(devices, model, cal->copy->bandwidth,
                                           cal->copy->aggregate_bandwidth.value_or(cal->copy->bandwidth),
