@@ -3,20 +3,13 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/plan_json.h"
 
 namespace meshsim::planner {
 
 namespace {
 
 constexpr const char* kFormat = "meshsim.model/1";
-
-sim::DType dtype_of(const JsonCursor& c) {
-  const std::string s = c.as_string();
-  for (sim::DType d : {sim::DType::f32, sim::DType::f16, sim::DType::bf16, sim::DType::f64, sim::DType::i32,
-                       sim::DType::i8, sim::DType::u8})
-    if (sim::to_string(d) == s) return d;
-  c.fail(fmt::format("unknown dtype \"{}\" (expected f32, f16, bf16, ...)", s));
-}
 
 double positive(const JsonCursor& c) {
   const double v = c.as_number();
@@ -93,7 +86,7 @@ Model model_from_json(const Json& j, const std::string& file) {
   if (kind == "gpt") {
     root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",
                      "vocabulary", "dtype"});
-    const sim::DType dt = root.has("dtype") ? dtype_of(root["dtype"]) : sim::DType::f16;
+    const sim::DType dt = root.has("dtype") ? sim::dtype_from_json(root["dtype"]) : sim::DType::f16;
     const auto hidden = root["hidden"].as_int_in(1, INT64_C(1) << 20);
     const auto heads = root["heads"].as_int_in(1, 1 << 16);
     if (hidden % heads != 0)
@@ -109,7 +102,7 @@ Model model_from_json(const Json& j, const std::string& file) {
   Model m;
   m.name = root["name"].as_name();
   if (auto d = root.find("description")) m.description = d->as_string();
-  if (root.has("dtype")) m.dtype = dtype_of(root["dtype"]);
+  if (root.has("dtype")) m.dtype = sim::dtype_from_json(root["dtype"]);
   const JsonCursor ls = root["layers"];
   if (ls.size() == 0) ls.fail("a model needs at least one layer");
   for (std::size_t i = 0; i < ls.size(); ++i) {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "sim/plan_json.h"
 
 namespace meshsim::sim {
 
@@ -49,13 +50,6 @@ double fraction(const JsonCursor& c) {
   const double v = c.as_number();
   if (!(v > 0.0 && v <= 1.0)) c.fail(fmt::format("an efficiency is in (0, 1], got {}", v));
   return v;
-}
-
-DType dtype_from(const JsonCursor& c) {
-  const std::string s = c.as_string();
-  for (DType d : {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i32, DType::i8, DType::u8})
-    if (to_string(d) == s) return d;
-  c.fail(fmt::format("unknown dtype \"{}\"", s));
 }
 
 }  // namespace
@@ -161,7 +155,7 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
         for (std::size_t k = 0; k < p->size(); ++k) {
           const JsonCursor pt = p->at(k);
           pt.allow_only({"dtype", "n", "flops", "time"});
-          cc.points.push_back({dtype_from(pt["dtype"]), pt["n"].as_int_in(1, INT64_C(1) << 40),
+          cc.points.push_back({dtype_from_json(pt["dtype"]), pt["n"].as_int_in(1, INT64_C(1) << 40),
                                pt["flops"].as_number(), pt["time"].as_time()});
         }
       c.compute.push_back(std::move(cc));

@@ -31,6 +31,14 @@ constexpr std::array kAlgos{CollectiveAlgo::ring, CollectiveAlgo::direct};
 constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64,
                              DType::i32, DType::i8,  DType::u8};
 
+}  // namespace
+
+DType dtype_from_json(const JsonCursor& c) {
+  return enum_from(c, kDTypes, "dtype");
+}
+
+namespace {
+
 Bytes positive_size(const JsonCursor& c) {
   const Bytes b = c.as_bytes();
   if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));
@@ -152,7 +160,7 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
         if (auto b = c.find("bytes")) t.mem_bytes = b->as_bytes();
         if (t.mem_bytes.count() < 0) c["bytes"].fail("bytes must not be negative");
       }
-      if (auto d = c.find("dtype")) t.dtype = enum_from(*d, kDTypes, "dtype");
+      if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       break;
     case TaskKind::send:
       c.allow_only({"id", "kind", "src", "dst", "size", "stream", "deps", "payload"});
@@ -273,7 +281,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
         elements *= static_cast<double>(t.shape.back());
       }
       if (elements > 1e15) shape.fail("the tensor has more than 10^15 elements");
-      if (auto d = c.find("dtype")) t.dtype = enum_from(*d, kDTypes, "dtype");
+      if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       ctx.tensors.emplace(t.name, p.tensors.size());
       p.tensors.push_back(std::move(t));
     }

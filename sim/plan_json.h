@@ -20,6 +20,9 @@ inline constexpr const char* kPlanFormat = "meshsim.plan/1";
 [[nodiscard]] Plan plan_from_json(const Json& j, const std::string& file);
 [[nodiscard]] Json plan_to_json(const Plan& p);
 
+/// A dtype name ("f32", "bf16", ...) at `c`; ConfigError listing the names otherwise.
+[[nodiscard]] DType dtype_from_json(const JsonCursor& c);
+
 /// Checks that every device a plan names is a GPU of `t`; the error names
 /// the task's JSON path (e.g. `tasks[3].dst`).
 void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file);
