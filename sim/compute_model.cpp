@@ -50,6 +50,12 @@ Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
   return Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12))) + launch_overhead;
 }
 
+const DeviceModel* find_device_model(std::string_view gpu_model, const std::vector<DeviceModel>& overrides) {
+  for (const DeviceModel& m : overrides)
+    if (m.name == gpu_model) return &m;
+  return find_device_model(gpu_model);
+}
+
 const DeviceModel* find_device_model(std::string_view gpu_model) {
   for (const DeviceModel& m : kModels)
     if (m.name == gpu_model) return &m;

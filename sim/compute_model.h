@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/units.h"
 #include "sim/plan.h"
@@ -42,5 +43,8 @@ struct DeviceModel {
 
 /// V100, A100, H100, H200 (SXM); nullptr for an unknown model name.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model);
+/// The model of that name in `overrides` (calibrated ones), else the built-in one.
+[[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model,
+                                                   const std::vector<DeviceModel>& overrides);
 
 }  // namespace meshsim::sim

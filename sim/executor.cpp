@@ -136,9 +136,7 @@ class Run {
   }
 
   const DeviceModel* model_of(const std::string& name) const {
-    for (const DeviceModel& m : opts_.device_models)
-      if (m.name == name) return &m;
-    return find_device_model(name);
+    return find_device_model(name, opts_.device_models);
   }
 
   void start(std::size_t i) {

@@ -97,10 +97,7 @@ std::function<Time(const sim::Task&)> roofline(const topology::Topology* topo, c
     if (t.duration) return *t.duration;
     const auto n = topo->find(t.devices[0]);
     if (!n) return Time{};
-    const std::string& m = topo->node(*n).model;
-    for (const auto& dm : *models)
-      if (dm.name == m) return dm.kernel_time(t.flops, t.mem_bytes, t.dtype);
-    const sim::DeviceModel* dm = sim::find_device_model(m);
+    const sim::DeviceModel* dm = sim::find_device_model(topo->node(*n).model, *models);
     return dm != nullptr ? dm->kernel_time(t.flops, t.mem_bytes, t.dtype) : Time{};
   };
 }
