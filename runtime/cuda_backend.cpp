@@ -18,10 +18,6 @@ namespace meshsim::runtime {
 
 namespace {
 
-Time ms_to_time(float ms) {
-  return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
-}
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions opts) : opts_(std::move(opts)) {

@@ -41,7 +41,7 @@ class Timer {
       cuda_check(cudaEventSynchronize(b_), "cudaEventSynchronize");
       float ms = 0;
       cuda_check(cudaEventElapsedTime(&ms, a_, b_), "cudaEventElapsedTime");
-      best = std::min(best, Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9 / batch)));
+      best = std::min(best, Time::ps(ms_to_time(ms).count_ps() / batch));
     }
     return best;
   }
@@ -140,7 +140,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
         cuda_check(cudaEventElapsedTime(&ms, go, e), "cudaEventElapsedTime");
         worst = std::max(worst, ms);
       }
-      if (r > 0) best = std::min(best, Time::ps(static_cast<std::int64_t>(static_cast<double>(worst) * 1e9)));
+      if (r > 0) best = std::min(best, ms_to_time(worst));
     }
     c.copy->aggregate_bandwidth =
         sim::round_rate(static_cast<double>(piece * kStreams) / std::max(best.seconds(), 1e-12));

@@ -12,6 +12,10 @@
 
 namespace meshsim::runtime {
 
+Time ms_to_time(float ms) {
+  return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
+}
+
 void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw UsageError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }

@@ -16,6 +16,9 @@
 
 namespace meshsim::runtime {
 
+/// A CUDA event interval (milliseconds, float) as Time.
+[[nodiscard]] Time ms_to_time(float ms);
+
 /// Throws UsageError "what: <CUDA error string>" unless e is cudaSuccess.
 void cuda_check(cudaError_t e, const char* what);
 

@@ -65,10 +65,6 @@ struct Nccl {
   }
 };
 
-Time ms_to_time(float ms) {
-  return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
-}
-
 // A region's bytes seen from one side, packed contiguously from offset 0.
 StridedCopy pack_copy(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src) {
   sim::Region packed = r;
@@ -191,12 +187,14 @@ class NcclBackend final : public Backend {
       nccl_.check(nccl_.group_end(), "ncclGroupEnd (split)");
     }
     // Streams per (rank, plan stream) and events per (task, rank).
+    // A task involves its devices' ranks and every rank with a call of it
+    // (one pass over the program, not one per task).
+    std::vector<std::vector<int>> involved(plan.tasks.size());
+    for (int r = 0; r < n; ++r)
+      for (const auto& c : prog_.calls[static_cast<std::size_t>(r)]) involved[c.task].push_back(r);
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-      std::vector<int> ranks;
+      std::vector<int>& ranks = involved[i];
       for (const auto& d : plan.tasks[i].devices) ranks.push_back(rank_of(d));
-      for (int r = 0; r < n; ++r)
-        for (const auto& c : prog_.calls[static_cast<std::size_t>(r)])
-          if (c.task == i) ranks.push_back(r);
       std::sort(ranks.begin(), ranks.end());
       ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
       ranks.erase(std::remove_if(ranks.begin(), ranks.end(), [&](int r) { return !mine(r); }), ranks.end());
