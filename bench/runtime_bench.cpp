@@ -17,7 +17,7 @@ static void BM_HostStridedTiles(benchmark::State& state) {
   auto backend = runtime::make_host_backend({.threads = 2, .compute_time = {}});
   const auto work = runtime::lower(plan);
   const auto schedule = runtime::make_schedule(plan);
-  backend->load(plan, runtime::initial_images(plan));
+  backend->load(plan, schedule, work, runtime::initial_images(plan));
   for (auto _ : state) {
     auto r = backend->run(plan, schedule);
     benchmark::DoNotOptimize(r);
@@ -41,7 +41,7 @@ static void BM_HostContiguous256MiB(benchmark::State& state) {
   p.tasks.push_back(t);
   auto backend = runtime::make_host_backend({.threads = 2, .compute_time = {}});
   const auto schedule = runtime::make_schedule(p);
-  backend->load(p, runtime::initial_images(p));
+  backend->load(p, schedule, runtime::lower(p), runtime::initial_images(p));
   for (auto _ : state) {
     auto r = backend->run(p, schedule);
     benchmark::DoNotOptimize(r);

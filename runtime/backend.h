@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "runtime/work.h"
 #include "sim/plan.h"
 
 namespace meshsim::runtime {
@@ -50,7 +51,9 @@ class Backend {
   [[nodiscard]] virtual std::string name() const = 0;
   /// One line: what the plan devices are on this backend.
   [[nodiscard]] virtual std::string describe() const = 0;
-  virtual void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) = 0;
+  /// `schedule` and `work` are make_schedule(plan) and lower(plan), made once by the caller.
+  virtual void load(const sim::Plan& plan, const Schedule& schedule, const PlanWork& work,
+                    const std::vector<std::vector<std::byte>>& images) = 0;
   [[nodiscard]] virtual std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) = 0;
   [[nodiscard]] virtual std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) = 0;
 };

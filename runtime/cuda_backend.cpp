@@ -46,10 +46,11 @@ class CudaBackend final : public Backend {
                        opts_.device, gpu_name_, cublas_->available() ? "cuBLAS GEMM" : cublas_->why_not());
   }
 
-  void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
+  void load(const sim::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
+            const std::vector<std::vector<std::byte>>& images) override {
     release();
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
-    work_ = lower(plan);
+    work_ = work;
     for (const auto& img : images) {
       void* p = nullptr;
       if (!img.empty()) {

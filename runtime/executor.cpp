@@ -18,7 +18,7 @@ RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& op
   rep.backend = backend.name();
   rep.payload_bytes = work.payload_bytes;
   rep.scratch_bytes = work.scratch_moved;
-  backend.load(plan, initial_images(plan));
+  backend.load(plan, schedule, work, initial_images(plan));
   rep.backend_description = backend.describe();
   for (int w = 0; w < opts.warmup; ++w) (void)backend.run(plan, schedule);
   std::vector<std::vector<TaskSpan>> runs;

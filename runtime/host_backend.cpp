@@ -37,8 +37,9 @@ class HostBackend final : public Backend {
                        opts_.threads);
   }
 
-  void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
-    work_ = lower(plan);
+  void load(const sim::Plan& /*plan*/, const Schedule& /*schedule*/, const PlanWork& work,
+            const std::vector<std::vector<std::byte>>& images) override {
+    work_ = work;
     mem_ = images;
     scratch_.clear();
     for (std::int64_t s : work_.scratch_bytes)

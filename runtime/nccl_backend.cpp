@@ -99,9 +99,9 @@ class NcclBackend final : public Backend {
                        nccl_.lib.name());
   }
 
-  void load(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) override {
+  void load(const sim::Plan& plan, const Schedule& schedule, const PlanWork& work,
+            const std::vector<std::vector<std::byte>>& images) override {
     release(false);
-    const Schedule schedule = make_schedule(plan);
     prog_ = nccl_program(plan, schedule);
     const auto n = static_cast<int>(prog_.devices.size());
     if (world_ != nullptr && n != world_->size())
@@ -114,7 +114,7 @@ class NcclBackend final : public Backend {
           fmt::format("the plan has {} devices and this machine {} GPU{}: the nccl backend runs one "
                       "plan device per GPU (use --backend cuda for virtual devices)",
                       n, gpus_, gpus_ == 1 ? "" : "s"));
-    work_ = lower(plan);
+    work_ = work;
     for (const auto& t : plan.tensors) tensors_.emplace(t.name, &t);
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) buffer_index_.emplace(plan.buffers[b].name, b);
     // Memory: plan buffers on their rank's GPU, scratch, staging.
