@@ -74,11 +74,6 @@ template <typename F>
 void for_each_box_row(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
                       const std::vector<std::int64_t>& shape, F&& f);
 
-/// Global row-major indices of a box's elements, in row-major box order: f(g, position).
-template <typename F>
-void for_each_element(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
-                      const std::vector<std::int64_t>& shape, F&& f);
-
 /// The initial contents of every plan buffer: buffers that some region reads
 /// and none writes hold their elements' patterns (boxed buffers over their
 /// box; others at each reading region's bytes); written buffers hold kPoison.
@@ -125,26 +120,6 @@ void for_each_box_row(const std::vector<std::pair<std::int64_t, std::int64_t>>& 
     for (std::size_t d = 0; d < rank; ++d) g = g * shape[d] + idx[d];
     f(g, row * len, len);
     for (std::size_t d = rank - 1; d-- > 0;) {
-      if (++idx[d] < box[d].second) break;
-      idx[d] = box[d].first;
-    }
-  }
-}
-
-template <typename F>
-void for_each_element(const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
-                      const std::vector<std::int64_t>& shape, F&& f) {
-  const std::size_t rank = box.size();
-  std::int64_t n = 1;
-  for (const auto& [lo, hi] : box) n *= hi - lo;
-  if (n <= 0) return;
-  std::vector<std::int64_t> idx(rank);
-  for (std::size_t d = 0; d < rank; ++d) idx[d] = box[d].first;
-  for (std::int64_t pos = 0; pos < n; ++pos) {
-    std::int64_t g = 0;
-    for (std::size_t d = 0; d < rank; ++d) g = g * shape[d] + idx[d];
-    f(g, pos);
-    for (std::size_t d = rank; d-- > 0;) {
       if (++idx[d] < box[d].second) break;
       idx[d] = box[d].first;
     }
