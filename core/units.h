@@ -18,6 +18,7 @@
 // picosecond at 25 GB/s as at 7.2 Tb/s (a pre-truncated ps-per-byte would be
 // 0.32 ps/B at 25 GB/s: 20 % off once rounded to an integer).
 
+#include <cmath>
 #include <compare>
 #include <cstdint>
 #include <string>
@@ -33,6 +34,8 @@ class Time {
   static constexpr Time ms(std::int64_t v) { return Time(v * 1'000'000'000); }
   static constexpr Time s(std::int64_t v) { return Time(v * 1'000'000'000'000); }
   static constexpr Time zero() { return Time(0); }
+  /// Rounded to the nearest picosecond.
+  static Time from_seconds(double s) { return Time(static_cast<std::int64_t>(std::llround(s * 1e12))); }
   static constexpr Time max() { return Time(INT64_MAX); }
 
   [[nodiscard]] constexpr std::int64_t count_ps() const { return ps_; }

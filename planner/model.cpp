@@ -54,7 +54,7 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
   m.description = fmt::format("GPT: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}", layers,
                               hidden, heads, sequence, vocabulary);
   // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
-  m.layers.push_back({"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false});
+  m.layers.push_back({"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false, {}});
   for (std::int64_t l = 0; l < layers; ++l)
     m.layers.push_back({fmt::format("layer{}", l),
                         24 * s * h * h + 4 * s * s * h,
@@ -62,9 +62,10 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
                         s * h * (34 + 5 * static_cast<double>(heads) * s / h),
                         {sequence, hidden},
                         2,
-                        true});
+                        true,
+                        {}});
   // LM head: the logits matmul (weights tied to the embedding: no new parameters).
-  m.layers.push_back({"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false});
+  m.layers.push_back({"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false, {}});
   return m;
 }
 
@@ -107,7 +108,8 @@ Model model_from_json(const Json& j, const std::string& file) {
   if (ls.size() == 0) ls.fail("a model needs at least one layer");
   for (std::size_t i = 0; i < ls.size(); ++i) {
     const JsonCursor c = ls.at(i);
-    c.allow_only({"name", "forward_flops", "params", "activation", "output_shape", "tp_allreduces"});
+    c.allow_only(
+        {"name", "forward_flops", "params", "activation", "output_shape", "tp_allreduces", "skip_to"});
     LayerCost l;
     l.name = c["name"].as_name();
     l.forward_flops = positive(c["forward_flops"]);
@@ -118,6 +120,15 @@ Model model_from_json(const Json& j, const std::string& file) {
     for (std::size_t d = 0; d < shape.size(); ++d)
       l.output_shape.push_back(shape.at(d).as_int_in(1, INT64_C(1) << 40));
     if (auto t = c.find("tp_allreduces")) l.tp_allreduces = static_cast<int>(t->as_int_in(0, 64));
+    if (auto sk = c.find("skip_to"))
+      for (std::size_t k = 0; k < sk->size(); ++k) {
+        const JsonCursor to = sk->at(k);
+        const auto target = to.as_int_in(0, static_cast<std::int64_t>(ls.size()) - 1);
+        if (target <= static_cast<std::int64_t>(i) + 1)
+          to.fail(fmt::format("a skip connection goes to a later layer than {} (the next one is implied)",
+                              i + 1));
+        l.skip_to.push_back(static_cast<int>(target));
+      }
     m.layers.push_back(std::move(l));
   }
   return m;

@@ -7,8 +7,10 @@
 //                     transformer layers and the language-model head.
 //   "kind": "layers"  an explicit list, per layer: forward FLOPs, parameter
 //                     bytes, stored activation bytes and the output tensor
-//                     shape, all per sample (the U-Transformer of the
-//                     MLSys'23 paper is written this way).
+//                     shape, all per sample, and optionally `skip_to`:
+//                     the later layers that also read the output (skip
+//                     connections; the U-Transformer of the MLSys'23 paper
+//                     is written this way). Layer i always feeds i + 1.
 //
 // GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron):
 //   transformer layer forward FLOPs  24·s·h² + 4·s²·h          (Narayanan et
@@ -45,6 +47,7 @@ struct LayerCost {
   std::vector<std::int64_t> output_shape;  // per sample
   int tp_allreduces = 0;     // all-reduces of the output size per forward under tensor parallelism
   bool transformer = false;  // activations follow Korthikanti's formula (GPT layers)
+  std::vector<int> skip_to;  // later layers that also read this output (a U-Net's skip connections)
 };
 
 struct Model {

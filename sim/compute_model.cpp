@@ -11,11 +11,24 @@ namespace {
 // Public dense peaks: V100 SXM2 (15.7 FP32, 125 FP16 tensor, 7.8 FP64,
 // 900 GB/s); A100 SXM 40 GB (19.5, 312, 9.7, 624 INT8, 1,555 GB/s);
 // H100 SXM (67, 989, 34, 1,979, 3.35 TB/s); H200 SXM (same compute, 4.8 TB/s).
+// Memory: V100 16 GB (AWS p3), A100 40 GB, H100 80 GB, H200 141 GB.
+DeviceModel model(const char* name, double fp32, double fp16, double fp64, double int8, Bandwidth mem,
+                  Bytes capacity) {
+  DeviceModel m;
+  m.name = name;
+  m.fp32_flops = fp32;
+  m.fp16_flops = fp16;
+  m.fp64_flops = fp64;
+  m.int8_ops = int8;
+  m.memory_bandwidth = mem;
+  m.memory_capacity = capacity;
+  return m;
+}
 const std::array kModels{
-    DeviceModel{"V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900)},
-    DeviceModel{"A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555)},
-    DeviceModel{"H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350)},
-    DeviceModel{"H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800)},
+    model("V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900), Bytes::GiB(16)),
+    model("A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555), Bytes::GiB(40)),
+    model("H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350), Bytes::GiB(80)),
+    model("H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800), Bytes(INT64_C(141000000000))),
 };
 }  // namespace
 

@@ -35,6 +35,7 @@ struct DeviceModel {
   Time launch_overhead = Time::us(4);
   double efficiency = 1.0;
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
+  Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
 
   [[nodiscard]] double peak(DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.

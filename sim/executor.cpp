@@ -218,6 +218,21 @@ class Run {
   void start_broadcast(std::size_t i) {
     const Task& t = plan_.tasks[i];
     const auto& d = devices_[i];
+    if (opts_.fluid_broadcast) {
+      std::vector<topology::DirLinkId> path;
+      Time startup = Time::zero();
+      const Bytes piece = std::min(t.chunk, t.size);
+      for (std::size_t p = 0; p + 1 < d.size(); ++p) {
+        const auto& r = topo_.route(d[p], d[p + 1]);
+        const auto links = r.links();
+        path.insert(path.end(), links.begin(), links.end());
+        startup += r.latency;
+        if (p > 0 && !r.hops.empty()) startup += piece / r.bottleneck;
+      }
+      if (opts_.shared_link) path.push_back(*opts_.shared_link);
+      net_.start(std::move(path), startup, t.size, [this, i](FlowId, Time) { finish(i); });
+      return;
+    }
     auto c = std::make_shared<Chain>();
     c->task = i;
     c->chunks = (t.size.count() + t.chunk.count() - 1) / t.chunk.count();

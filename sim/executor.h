@@ -58,6 +58,15 @@ struct SimOptions {
   /// resource all transfers share, such as the memory of the one GPU that
   /// holds every virtual device (topology/virtual_gpu.h).
   std::optional<topology::DirLinkId> shared_link;
+  /// Broadcasts as one fluid flow instead of chunk by chunk: the flow
+  /// crosses every hop's links at once (a pipelined chain moves at its
+  /// slowest hop's rate) after a start-up of Σ hop latencies + Σ over hops
+  /// after the first of min(chunk, S) / the hop's route bottleneck. On a
+  /// uniform chain this is the chunked model's S/B + (h−1)·c/B + h·latency
+  /// exactly; on others it ignores how unequal hops buffer chunks. One flow
+  /// instead of chunks × hops: what makes pipelines with thousands of
+  /// large broadcasts cheap to simulate.
+  bool fluid_broadcast = false;
 };
 
 struct SimResult {

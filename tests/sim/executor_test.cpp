@@ -107,6 +107,29 @@ TEST_CASE("broadcast chain: S/B + (hops-1) chunk/B + hops latencies", "[executor
   for (LinkId l = 0; l < 3; ++l) CHECK(r.link_bytes[Topology::directed(l, false)] == Approx(67'108'864.0));
 }
 
+TEST_CASE("fluid broadcast: the chunked chain's time on a uniform chain, as one flow", "[executor]") {
+  // The same 3-hop chain as above: S/B + 2 c/B + 3 us, exactly.
+  const Topology t = ring_host(4);
+  Plan p;
+  Task b;
+  b.id = "b";
+  b.kind = TaskKind::broadcast;
+  b.devices = gpus(4);
+  b.size = Bytes::MiB(64);
+  p.tasks.push_back(b);
+  SimOptions fluid;
+  fluid.fluid_broadcast = true;
+  const SimResult chunked = simulate(p, t);
+  const SimResult r = simulate(p, t, fluid);
+  check_close(r.makespan, (67'108'864.0 + 2 * 524'288.0) / kB + 3e-6);
+  CHECK(r.events < chunked.events / 50);
+  for (LinkId l = 0; l < 3; ++l) CHECK(r.link_bytes[Topology::directed(l, false)] == Approx(67'108'864.0));
+  // Smaller than a chunk: stored and forwarded whole at each hop, 3 S/B + 3 us, as chunked.
+  p.tasks[0].size = Bytes(100'000);
+  check_close(simulate(p, t, fluid).makespan, 3 * 100'000.0 / kB + 3e-6);
+  check_close(simulate(p, t).makespan, 3 * 100'000.0 / kB + 3e-6);
+}
+
 TEST_CASE("all-to-all is direct: S/n to every other rank", "[executor]") {
   // 3 GPUs in a ring are all neighbours. Each ordered pair moves S/3 = 100 MB;
   // each directed edge carries exactly one such flow: 4 ms + 1 us.

@@ -14,6 +14,7 @@ void add_sim_commands(CLI::App& app);
 void add_reshard_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
+void add_pipeline_command(CLI::App& app);
 
 /// Parses the command line and runs the command; returns the exit status.
 int run_cli(int argc, char** argv);

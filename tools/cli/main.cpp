@@ -24,6 +24,7 @@ int run_cli(int argc, char** argv) {
   add_sim_commands(app);
   add_reshard_command(app);
   add_study_command(app);
+  add_pipeline_command(app);
   add_runtime_commands(app);
   add_info_command(app);
   try {

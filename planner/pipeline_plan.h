@@ -1,0 +1,148 @@
+#pragma once
+// One training iteration of a pipeline-, tensor- and data-parallel model as
+// a Plan (DESIGN.md §1: the simulator scores it, the runtime can run it).
+//
+// Ranks (Megatron's order): rank = t + tp·(d + dp·p) for tensor rank t,
+// data replica d and pipeline device p, taken over the topology's GPUs from
+// `first_gpu`; so a tensor-parallel group is tp consecutive GPUs (one host
+// when tp divides the host) and stage p holds dp·tp consecutive GPUs.
+//
+// Layers: pp·v contiguous virtual stages, split to minimise the largest
+// stage's forward FLOPs (ties: the earlier split); virtual stage s runs on
+// pipeline device s mod pp (chunk s / pp), as in Megatron's interleaving.
+//
+// Per pass (F, B, W of a microbatch on a virtual stage) and data replica:
+//   compute      one task per tensor rank: FLOPs = b · stage FLOPs / tp
+//                (B = 2F, or B = W = F under zb-h1), memory traffic = the
+//                stage's weights / tp; stream 0
+//   tp all-reduce one ring all-reduce over the tensor group after the
+//                compute, of all the pass's all-reduce bytes (2 per
+//                transformer layer of b·s·h elements, forward and B; none
+//                for W); stream 0: Megatron's all-reduces block compute
+//   transfers    every tensor that crosses from a virtual stage to a later
+//                one (the stage's output; a layer-list model's skip
+//                connections too) goes, per microbatch, through the
+//                resharding planner: shape [b, output shape], replicated
+//                (R) over the tensor group on both sides, with the chosen
+//                strategy and balancing; gradients come back the same way.
+//                Forward transfers out of virtual stage s use stream
+//                1 + s mod 2, backward ones stream 3 + s mod 2, so what a
+//                stage sends never queues behind what it receives
+//   dp all-reduce per (device, chunk, tensor rank), a ring over the dp
+//                replicas of the chunk's gradients (params / tp, model
+//                dtype), once that chunk's last backward (or W) on the GPU
+//                is done; stream 5, so it overlaps the passes still to run
+//   optimizer    one memory-bound task per GPU after its all-reduces: Adam
+//                with fp32 master weights reads and writes 28 bytes per
+//                parameter
+// Tasks are emitted in the order of an ideal play of the schedule (no
+// communication), a topological order, so per-stream order never deadlocks.
+//
+// Memory per pipeline device: weights, gradients and Adam state
+// (kTrainingBytesPerParam per parameter, / tp) plus activations in flight:
+// the op order is walked, a forward holding b · Σ activation_bytes(layer,
+// tp) of its chunk until its backward (its W under zb-h1) frees them.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/model.h"
+#include "planner/pipeline_schedule.h"
+#include "planner/reshard.h"
+#include "sim/compute_model.h"
+#include "sim/executor.h"
+#include "sim/plan.h"
+#include "topology/topology.h"
+
+namespace meshsim::planner {
+
+struct ParallelConfig {
+  int dp = 1;
+  int tp = 1;
+  int pp = 1;
+  int microbatches = 1;
+  int microbatch_size = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;
+  Strategy reshard = Strategy::broadcast;
+  bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
+  Balance balance = Balance::host_size;
+  int first_gpu = 0;
+};
+
+struct VirtualStage {
+  int first_layer = 0;  // [first_layer, end_layer) of Model::layers
+  int end_layer = 0;
+  double forward_flops = 0;       // per sample, whole stage (all tensor ranks)
+  double param_bytes = 0;         // whole stage
+  double activation_bytes = 0;    // per sample, on one tensor rank
+  double tp_allreduce_bytes = 0;  // per sample, per forward
+};
+
+/// A tensor that crosses from one virtual stage to a later one.
+struct StageTransfer {
+  int src_stage = 0;
+  int dst_stage = 0;
+  int layer = 0;                    // whose output it is
+  std::vector<std::int64_t> shape;  // with the microbatch dimension first
+  Bytes bytes;
+  std::string strategy;  // the plan used for it (auto: what auto chose)
+};
+
+struct DeviceMemory {
+  double weights_bytes = 0;         // model-dtype weights, per GPU
+  double training_state_bytes = 0;  // weights + gradients + optimizer (kTrainingBytesPerParam)
+  double activation_bytes = 0;      // peak of activations in flight
+  int peak_in_flight = 0;           // microbatch-chunks held at that peak
+  [[nodiscard]] double total() const { return training_state_bytes + activation_bytes; }
+};
+
+struct PipelineIteration {
+  sim::Plan plan;
+  ParallelConfig config;
+  std::vector<VirtualStage> stages;
+  std::vector<StageTransfer> transfers;
+  std::vector<DeviceMemory> memory;                  // per pipeline device
+  std::vector<std::vector<std::string>> stage_gpus;  // per pipeline device, its dp·tp GPU names
+  double model_flops = 0;                            // per iteration: 3 × forward FLOPs × global batch
+  double ideal_bubble = 0;                           // of the schedule played with the compute times alone
+  double ideal_makespan_s = 0;
+  int global_batch = 0;
+  // Task categories, for the exposed-communication breakdown.
+  enum class Kind : std::uint8_t { compute, tp_allreduce, stage_transfer, dp_allreduce, optimizer };
+  std::vector<Kind> task_kind;  // per plan task
+};
+
+/// UsageError when the configuration does not fit: GPUs beyond the
+/// topology, fewer layers than virtual stages, degrees below 1, a GPU
+/// without a compute model, or a schedule/microbatch mismatch.
+[[nodiscard]] PipelineIteration build_pipeline(const Model& model, const topology::Topology& topo,
+                                               const ParallelConfig& cfg,
+                                               const std::vector<sim::DeviceModel>& device_models = {});
+
+struct PipelineMetrics {
+  double iteration_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per GPU per second
+  double bubble = 0;          // simulated: mean over pipeline GPUs of compute-idle / makespan
+  double ideal_bubble = 0;    // the schedule's, without communication
+  // Time on the critical path, by kind; exposed communication = the last three.
+  double critical_compute_s = 0;
+  double critical_tp_s = 0;
+  double critical_transfer_s = 0;
+  double critical_dp_s = 0;
+  double critical_optimizer_s = 0;
+  [[nodiscard]] double exposed_comm_s() const { return critical_tp_s + critical_transfer_s + critical_dp_s; }
+};
+
+[[nodiscard]] PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,
+                                               const sim::SimResult& r);
+
+/// Contiguous split of `costs` into `parts` non-empty ranges minimising the
+/// largest sum; returns the part boundaries (parts + 1 entries, first 0,
+/// last costs.size()). UsageError when there are fewer costs than parts.
+[[nodiscard]] std::vector<int> balanced_split(const std::vector<double>& costs, int parts);
+
+}  // namespace meshsim::planner

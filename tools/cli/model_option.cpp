@@ -1,0 +1,71 @@
+#include "tools/cli/model_option.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::cli {
+
+namespace {
+std::filesystem::path models_dir() {
+  return std::filesystem::path(MESHSIM_SOURCE_DIR) / "configs" / "models";
+}
+}  // namespace
+
+void add_model_option(CLI::App& cmd, std::string& model) {
+  cmd.add_option("--model", model,
+                 "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-1.3b, gpt3-2.6b, "
+                 "gpt3-13b, gpt3-39b, gpt3-44b, gpt3-175b, u-transformer-...)")
+      ->required();
+}
+
+planner::Model load_model_arg(const std::string& model) {
+  if (std::filesystem::exists(model)) return planner::load_model_file(model);
+  const auto named = models_dir() / (model + ".json");
+  if (model.find('/') == std::string::npos && std::filesystem::exists(named))
+    return planner::load_model_file(named.string());
+  std::vector<std::string> names;
+  if (std::filesystem::is_directory(models_dir()))
+    for (const auto& e : std::filesystem::directory_iterator(models_dir()))
+      if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  throw UsageError(
+      fmt::format("no model file '{}' and no model of that name; known: {}", model, fmt::join(names, ", ")));
+}
+
+void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency) {
+  cmd.add_option("--compute-efficiency", efficiency,
+                 "Achieved fraction of the GPU's dense peak for the model's matrix work (default: the "
+                 "calibration's, else 1.0, the roofline peak)")
+      ->check(CLI::Range(0.01, 1.0));
+}
+
+std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
+                                     std::optional<double> efficiency, sim::DType dtype) {
+  std::vector<std::string> seen;
+  std::vector<std::string> parts;
+  for (topology::NodeId g : topo.gpus()) {
+    const std::string& name = topo.node(g).model;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    const sim::DeviceModel* found = sim::find_device_model(name, opts.device_models);
+    if (!found) continue;  // build_pipeline names the GPU without a model
+    sim::DeviceModel m = *found;
+    if (efficiency) m.compute_efficiency.fill(*efficiency);
+    const double eff = m.compute_efficiency[static_cast<std::size_t>(sim::dtype_class(dtype))];
+    parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
+                                sim::to_string(dtype), m.peak(dtype) * eff / 1e12));
+    auto slot = std::find_if(opts.device_models.begin(), opts.device_models.end(),
+                             [&](const sim::DeviceModel& d) { return d.name == name; });
+    if (slot != opts.device_models.end()) {
+      *slot = m;
+    } else {
+      opts.device_models.push_back(m);
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+}  // namespace meshsim::cli

@@ -1,0 +1,29 @@
+#pragma once
+// Options shared by the commands that simulate training (`pipeline`,
+// `terapipe`): the model (a file, or a name under configs/models/) and the
+// achieved fraction of the GPU's compute peak.
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "planner/model.h"
+#include "sim/executor.h"
+#include "topology/topology.h"
+
+namespace meshsim::cli {
+
+void add_model_option(CLI::App& cmd, std::string& model);
+/// A meshsim.model/1 file, or the name of one in configs/models/ ("gpt3-1.3b").
+[[nodiscard]] planner::Model load_model_arg(const std::string& model);
+
+void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency);
+/// Puts the compute model of every GPU model of `topo` into
+/// `opts.device_models`, with its compute efficiency set to `efficiency`
+/// when given (else the calibrated or built-in one); returns a line saying
+/// what each GPU model computes at for `dtype`.
+std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
+                                     std::optional<double> efficiency, sim::DType dtype);
+
+}  // namespace meshsim::cli

@@ -1,0 +1,257 @@
+// `meshsim pipeline`: one training iteration of a pipeline-, tensor- and
+// data-parallel model, built as a Plan and simulated.
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/unit_strings.h"
+#include "planner/pipeline_plan.h"
+#include "sim/plan_json.h"
+#include "tools/cli/calibration_option.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/model_option.h"
+#include "tools/cli/output.h"
+#include "tools/cli/table.h"
+#include "tools/cli/topology_source.h"
+#include "traces/trace_export.h"
+
+namespace meshsim::cli {
+
+namespace {
+
+struct PipelineArgs {
+  std::string model;
+  TopologySource topology;
+  CalibrationOption calibration;
+  std::optional<double> compute_efficiency;
+  planner::ParallelConfig cfg;
+  std::string schedule = "1f1b";
+  std::string reshard = "broadcast";
+  std::string balance = "host-size";
+  std::string trace;
+  std::string plan_out;
+  bool json = false;
+  bool chunked_broadcasts = false;
+};
+
+std::string gb(double bytes) {
+  return fmt::format("{:.2f}", bytes / 1e9);
+}
+
+void run_pipeline(PipelineArgs& a) {
+  const planner::Model model = load_model_arg(a.model);
+  topology::Topology topo = a.topology.load();
+  sim::SimOptions opts;
+  a.calibration.apply(topo, opts);
+  planner::ParallelConfig cfg = a.cfg;
+  cfg.schedule = *planner::schedule_from(a.schedule);
+  cfg.reshard_auto = a.reshard == "auto";
+  if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
+  cfg.balance = *planner::balance_from(a.balance);
+  const auto gpu_models = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const planner::PipelineIteration it = planner::build_pipeline(model, topo, cfg, opts.device_models);
+  const auto t1 = std::chrono::steady_clock::now();
+  opts.record_link_timeline = !a.trace.empty();
+  opts.fluid_broadcast = !a.chunked_broadcasts;
+  const sim::SimResult r = sim::simulate(it.plan, topo, opts);
+  const auto t2 = std::chrono::steady_clock::now();
+  const planner::PipelineMetrics pm = planner::pipeline_metrics(it, topo, r);
+  const double build_s = std::chrono::duration<double>(t1 - t0).count();
+  const double sim_s = std::chrono::duration<double>(t2 - t1).count();
+
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(sim::plan_to_json(it.plan)));
+  if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(it.plan, topo, r).dump() + "\n");
+
+  const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus()[0]).model, opts.device_models);
+  const double capacity = dm ? static_cast<double>(dm->memory_capacity.count()) : 0;
+  const int gpus = cfg.dp * cfg.tp * cfg.pp;
+  const std::string transfers =
+      cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance);
+  if (a.json) {
+    Json stages = Json::array();
+    for (std::size_t s = 0; s < it.stages.size(); ++s) {
+      const auto& vs = it.stages[s];
+      stages.push_back(Json{{"stage", s},
+                            {"device", static_cast<int>(s) % cfg.pp},
+                            {"layers", Json::array({vs.first_layer, vs.end_layer})},
+                            {"forward_flops_per_sample", vs.forward_flops},
+                            {"param_bytes", vs.param_bytes}});
+    }
+    Json memory = Json::array();
+    for (std::size_t p = 0; p < it.memory.size(); ++p) {
+      const auto& m = it.memory[p];
+      memory.push_back(Json{{"device", p},
+                            {"gpus", it.stage_gpus[p]},
+                            {"weights_bytes", m.weights_bytes},
+                            {"training_state_bytes", m.training_state_bytes},
+                            {"activation_bytes", m.activation_bytes},
+                            {"peak_in_flight", m.peak_in_flight},
+                            {"total_bytes", m.total()},
+                            {"fits", capacity <= 0 || m.total() <= capacity}});
+    }
+    Json xfers = Json::array();
+    for (const auto& x : it.transfers)
+      xfers.push_back(Json{{"from_stage", x.src_stage},
+                           {"to_stage", x.dst_stage},
+                           {"layer", x.layer},
+                           {"bytes", x.bytes.count()},
+                           {"strategy", x.strategy}});
+    fmt::print("{}", dump_json(Json{{"model", model.name},
+                                    {"topology", topo.name},
+                                    {"dp", cfg.dp},
+                                    {"tp", cfg.tp},
+                                    {"pp", cfg.pp},
+                                    {"gpus", gpus},
+                                    {"schedule", a.schedule},
+                                    {"virtual_stages", cfg.virtual_stages},
+                                    {"microbatches", cfg.microbatches},
+                                    {"microbatch_size", cfg.microbatch_size},
+                                    {"global_batch", it.global_batch},
+                                    {"reshard", a.reshard},
+                                    {"balance", a.balance},
+                                    {"compute_models", gpu_models},
+                                    {"iteration_s", pm.iteration_s},
+                                    {"samples_per_s", pm.samples_per_s},
+                                    {"tflops_per_gpu", pm.tflops_per_gpu},
+                                    {"bubble", pm.bubble},
+                                    {"ideal_bubble", pm.ideal_bubble},
+                                    {"ideal_iteration_s", it.ideal_makespan_s},
+                                    {"exposed_comm_s", pm.exposed_comm_s()},
+                                    {"critical_path_s", Json{{"compute", pm.critical_compute_s},
+                                                             {"tp_allreduce", pm.critical_tp_s},
+                                                             {"stage_transfer", pm.critical_transfer_s},
+                                                             {"dp_allreduce", pm.critical_dp_s},
+                                                             {"optimizer", pm.critical_optimizer_s}}},
+                                    {"stages", std::move(stages)},
+                                    {"memory", std::move(memory)},
+                                    {"transfers", std::move(xfers)},
+                                    {"tasks", it.plan.tasks.size()},
+                                    {"events", r.events},
+                                    {"build_s", build_s},
+                                    {"simulate_s", sim_s}}));
+    return;
+  }
+
+  fmt::print("pipeline {} on {}: dp {} x tp {} x pp {} = {} GPUs\n", model.name, topo.name, cfg.dp, cfg.tp,
+             cfg.pp, gpus);
+  fmt::print("schedule {}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
+             cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
+             cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
+  fmt::print("compute {}\n\n", gpu_models);
+
+  Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GB", "state GB", "activations GB",
+            "in flight", "total GB", "fits"});
+  for (int p = 0; p < cfg.pp; ++p) {
+    std::string layers;
+    double flops = 0;
+    for (int c = 0; c < cfg.virtual_stages; ++c) {
+      const auto& vs = it.stages[static_cast<std::size_t>(c * cfg.pp + p)];
+      if (!layers.empty()) layers += " ";
+      layers += fmt::format("{}-{}", vs.first_layer, vs.end_layer - 1);
+      flops += vs.forward_flops;
+    }
+    const auto& m = it.memory[static_cast<std::size_t>(p)];
+    const auto& g = it.stage_gpus[static_cast<std::size_t>(p)];
+    st.add({std::to_string(p), g.size() == 1 ? g.front() : fmt::format("{}..{}", g.front(), g.back()), layers,
+            fmt::format("{:.1f}", flops / 1e9), gb(m.weights_bytes), gb(m.training_state_bytes),
+            gb(m.activation_bytes), std::to_string(m.peak_in_flight), gb(m.total()),
+            capacity <= 0           ? std::string("?")
+            : m.total() <= capacity ? std::string("yes")
+                                    : std::string("NO")});
+  }
+  fmt::print("{}\n", st.render({false, false, false, true, true, true, true, true, true, false}));
+  if (!it.transfers.empty()) {
+    const auto& x = it.transfers.front();
+    fmt::print("stage transfers: {} per microbatch each way, e.g. stage {} -> {}: {} ({})\n\n",
+               it.transfers.size(), x.src_stage, x.dst_stage, human_string(x.bytes), x.strategy);
+  }
+  const double it_s = pm.iteration_s;
+  auto pct = [&](double v) { return fmt::format("{:.1f} %", it_s > 0 ? 100 * v / it_s : 0.0); };
+  Table res({"metric", "value"});
+  res.add({"iteration time", human_string(r.makespan)});
+  res.add({"samples/s", fmt::format("{:.2f}", pm.samples_per_s)});
+  res.add({"TFLOP/s per GPU", fmt::format("{:.1f}", pm.tflops_per_gpu)});
+  res.add(
+      {"bubble (idle / compute)", fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
+  res.add(
+      {"exposed communication", fmt::format("{} ({})", human_string(Time::from_seconds(pm.exposed_comm_s())),
+                                            pct(pm.exposed_comm_s()))});
+  res.add({"  tensor-parallel all-reduce", human_string(Time::from_seconds(pm.critical_tp_s))});
+  res.add({"  stage transfers", human_string(Time::from_seconds(pm.critical_transfer_s))});
+  res.add({"  data-parallel all-reduce", human_string(Time::from_seconds(pm.critical_dp_s))});
+  res.add({"critical-path compute",
+           fmt::format("{} (+ optimizer {})", human_string(Time::from_seconds(pm.critical_compute_s)),
+                       human_string(Time::from_seconds(pm.critical_optimizer_s)))});
+  fmt::print("{}\n", res.render({false, false}));
+  fmt::print("plan: {} tasks, built in {:.2f} s; simulated in {:.2f} s ({} events)\n", it.plan.tasks.size(),
+             build_s, sim_s, r.events);
+  for (std::size_t p = 0; p < it.memory.size(); ++p)
+    if (capacity > 0 && it.memory[p].total() > capacity)
+      fmt::print("warning: pipeline device {} needs {} GB, more than the {} GB of a {}\n", p,
+                 gb(it.memory[p].total()), gb(capacity), dm->name);
+  if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
+}
+
+}  // namespace
+
+void add_pipeline_command(CLI::App& app) {
+  auto a = std::make_shared<PipelineArgs>();
+  auto* cmd = app.add_subcommand(
+      "pipeline", "Simulate one training iteration of a model under data, tensor and pipeline parallelism");
+  cmd->footer(
+      "Ranks follow Megatron: tensor rank fastest, then data replica, then pipeline stage, over the\n"
+      "topology's GPUs. Layers are split into contiguous stages balancing forward FLOPs. Each pass is\n"
+      "a compute task per GPU plus its tensor-parallel all-reduce; activations and gradients between\n"
+      "stages go through the resharding planner (--reshard); gradients are all-reduced over the data\n"
+      "replicas as soon as a stage's last backward is done. Bubble = idle / compute time per GPU;\n"
+      "exposed communication = communication on the critical path.\n"
+      "Example: meshsim pipeline --model gpt3-1.3b --topology dgx-a100-x4 --dp 2 --tp 2 --pp 2 \\\n"
+      "           --microbatches 8 --schedule 1f1b --trace pipe.json");
+  add_model_option(*cmd, a->model);
+  a->topology.add_to(*cmd, "--topology");
+  a->calibration.add_to(*cmd);
+  add_compute_efficiency_option(*cmd, a->compute_efficiency);
+  cmd->add_option("--dp", a->cfg.dp, "Data-parallel degree")->check(CLI::PositiveNumber)->default_val(1);
+  cmd->add_option("--tp", a->cfg.tp, "Tensor-parallel degree (Megatron, inside a stage)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option("--pp", a->cfg.pp, "Pipeline stages (devices)")->check(CLI::PositiveNumber)->default_val(1);
+  cmd->add_option("--microbatches,-m", a->cfg.microbatches, "Microbatches per iteration")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option("--microbatch-size,-b", a->cfg.microbatch_size, "Samples per microbatch")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option("--schedule", a->schedule, "Pipeline schedule")
+      ->check(CLI::IsMember({"gpipe", "1f1b", "eager-1f1b", "interleaved-1f1b", "zb-h1"}))
+      ->capture_default_str();
+  cmd->add_option("--virtual-stages,-v", a->cfg.virtual_stages,
+                  "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option("--reshard", a->reshard, "How activations and gradients cross stages")
+      ->check(CLI::IsMember({"send-recv", "allgather", "broadcast", "auto", "signal"}))
+      ->capture_default_str();
+  cmd->add_option("--balance", a->balance, "Sender balancing of the stage transfers")
+      ->check(CLI::IsMember({"none", "device", "host-size", "host-order", "search"}))
+      ->capture_default_str();
+  cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
+      ->check(CLI::NonNegativeNumber)
+      ->default_val(0);
+  cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace");
+  cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)");
+  cmd->add_flag("--chunked-broadcasts", a->chunked_broadcasts,
+                "Simulate broadcasts chunk by chunk (512 KiB pieces) instead of as one fluid chain each: "
+                "exact on unequal chains, and much slower on large runs");
+  cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
+  cmd->callback([a] { run_pipeline(*a); });
+}
+
+}  // namespace meshsim::cli
