@@ -15,6 +15,7 @@ void add_reshard_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
+void add_terapipe_command(CLI::App& app);
 
 /// Parses the command line and runs the command; returns the exit status.
 int run_cli(int argc, char** argv);

@@ -25,7 +25,7 @@ struct TopologySource {
 
   /// Adds <topology> (positional, or the option `flag` when given, e.g.
   /// "--topology") and the preset options to `cmd`.
-  void add_to(CLI::App& cmd, const std::string& flag = "");
+  void add_to(CLI::App& cmd, const std::string& flag = "", bool required = true);
   /// Loads the file or builds the preset cluster; ConfigError/UsageError on
   /// mistakes (a preset option given with a file is one).
   [[nodiscard]] topology::Topology load() const;

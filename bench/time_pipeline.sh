@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Issue 6's speed targets, timed through the CLI (process start-up included;
+# best of N runs):
+#   1. one GPT-3 175B iteration on 1,024 GPUs (128 x DGX H100, rail fabric),
+#      dp 8, tp 8, pp 16, 64 microbatches, 1F1B, flow-level network: < 2 s
+#   2. the TeraPipe DP for L = 2048 in units of 8 (setting (10): 175B,
+#      48 stages x op 8, batch 2, on p3.16xlarge-x48): < 1 s; the DP's own
+#      time is printed too
+#   bench/time_pipeline.sh [build/release/tools/meshsim] [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/release/tools/meshsim}
+runs=${2:-3}
+
+best_of() {
+  local best=""
+  for i in $(seq "$runs"); do
+    local start end t
+    start=$(date +%s.%N)
+    "$@" > /dev/null
+    end=$(date +%s.%N)
+    t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
+    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+  done
+  echo "$best"
+}
+
+p=$(best_of "$bin" pipeline --model gpt3-175b --topology dgx-h100 --hosts 128 --fabric rail \
+  --dp 8 --tp 8 --pp 16 --microbatches 64 --schedule 1f1b)
+echo "pipeline gpt3-175b, 1024 GPUs, dp8 tp8 pp16, 64 microbatches, 1f1b: ${p} s (target < 2 s)"
+"$bin" pipeline --model gpt3-175b --topology dgx-h100 --hosts 128 --fabric rail \
+  --dp 8 --tp 8 --pp 16 --microbatches 64 --schedule 1f1b | grep -E "^plan:"
+
+t=$(best_of "$bin" terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json \
+  --pp 48 --op 8 --batch 2)
+echo "terapipe DP, L = 2048 in units of 8 (175B, K = 48, batch 2): ${t} s for the whole command (target < 1 s)"
+"$bin" terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json --pp 48 --op 8 \
+  --batch 2 | grep -E "^DP:"

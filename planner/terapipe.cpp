@@ -1,0 +1,282 @@
+#include "planner/terapipe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "sim/executor.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// α and β from the simulated times of `make(bytes)` at 1 MiB and 64 MiB.
+AlphaBeta fit(const topology::Topology& topo, const std::function<sim::Task(Bytes)>& make) {
+  const Bytes small = Bytes::MiB(1);
+  const Bytes large = Bytes::MiB(64);
+  auto run = [&](Bytes b) {
+    sim::Plan p;
+    p.name = "terapipe-fit";
+    p.tasks.push_back(make(b));
+    return sim::simulate(p, topo).makespan.seconds();
+  };
+  const double t1 = run(small);
+  const double t2 = run(large);
+  AlphaBeta ab;
+  ab.beta = (t2 - t1) / static_cast<double>((large - small).count());
+  ab.alpha = std::max(0.0, t1 - ab.beta * static_cast<double>(small.count()));
+  return ab;
+}
+
+// Slice times of one microbatch size, by (end unit i, length k): index
+// i(i − 1)/2 + k − 1 for 1 ≤ k ≤ i ≤ U.
+struct Table {
+  std::vector<double> t;
+  bool monotone = true;  // t grows with k for every end i: the DP may stop at the first k over the cap
+  [[nodiscard]] double at(int i, int k) const {
+    return t[static_cast<std::size_t>(i) * static_cast<std::size_t>(i - 1) / 2 + static_cast<std::size_t>(k) -
+             1];
+  }
+};
+
+Table make_table(int units, int granularity, int b, const SliceCostFn& cost) {
+  Table tb;
+  tb.t.resize(static_cast<std::size_t>(units) * static_cast<std::size_t>(units + 1) / 2);
+  for (int i = 1; i <= units; ++i) {
+    double prev = -kInf;
+    for (int k = 1; k <= i; ++k) {
+      const double v = cost(k * granularity, (i - k) * granularity, b);
+      tb.t[static_cast<std::size_t>(i) * static_cast<std::size_t>(i - 1) / 2 + static_cast<std::size_t>(k) -
+           1] = v;
+      if (v < prev) tb.monotone = false;
+      prev = v;
+    }
+  }
+  return tb;
+}
+
+// S(U) under `cap`; `choice[i]` the last slice's length ending at unit i.
+double token_dp(const Table& tb, int units, double cap, std::vector<double>& s, std::vector<int>* choice) {
+  s.assign(static_cast<std::size_t>(units) + 1, kInf);
+  s[0] = 0;
+  if (choice) choice->assign(static_cast<std::size_t>(units) + 1, 0);
+  for (int i = 1; i <= units; ++i) {
+    double best = kInf;
+    int best_k = 0;
+    for (int k = 1; k <= i; ++k) {
+      const double t = tb.at(i, k);
+      if (t > cap) {
+        if (tb.monotone) break;
+        continue;
+      }
+      const double v = s[static_cast<std::size_t>(i - k)] + t;
+      if (v < best) {
+        best = v;
+        best_k = k;
+      }
+    }
+    s[static_cast<std::size_t>(i)] = best;
+    if (choice) (*choice)[static_cast<std::size_t>(i)] = best_k;
+  }
+  return s[static_cast<std::size_t>(units)];
+}
+
+}  // namespace
+
+SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, int pp, int tp,
+                                int first_gpu) {
+  if (m.hidden <= 0 || m.sequence <= 0)
+    throw UsageError(
+        fmt::format("TeraPipe needs a GPT model (hidden size and sequence); {} is a layer list", m.name));
+  int transformer = 0;
+  for (const auto& l : m.layers) transformer += l.transformer ? 1 : 0;
+  if (pp < 1 || tp < 1 || transformer % pp != 0)
+    throw UsageError(
+        fmt::format("{} transformer layers do not split evenly into {} stages", transformer, pp));
+  const auto& gpus = topo.gpus();
+  if (first_gpu < 0 || static_cast<std::size_t>(first_gpu + pp * tp) > gpus.size())
+    throw UsageError(fmt::format("pp {} x op {} = {} GPUs, but {} has {} from GPU {}", pp, tp, pp * tp,
+                                 topo.name, gpus.size(), first_gpu));
+  auto name = [&](int k) { return topo.node(gpus[static_cast<std::size_t>(first_gpu + k)]).name; };
+  SliceCostModel c;
+  c.layers_per_stage = transformer / pp;
+  c.tp = tp;
+  if (tp > 1)
+    c.tp_allreduce = fit(topo, [&](Bytes b) {
+      sim::Task t;
+      t.id = "tp-allreduce";
+      t.kind = sim::TaskKind::collective;
+      t.op = sim::CollectiveOp::all_reduce;
+      for (int k = 0; k < tp; ++k) t.devices.push_back(name(k));
+      t.size = b;
+      return t;
+    });
+  // The slowest stage boundary sets the pace.
+  for (int p = 0; p + 1 < pp; ++p) {
+    const AlphaBeta ab = fit(topo, [&](Bytes b) {
+      sim::Task t;
+      t.id = "stage-send";
+      t.kind = sim::TaskKind::send;
+      t.devices = {name(p * tp), name((p + 1) * tp)};
+      t.size = b;
+      return t;
+    });
+    if (ab.time(64e6) > c.stage_send.time(64e6)) c.stage_send = ab;
+  }
+  return c;
+}
+
+SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
+  const auto h = static_cast<double>(m.hidden);
+  const auto e = static_cast<double>(sim::dtype_size(m.dtype));
+  const double tp = c.tp;
+  const sim::DType dtype = m.dtype;
+  const double launches = 3.0 * SliceCostModel::kKernelsPerLayer - 1;  // kernel_time adds one
+  return [=](int len, int ctx, int b) {
+    const double l = len;
+    const double bl = b * l;
+    const double flops = (24 * bl * h * h + 4 * bl * (ctx + l) * h) / tp;
+    // Weights, cached keys and values, and the slice's input and output.
+    const double bytes = (12 * h * h * e + 2 * b * (ctx + l) * h * e) / tp + 2 * bl * h * e;
+    const double layer =
+        dev.kernel_time(3 * flops, Bytes(static_cast<std::int64_t>(3 * bytes)), dtype).seconds() +
+        launches * dev.launch_overhead.seconds() + (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
+    return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
+  };
+}
+
+double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost) {
+  double sum = 0;
+  double worst = 0;
+  for (std::size_t j = 0; j < s.microbatches.size(); ++j) {
+    int ctx = 0;
+    for (int len : s.slices[j]) {
+      const double t = cost(len, ctx, s.microbatches[j]);
+      sum += t;
+      worst = std::max(worst, t);
+      ctx += len;
+    }
+  }
+  return sum + (K - 1) * worst;
+}
+
+TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity) {
+  if (granularity < 1 || tokens < granularity || tokens % granularity != 0)
+    throw UsageError(
+        fmt::format("the sequence ({} tokens) is not a multiple of the granularity {}", tokens, granularity));
+  if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
+  const int units = tokens / granularity;
+  std::vector<Table> tables;
+  std::vector<double> caps;
+  for (int b = 1; b <= batch; ++b) {
+    tables.push_back(make_table(units, granularity, b, cost));
+    caps.insert(caps.end(), tables.back().t.begin(), tables.back().t.end());
+  }
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  // No slicing is feasible under a cap below the one-unit slice that ends the sequence.
+  const double floor_cap = tables[0].at(units, 1);
+  auto first = std::lower_bound(caps.begin(), caps.end(), floor_cap);
+
+  double best = kInf;
+  double best_cap = 0;
+  std::vector<double> s;
+  std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
+  std::vector<double> f(static_cast<std::size_t>(batch) + 1);
+  TokenSlicing out;
+  for (auto it = first; it != caps.end(); ++it) {
+    const double cap = *it;
+    if (K * cap >= best) break;
+    ++out.caps_tried;
+    for (int b = 1; b <= batch; ++b)
+      sl[static_cast<std::size_t>(b)] =
+          token_dp(tables[static_cast<std::size_t>(b) - 1], units, cap, s, nullptr);
+    f[0] = 0;
+    for (int x = 1; x <= batch; ++x) {
+      f[static_cast<std::size_t>(x)] = kInf;
+      for (int j = 1; j <= x; ++j)
+        f[static_cast<std::size_t>(x)] =
+            std::min(f[static_cast<std::size_t>(x)],
+                     f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)]);
+    }
+    const double t = f[static_cast<std::size_t>(batch)] + (K - 1) * cap;
+    if (t < best) {
+      best = t;
+      best_cap = cap;
+    }
+  }
+  MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
+
+  // Rebuild the best: the knapsack's split, then each size's slices.
+  std::vector<std::vector<int>> choice(static_cast<std::size_t>(batch) + 1);
+  for (int b = 1; b <= batch; ++b)
+    sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, best_cap, s,
+                                               &choice[static_cast<std::size_t>(b)]);
+  std::vector<int> pick(static_cast<std::size_t>(batch) + 1, 0);
+  f[0] = 0;
+  for (int x = 1; x <= batch; ++x) {
+    f[static_cast<std::size_t>(x)] = kInf;
+    for (int j = 1; j <= x; ++j) {
+      const double v = f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)];
+      if (v < f[static_cast<std::size_t>(x)]) {
+        f[static_cast<std::size_t>(x)] = v;
+        pick[static_cast<std::size_t>(x)] = j;
+      }
+    }
+  }
+  for (int x = batch; x > 0; x -= pick[static_cast<std::size_t>(x)]) {
+    const int b = pick[static_cast<std::size_t>(x)];
+    std::vector<int> lens;
+    for (int i = units; i > 0; i -= choice[static_cast<std::size_t>(b)][static_cast<std::size_t>(i)])
+      lens.push_back(choice[static_cast<std::size_t>(b)][static_cast<std::size_t>(i)] * granularity);
+    std::reverse(lens.begin(), lens.end());
+    out.microbatches.push_back(b);
+    out.slices.push_back(std::move(lens));
+  }
+  out.time = slicing_time(out, K, cost);
+  for (std::size_t j = 0; j < out.microbatches.size(); ++j) {
+    int ctx = 0;
+    for (int len : out.slices[j]) {
+      out.max_slice = std::max(out.max_slice, cost(len, ctx, out.microbatches[j]));
+      ctx += len;
+    }
+  }
+  return out;
+}
+
+TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost, int max_slices,
+                             int granularity) {
+  if (granularity < 1 || tokens < granularity || tokens % granularity != 0)
+    throw UsageError(
+        fmt::format("the sequence ({} tokens) is not a multiple of the granularity {}", tokens, granularity));
+  if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
+  const int units = tokens / granularity;
+  TokenSlicing best;
+  best.time = kInf;
+  for (int b = 1; b <= batch; ++b) {
+    if (batch % b != 0) continue;
+    for (int n = 1; n <= std::min(units, max_slices); ++n) {
+      if (units % n != 0) continue;
+      const auto count = static_cast<std::size_t>(batch / b);
+      TokenSlicing s{
+          std::vector<int>(count, b),
+          std::vector<std::vector<int>>(count, std::vector<int>(static_cast<std::size_t>(n), tokens / n)), 0,
+          0, 0};
+      s.time = slicing_time(s, K, cost);
+      if (s.time < best.time) best = std::move(s);
+    }
+  }
+  int ctx = 0;
+  for (int len : best.slices.front()) {
+    best.max_slice = std::max(best.max_slice, cost(len, ctx, best.microbatches.front()));
+    ctx += len;
+  }
+  return best;
+}
+
+}  // namespace meshsim::planner

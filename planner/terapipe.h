@@ -1,0 +1,89 @@
+#pragma once
+// TeraPipe (Li et al., ICML 2021; reference/pipelines.md §2): token-level
+// pipelining. A causal Transformer's sequence of L tokens is cut into
+// slices that flow through K pipeline stages one after another; slice i
+// attends to the cached keys and values of the slices before it, so later
+// slices cost more.
+//
+// Objective, for slices with per-stage times t_1..t_n (over every
+// microbatch of the batch): T = Σ t_i + (K − 1)·max t_i.
+//
+// The dynamic program, exactly as the paper's: for a cap t_max, S(0) = 0,
+// S(i) = min over k of S(i − k) + t(k, i − k) with t(k, i − k) ≤ t_max (a
+// slice of k units after i − k units of context); T(t_max) = S(L) + (K −
+// 1)·t_max. Caps are the distinct slice times in increasing order; the
+// search stops once K·t_max reaches the best T (a cap that the best slicing
+// under it does not reach is matched by a smaller cap, and one it reaches
+// has S(L) ≥ t_max). The batch is split into microbatches by a knapsack on
+// top: under each cap, f(b) = min over the first microbatch's size j of
+// f(b − j) + S_j(L). Lengths are in units of `granularity` tokens.
+//
+// The slice cost (cost model below) is the stage's forward and backward
+// time: for each of its layers, a roofline kernel of 3× the slice's
+// forward FLOPs (24·b·l·h² + 4·b·l·(c + l)·h, over t tensor ranks) that
+// also reads the layer's weights and the cached keys and values, plus
+// kKernelsPerLayer launches; four tensor-parallel all-reduces of b·l·h
+// elements per layer; and the activation sent forward and its gradient sent
+// back across the slowest stage boundary. The all-reduce and send costs are
+// α + β·bytes fitted from two simulations on the topology.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "planner/model.h"
+#include "sim/compute_model.h"
+#include "topology/topology.h"
+
+namespace meshsim::planner {
+
+/// α + β·bytes (seconds).
+struct AlphaBeta {
+  double alpha = 0;
+  double beta = 0;
+  [[nodiscard]] double time(double bytes) const { return alpha + beta * bytes; }
+};
+
+/// Per-stage time of a slice: `len` tokens after `ctx` tokens of context,
+/// for `b` sequences (seconds).
+using SliceCostFn = std::function<double(int len, int ctx, int b)>;
+
+struct SliceCostModel {
+  int layers_per_stage = 1;
+  int tp = 1;
+  AlphaBeta tp_allreduce;
+  AlphaBeta stage_send;
+  static constexpr int kKernelsPerLayer = 8;
+};
+
+/// The cost model on `topo`: stage p on GPUs [p·tp, (p + 1)·tp) from
+/// `first_gpu` (data parallelism is not modelled: TeraPipe's settings use
+/// one replica). UsageError for non-GPT models, layers not divisible by
+/// K, or too few GPUs.
+[[nodiscard]] SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, int pp, int tp,
+                                              int first_gpu = 0);
+[[nodiscard]] SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev);
+
+struct TokenSlicing {
+  std::vector<int> microbatches;         // sizes, summing to the batch
+  std::vector<std::vector<int>> slices;  // per microbatch, slice lengths in tokens
+  double time = 0;                       // T of this slicing
+  double max_slice = 0;                  // its largest slice time
+  int caps_tried = 0;                    // DP only
+};
+
+/// T = Σ t + (K − 1)·max t of a given slicing.
+[[nodiscard]] double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost);
+
+/// The DP with the microbatch knapsack. `tokens` must be a multiple of
+/// `granularity`; UsageError otherwise.
+[[nodiscard]] TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost,
+                                       int granularity = 8);
+
+/// Baselines: equal microbatches (every divisor of the batch), each cut
+/// into n equal slices; `max_slices` = 1 is "no slicing"; otherwise every
+/// n dividing tokens / granularity is tried. The best one.
+[[nodiscard]] TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost,
+                                           int max_slices, int granularity = 8);
+
+}  // namespace meshsim::planner

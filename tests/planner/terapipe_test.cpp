@@ -1,0 +1,128 @@
+#include "planner/terapipe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "topology/cluster.h"
+
+using namespace meshsim;
+using namespace meshsim::planner;
+
+namespace {
+
+// A cost with TeraPipe's shape: flat below 3 units, then linear in the
+// length, plus a term in length × context (attention over the cache).
+double toy_cost(int len, int ctx, int b) {
+  const double l = len / 8.0;
+  const double c = ctx / 8.0;
+  return b * (std::max(3.0, l) + 0.15 * l * c) + 0.5;
+}
+
+// Every composition of `units` (2^(units−1) of them), best T for one microbatch.
+double brute_force_one(int units, int K, int b, const SliceCostFn& cost) {
+  double best = 1e300;
+  for (unsigned mask = 0; mask < (1U << (units - 1)); ++mask) {
+    double sum = 0, worst = 0;
+    int start = 0;
+    for (int i = 1; i <= units; ++i) {
+      if (i == units || ((mask >> (i - 1)) & 1U) != 0) {
+        const double t = cost((i - start) * 8, start * 8, b);
+        sum += t;
+        worst = std::max(worst, t);
+        start = i;
+      }
+    }
+    best = std::min(best, sum + (K - 1) * worst);
+  }
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("the token DP equals brute force on small sequences", "[terapipe]") {
+  for (int units : {1, 2, 5, 8, 11}) {
+    for (int K : {1, 2, 4, 16}) {
+      const TokenSlicing dp = terapipe_dp(units * 8, 1, K, toy_cost);
+      INFO("units " << units << ", K " << K);
+      CHECK(dp.time == Approx(brute_force_one(units, K, 1, toy_cost)));
+      // The slicing returned covers the sequence and has the time reported.
+      int total = 0;
+      for (int l : dp.slices.front()) total += l;
+      CHECK(total == units * 8);
+      CHECK(slicing_time(dp, K, toy_cost) == Approx(dp.time));
+    }
+  }
+}
+
+TEST_CASE("the microbatch knapsack equals brute force over batch splits", "[terapipe]") {
+  // Batch 3: splits {3}, {2,1}, {1,1,1}; the max slice couples microbatches,
+  // so brute force enumerates each microbatch's composition jointly.
+  const int units = 5;
+  const int K = 4;
+  std::vector<std::vector<int>> splits{{3}, {2, 1}, {1, 1, 1}};
+  double best = 1e300;
+  for (const auto& split : splits) {
+    const unsigned n = 1U << (units - 1);
+    std::vector<unsigned> masks(split.size(), 0);
+    std::function<void(std::size_t)> rec = [&](std::size_t j) {
+      if (j == split.size()) {
+        double sum = 0, worst = 0;
+        for (std::size_t q = 0; q < split.size(); ++q) {
+          int start = 0;
+          for (int i = 1; i <= units; ++i)
+            if (i == units || ((masks[q] >> (i - 1)) & 1U) != 0) {
+              const double t = toy_cost((i - start) * 8, start * 8, split[q]);
+              sum += t;
+              worst = std::max(worst, t);
+              start = i;
+            }
+        }
+        best = std::min(best, sum + (K - 1) * worst);
+        return;
+      }
+      for (unsigned m = 0; m < n; ++m) {
+        masks[j] = m;
+        rec(j + 1);
+      }
+    };
+    rec(0);
+  }
+  const TokenSlicing dp = terapipe_dp(units * 8, 3, K, toy_cost);
+  CHECK(dp.time == Approx(best));
+  int batch = 0;
+  for (int b : dp.microbatches) batch += b;
+  CHECK(batch == 3);
+}
+
+TEST_CASE("the DP never loses to uniform slicing or to no slicing", "[terapipe]") {
+  for (int K : {2, 8, 48})
+    for (int batch : {1, 2, 4}) {
+      const TokenSlicing dp = terapipe_dp(256, batch, K, toy_cost);
+      CHECK(dp.time <= uniform_slicing(256, batch, K, toy_cost, 1000).time * (1 + 1e-12));
+      CHECK(dp.time <= uniform_slicing(256, batch, K, toy_cost, 1).time * (1 + 1e-12));
+    }
+  CHECK_THROWS_AS(terapipe_dp(100, 1, 4, toy_cost), UsageError);  // not a multiple of 8
+}
+
+TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slices are flat", "[terapipe]") {
+  topology::ClusterSpec spec;
+  spec.host_preset = "p3.16xlarge";
+  spec.hosts = 4;
+  const auto topo = topology::build_cluster(spec);
+  const Model m = gpt_model("gpt3-175b", 96, 12288, 96, 2048, 50257);
+  const SliceCostModel c = slice_cost_model(m, topo, 4, 8);
+  CHECK(c.layers_per_stage == 24);
+  // p3.16xlarge: 25 Gbps NIC, so the stage send runs at most 3.125 GB/s.
+  CHECK(1 / c.stage_send.beta <= 3.125e9 * 1.0001);
+  CHECK(c.tp_allreduce.beta > 0);
+  const auto cost = slice_cost(m, c, *sim::find_device_model("V100"));
+  CHECK(cost(64, 1024, 1) > cost(64, 0, 1));
+  // Below the roofline's ridge the weights' reads dominate: 8 tokens cost
+  // well over a tenth of 128 tokens.
+  CHECK(cost(8, 0, 1) > 0.25 * cost(128, 0, 1));
+  CHECK_THROWS_AS(slice_cost_model(m, topo, 5, 8), UsageError);  // 96 layers, 5 stages; and 40 GPUs > 32
+}
