@@ -11,9 +11,11 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "planner/pipeline_study.h"
 #include "planner/study.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "topology/cluster.h"
@@ -32,16 +34,77 @@ struct StudyArgs {
   bool no_plots = false;
 };
 
-void run_study(StudyArgs& a) {
-  const planner::Study s = planner::load_study(a.file);
-  topology::Topology topo = [&] {
-    if (topology::find_host_preset(s.topology) != nullptr) {
-      topology::ClusterSpec spec;
-      spec.host_preset = s.topology;
-      return topology::build_cluster(spec);
+topology::Topology study_topology(const std::string& what) {
+  if (topology::find_host_preset(what) != nullptr) {
+    topology::ClusterSpec spec;
+    spec.host_preset = what;
+    return topology::build_cluster(spec);
+  }
+  return topology::load_topology_file(what);
+}
+
+// A meshsim.pipeline-study/1 file: iteration time per case and method.
+void run_pipeline_study(StudyArgs& a) {
+  const planner::PipelineStudy s = planner::load_pipeline_study(a.file);
+  topology::Topology topo = study_topology(s.topology);
+  sim::SimOptions opts;
+  a.calibration.apply(topo, opts);
+  opts.fluid_broadcast = true;
+  const std::string compute = apply_compute_efficiency(topo, opts, s.compute_efficiency, sim::DType::f16);
+  const bool tty = !a.json;
+  const auto rows = planner::run_pipeline_study(s, topo, opts, [&](std::size_t done, std::size_t total) {
+    if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);
+  });
+  if (tty) fmt::print(stderr, "\n");
+  const Json doc = planner::pipeline_study_json(s, rows);
+  if (!a.out.empty()) {
+    std::filesystem::create_directories(a.out);
+    write_text_file((std::filesystem::path(a.out) / "results.json").string(), dump_json(doc));
+    std::string csv = "group,case,method,iteration_s,samples_per_s,tflops_per_gpu,exposed_comm_s,gain\n";
+    for (const auto& r : rows)
+      csv += fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.group, r.case_name, r.method,
+                         r.iteration_s, r.samples_per_s, r.tflops_per_gpu, r.exposed_comm_s, r.gain);
+    write_text_file((std::filesystem::path(a.out) / "results.csv").string(), csv);
+  }
+  if (a.json) {
+    fmt::print("{}", dump_json(doc));
+    return;
+  }
+  fmt::print("{}: {}\ntopology {}; compute {}\niteration time (s) per method; gain = throughput over {}\n",
+             s.name, s.description, topo.name, compute, s.baseline);
+  for (const auto& group : s.groups) {
+    std::vector<std::string> header{"case"};
+    for (const auto& m : s.methods) header.push_back(m.name);
+    header.insert(header.end(), {"best gain", "paper gain"});
+    Table tab(header);
+    for (const auto& c : s.cases) {
+      if (c.group != group) continue;
+      std::vector<std::string> cells{c.name};
+      const planner::PipelineStudyRow* best = nullptr;
+      for (const auto& r : rows) {
+        if (r.case_name != c.name) continue;
+        cells.push_back(fmt::format("{:.3f}", r.iteration_s));
+        if (r.method != s.bound && (!best || r.iteration_s < best->iteration_s)) best = &r;
+      }
+      cells.push_back(best ? fmt::format("{:+.1f} % ({})", 100 * best->gain, best->method)
+                           : std::string("-"));
+      cells.push_back(c.paper_gain ? fmt::format("{:+.0f} %", 100 * *c.paper_gain) : std::string("-"));
+      tab.add(cells);
     }
-    return topology::load_topology_file(s.topology);
-  }();
+    std::vector<bool> right(header.size(), true);
+    right[0] = false;
+    fmt::print("\n{}\n{}", group, tab.render(right));
+  }
+  if (!a.out.empty() && tty) fmt::print("\nresults: {}/results.csv, results.json\n", a.out);
+}
+
+void run_study(StudyArgs& a) {
+  if (planner::is_pipeline_study(a.file)) {
+    run_pipeline_study(a);
+    return;
+  }
+  const planner::Study s = planner::load_study(a.file);
+  topology::Topology topo = study_topology(s.topology);
   a.calibration.apply(topo);
   const bool tty = !a.json;
   const auto rows = planner::run_study(s, topo, [&](std::size_t done, std::size_t total) {
@@ -118,7 +181,9 @@ void run_study(StudyArgs& a) {
 void add_study_command(CLI::App& app) {
   auto a = std::make_shared<StudyArgs>();
   auto* cmd =
-      app.add_subcommand("study", "Run a study file (meshsim.study/1): every case x strategy x balance");
+      app.add_subcommand("study",
+                         "Run a study file: meshsim.study/1 (resharding: every case x strategy x balance) or "
+                         "meshsim.pipeline-study/1 (training iterations: every case x method)");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,

@@ -1,0 +1,156 @@
+#include "planner/pipeline_study.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::planner {
+
+namespace {
+constexpr const char* kFormat = "meshsim.pipeline-study/1";
+
+std::string relative_to(const std::string& file, const std::string& name) {
+  const auto rel = std::filesystem::path(file).parent_path() / name;
+  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
+}
+}  // namespace
+
+bool is_pipeline_study(const std::string& file) {
+  const Json j = read_json_file(file);
+  return j.is_object() && j.contains("format") && j["format"] == kFormat;
+}
+
+PipelineStudy load_pipeline_study(const std::string& file) {
+  const Json j = read_json_file(file);
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail("a pipeline study is a JSON object");
+  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.allow_only({"format", "name", "description", "topology", "compute_efficiency", "methods", "baseline",
+                   "bound", "cases"});
+  PipelineStudy s;
+  s.name = root["name"].as_name();
+  if (auto d = root.find("description")) s.description = d->as_string();
+  s.topology = relative_to(file, root["topology"].as_name());
+  if (auto e = root.find("compute_efficiency")) {
+    const double v = e->as_number();
+    if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
+    s.compute_efficiency = v;
+  }
+  const JsonCursor ms = root["methods"];
+  if (ms.size() == 0) ms.fail("a pipeline study needs at least one method");
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const JsonCursor c = ms.at(i);
+    c.allow_only({"name", "reshard", "schedule", "balance"});
+    PipelineMethod m;
+    m.name = c["name"].as_string();
+    const std::string r = c["reshard"].as_string();
+    if (r == "auto") {
+      m.reshard_auto = true;
+    } else if (auto st = strategy_from(r)) {
+      m.reshard = *st;
+    } else {
+      c["reshard"].fail(
+          fmt::format("unknown strategy \"{}\" (send-recv, allgather, broadcast, signal, auto)", r));
+    }
+    if (auto sc = c.find("schedule")) {
+      const auto v = schedule_from(sc->as_string());
+      if (!v) sc->fail("unknown schedule (gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1)");
+      m.schedule = *v;
+    }
+    if (auto b = c.find("balance")) {
+      const auto v = balance_from(b->as_string());
+      if (!v) b->fail("unknown balancing mode (none, device, host-size, host-order, search)");
+      m.balance = *v;
+    }
+    s.methods.push_back(std::move(m));
+  }
+  auto method_name = [&](const char* key) {
+    const JsonCursor c = root[key];
+    std::string n = c.as_string();
+    bool found = false;
+    for (const auto& m : s.methods) found = found || m.name == n;
+    if (!found) c.fail(fmt::format("\"{}\" is not one of the methods", n));
+    return n;
+  };
+  s.baseline = method_name("baseline");
+  s.bound = method_name("bound");
+  const JsonCursor cs = root["cases"];
+  if (cs.size() == 0) cs.fail("a pipeline study needs at least one case");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const JsonCursor c = cs.at(i);
+    c.allow_only({"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "paper_gain"});
+    PipelineStudyCase pc;
+    pc.group = c["group"].as_string();
+    pc.name = c["name"].as_string();
+    pc.model = relative_to(file, c["model"].as_string());
+    ParallelConfig& cfg = pc.config;
+    cfg.dp = static_cast<int>(c["dp"].as_int_in(1, 1 << 20));
+    cfg.tp = static_cast<int>(c["tp"].as_int_in(1, 1 << 20));
+    cfg.pp = static_cast<int>(c["pp"].as_int_in(1, 1 << 20));
+    cfg.microbatches = static_cast<int>(c["microbatches"].as_int_in(1, 1 << 20));
+    const auto batch = c["batch"].as_int_in(1, 1 << 30);
+    if (batch % (cfg.dp * cfg.microbatches) != 0)
+      c["batch"].fail(fmt::format("a batch of {} does not split into dp {} x {} microbatches", batch, cfg.dp,
+                                  cfg.microbatches));
+    cfg.microbatch_size = static_cast<int>(batch / (cfg.dp * cfg.microbatches));
+    if (auto g = c.find("paper_gain")) pc.paper_gain = g->as_number();
+    if (std::find(s.groups.begin(), s.groups.end(), pc.group) == s.groups.end()) s.groups.push_back(pc.group);
+    s.cases.push_back(std::move(pc));
+  }
+  return s;
+}
+
+std::vector<PipelineStudyRow> run_pipeline_study(
+    const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<PipelineStudyRow> rows;
+  std::map<std::string, Model> models;
+  for (std::size_t i = 0; i < s.cases.size(); ++i) {
+    const PipelineStudyCase& c = s.cases[i];
+    if (!models.contains(c.model)) models.emplace(c.model, load_model_file(c.model));
+    const Model& model = models.at(c.model);
+    const std::size_t first = rows.size();
+    for (const PipelineMethod& m : s.methods) {
+      ParallelConfig cfg = c.config;
+      cfg.schedule = m.schedule;
+      cfg.reshard = m.reshard;
+      cfg.reshard_auto = m.reshard_auto;
+      cfg.balance = m.balance;
+      const PipelineIteration it = build_pipeline(model, t, cfg, opts.device_models);
+      const sim::SimResult r = sim::simulate(it.plan, t, opts);
+      const PipelineMetrics pm = pipeline_metrics(it, t, r);
+      rows.push_back({c.group, c.name, m.name, pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu,
+                      pm.exposed_comm_s(), 0.0});
+    }
+    double base = 0;
+    for (std::size_t k = first; k < rows.size(); ++k)
+      if (rows[k].method == s.baseline) base = rows[k].samples_per_s;
+    for (std::size_t k = first; k < rows.size(); ++k)
+      rows[k].gain = base > 0 ? rows[k].samples_per_s / base - 1 : 0;
+    if (progress) progress(i + 1, s.cases.size());
+  }
+  return rows;
+}
+
+Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudyRow>& rows) {
+  Json out = Json::array();
+  for (const auto& r : rows) {
+    Json o{{"group", r.group},
+           {"case", r.case_name},
+           {"method", r.method},
+           {"iteration_s", r.iteration_s},
+           {"samples_per_s", r.samples_per_s},
+           {"tflops_per_gpu", r.tflops_per_gpu},
+           {"exposed_comm_s", r.exposed_comm_s},
+           {"gain", r.gain}};
+    for (const auto& c : s.cases)
+      if (c.name == r.case_name && c.paper_gain) o["paper_gain"] = *c.paper_gain;
+    out.push_back(std::move(o));
+  }
+  return Json{{"study", s.name}, {"baseline", s.baseline}, {"bound", s.bound}, {"results", std::move(out)}};
+}
+
+}  // namespace meshsim::planner

@@ -1,0 +1,76 @@
+#pragma once
+// Pipeline study files (`meshsim.pipeline-study/1`): training
+// configurations, each simulated with a list of methods (a stage-transfer
+// strategy and a schedule), as in the end-to-end comparison of Zhuang et
+// al. (MLSys'23). `meshsim study` runs them.
+//
+// {"format": "meshsim.pipeline-study/1", "name": ..., "description": ...,
+//  "topology": file (relative to the study file) or preset,
+//  "compute_efficiency": 0.5,                        (optional)
+//  "methods": [{"name": "broadcast + eager-1F1B", "reshard": "broadcast",
+//               "schedule": "eager-1f1b", "balance": "host-size"}, ...],
+//  "baseline": method name the gains are over, "bound": the signal method,
+//  "cases": [{"group": ..., "name": ..., "model": file (relative),
+//             "dp", "tp", "pp", "microbatches", "batch" (global),
+//             "paper_gain": 0.10 (optional: the paper's throughput gain)}]}
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "planner/pipeline_plan.h"
+
+namespace meshsim::planner {
+
+struct PipelineMethod {
+  std::string name;
+  Schedule schedule = Schedule::one_f_one_b;
+  Strategy reshard = Strategy::broadcast;
+  bool reshard_auto = false;
+  Balance balance = Balance::host_size;
+};
+
+struct PipelineStudyCase {
+  std::string group;
+  std::string name;
+  std::string model;  // resolved path
+  ParallelConfig config;
+  std::optional<double> paper_gain;
+};
+
+struct PipelineStudy {
+  std::string name;
+  std::string description;
+  std::string topology;  // resolved path or preset name
+  std::optional<double> compute_efficiency;
+  std::vector<PipelineMethod> methods;
+  std::string baseline;
+  std::string bound;
+  std::vector<std::string> groups;
+  std::vector<PipelineStudyCase> cases;
+};
+
+/// True when `file` holds a meshsim.pipeline-study/1 document.
+[[nodiscard]] bool is_pipeline_study(const std::string& file);
+/// ConfigError with the JSON path on any mistake.
+[[nodiscard]] PipelineStudy load_pipeline_study(const std::string& file);
+
+struct PipelineStudyRow {
+  std::string group, case_name, method;
+  double iteration_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;
+  double exposed_comm_s = 0;
+  double gain = 0;  // throughput over the baseline method, − 1
+};
+
+/// Every case with every method; `progress` (may be empty) after each case.
+[[nodiscard]] std::vector<PipelineStudyRow> run_pipeline_study(
+    const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
+    const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+[[nodiscard]] Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudyRow>& rows);
+
+}  // namespace meshsim::planner
