@@ -60,6 +60,25 @@ Table make_table(int units, int granularity, int b, const SliceCostFn& cost) {
   return tb;
 }
 
+void check_sizes(int tokens, int batch, int K, int granularity) {
+  if (granularity < 1 || tokens < granularity || tokens % granularity != 0)
+    throw UsageError(
+        fmt::format("the sequence ({} tokens) is not a multiple of the granularity {}", tokens, granularity));
+  if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
+}
+
+double max_slice_time(const TokenSlicing& s, const SliceCostFn& cost) {
+  double worst = 0;
+  for (std::size_t j = 0; j < s.microbatches.size(); ++j) {
+    int ctx = 0;
+    for (int len : s.slices[j]) {
+      worst = std::max(worst, cost(len, ctx, s.microbatches[j]));
+      ctx += len;
+    }
+  }
+  return worst;
+}
+
 // S(U) under `cap`; `choice[i]` the last slice's length ending at unit i.
 double token_dp(const Table& tb, int units, double cap, std::vector<double>& s, std::vector<int>* choice) {
   s.assign(static_cast<std::size_t>(units) + 1, kInf);
@@ -166,10 +185,7 @@ double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost) {
 }
 
 TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity) {
-  if (granularity < 1 || tokens < granularity || tokens % granularity != 0)
-    throw UsageError(
-        fmt::format("the sequence ({} tokens) is not a multiple of the granularity {}", tokens, granularity));
-  if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
+  check_sizes(tokens, batch, K, granularity);
   const int units = tokens / granularity;
   std::vector<Table> tables;
   std::vector<double> caps;
@@ -239,22 +255,13 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
     out.slices.push_back(std::move(lens));
   }
   out.time = slicing_time(out, K, cost);
-  for (std::size_t j = 0; j < out.microbatches.size(); ++j) {
-    int ctx = 0;
-    for (int len : out.slices[j]) {
-      out.max_slice = std::max(out.max_slice, cost(len, ctx, out.microbatches[j]));
-      ctx += len;
-    }
-  }
+  out.max_slice = max_slice_time(out, cost);
   return out;
 }
 
 TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost, int max_slices,
                              int granularity) {
-  if (granularity < 1 || tokens < granularity || tokens % granularity != 0)
-    throw UsageError(
-        fmt::format("the sequence ({} tokens) is not a multiple of the granularity {}", tokens, granularity));
-  if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
+  check_sizes(tokens, batch, K, granularity);
   const int units = tokens / granularity;
   TokenSlicing best;
   best.time = kInf;
@@ -271,11 +278,7 @@ TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& co
       if (s.time < best.time) best = std::move(s);
     }
   }
-  int ctx = 0;
-  for (int len : best.slices.front()) {
-    best.max_slice = std::max(best.max_slice, cost(len, ctx, best.microbatches.front()));
-    ctx += len;
-  }
+  best.max_slice = max_slice_time(best, cost);
   return best;
 }
 
