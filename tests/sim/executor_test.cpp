@@ -90,17 +90,23 @@ TEST_CASE("ring all-gather and reduce-scatter: (n-1)/n S/B + (n-1) latencies", "
   }
 }
 
-TEST_CASE("broadcast chain: S/B + (hops-1) chunk/B + hops latencies", "[executor]") {
-  // Chain gpu0 -> gpu1 -> gpu2 -> gpu3 (3 hops), S = 64 MiB, chunk 512 KiB
-  // (128 chunks): 67,108,864/25e9 + 2 x 524,288/25e9 + 3 us.
-  const Topology t = ring_host(4);
+// One broadcast along gpu0 -> gpu1 -> ... -> gpu(n-1).
+static Plan chain_broadcast(int n, Bytes size) {
   Plan p;
   Task b;
   b.id = "b";
   b.kind = TaskKind::broadcast;
-  b.devices = gpus(4);
-  b.size = Bytes::MiB(64);
+  b.devices = gpus(n);
+  b.size = size;
   p.tasks.push_back(b);
+  return p;
+}
+
+TEST_CASE("broadcast chain: S/B + (hops-1) chunk/B + hops latencies", "[executor]") {
+  // Chain gpu0 -> gpu1 -> gpu2 -> gpu3 (3 hops), S = 64 MiB, chunk 512 KiB
+  // (128 chunks): 67,108,864/25e9 + 2 x 524,288/25e9 + 3 us.
+  const Topology t = ring_host(4);
+  Plan p = chain_broadcast(4, Bytes::MiB(64));
   const SimResult r = simulate(p, t);
   check_close(r.makespan, (67'108'864.0 + 2 * 524'288.0) / kB + 3e-6);
   // Each hop carried the whole buffer once.
@@ -110,13 +116,7 @@ TEST_CASE("broadcast chain: S/B + (hops-1) chunk/B + hops latencies", "[executor
 TEST_CASE("fluid broadcast: the chunked chain's time on a uniform chain, as one flow", "[executor]") {
   // The same 3-hop chain as above: S/B + 2 c/B + 3 us, exactly.
   const Topology t = ring_host(4);
-  Plan p;
-  Task b;
-  b.id = "b";
-  b.kind = TaskKind::broadcast;
-  b.devices = gpus(4);
-  b.size = Bytes::MiB(64);
-  p.tasks.push_back(b);
+  Plan p = chain_broadcast(4, Bytes::MiB(64));
   SimOptions fluid;
   fluid.fluid_broadcast = true;
   const SimResult chunked = simulate(p, t);
