@@ -26,8 +26,7 @@ constexpr int kDataParallelStream = 5;
 
 // A resharding plan for one transfer, ready to be stamped out per microbatch.
 struct Template {
-  std::vector<sim::Task> tasks;
-  std::vector<std::size_t> roots;  // tasks without dependencies inside the plan
+  std::vector<sim::Task> tasks;    // roots (no dependencies) wait for the producing pass when stamped
   std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
 };
 
@@ -37,7 +36,6 @@ Template make_template(sim::Plan plan) {
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     sim::Task& task = plan.tasks[i];
     task.payload.clear();
-    if (task.deps.empty()) t.roots.push_back(i);
     for (std::size_t d : task.deps) depended[d] = true;
   }
   for (std::size_t i = 0; i < plan.tasks.size(); ++i)
@@ -143,8 +141,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       vs.forward_flops += lc.forward_flops;
       vs.param_bytes += lc.param_bytes;
       vs.activation_bytes += activation_bytes(model, lc, cfg.tp);
-      double out = elem;
-      for (auto e : lc.output_shape) out *= static_cast<double>(e);
+      const double out = static_cast<double>(sim::Tensor{"", lc.output_shape, model.dtype}.bytes().count());
       vs.tp_allreduce_bytes += lc.tp_allreduces * out;
     }
     it.stages.push_back(vs);
@@ -169,9 +166,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       x.layer = static_cast<int>(l);
       x.shape.push_back(b);
       x.shape.insert(x.shape.end(), lc.output_shape.begin(), lc.output_shape.end());
-      double bytes = elem;
-      for (auto e : x.shape) bytes *= static_cast<double>(e);
-      x.bytes = Bytes(static_cast<std::int64_t>(bytes));
+      x.bytes = sim::Tensor{"", x.shape, model.dtype}.bytes();
       it.transfers.push_back(std::move(x));
     }
   }
@@ -191,9 +186,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     PassTimes pt;
     pt.forward = dev_model->kernel_time(pass_flops(s, Pass::forward), pass_bytes(s), model.dtype).seconds();
     pt.backward = dev_model->kernel_time(pass_flops(s, Pass::backward), pass_bytes(s), model.dtype).seconds();
-    pt.weight = split_backward ? pt.forward : 0;
-    if (split_backward)
-      pt.weight = dev_model->kernel_time(pass_flops(s, Pass::weight), pass_bytes(s), model.dtype).seconds();
+    pt.weight = split_backward ? pt.forward : 0;  // W does the forward's FLOPs, as pass_flops says
     times.push_back(pt);
   }
   const ScheduleTimeline ideal = timeline(ops, pp, v, times, 0);
@@ -266,13 +259,13 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     return sinks;
   };
 
-  // What each pass waits for from other stages: [backward?][stage][mb][replica].
-  std::vector<std::vector<std::vector<std::vector<std::vector<std::size_t>>>>> incoming(
-      2, std::vector<std::vector<std::vector<std::vector<std::size_t>>>>(
-             static_cast<std::size_t>(stages),
-             std::vector<std::vector<std::vector<std::size_t>>>(
-                 static_cast<std::size_t>(m),
-                 std::vector<std::vector<std::size_t>>(static_cast<std::size_t>(cfg.dp)))));
+  // What each pass waits for from other stages, by (backward?, stage, microbatch, replica).
+  std::vector<std::vector<std::size_t>> incoming(2 * static_cast<std::size_t>(stages * m * cfg.dp));
+  auto incoming_at = [&](bool backward, int stage, int mb, int d) -> std::vector<std::size_t>& {
+    return incoming[static_cast<std::size_t>(((backward ? 1 : 0) * stages + stage) * m + mb) *
+                        static_cast<std::size_t>(cfg.dp) +
+                    static_cast<std::size_t>(d)];
+  };
 
   // The last pass of each chunk on each device releases its DP all-reduce.
   std::vector<std::vector<std::size_t>> last_of_chunk(
@@ -309,9 +302,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     for (int d = 0; d < cfg.dp; ++d) {
       const std::string prefix = fmt::format("{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
       std::vector<std::size_t> waits;
-      if (op.pass != Pass::weight)
-        waits = incoming[op.pass == Pass::backward ? 1 : 0][static_cast<std::size_t>(s)]
-                        [static_cast<std::size_t>(op.microbatch)][static_cast<std::size_t>(d)];
+      if (op.pass != Pass::weight) waits = incoming_at(op.pass == Pass::backward, s, op.microbatch, d);
       std::vector<std::size_t> end;
       for (int t = 0; t < cfg.tp; ++t) {
         sim::Task c;
@@ -338,24 +329,19 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
         ar.size = Bytes(static_cast<std::int64_t>(ar_bytes));
         end = {add_task(std::move(ar), Kind::tp_allreduce)};
       }
+      // A forward sends each tensor its stage produces; a backward returns
+      // the gradient of each tensor its stage received.
+      if (op.pass == Pass::weight) continue;
+      const bool backward = op.pass == Pass::backward;
       for (std::size_t x = 0; x < it.transfers.size(); ++x) {
         const StageTransfer& tr = it.transfers[x];
-        if (op.pass == Pass::forward && tr.src_stage == s) {
-          if (const Template* tpl = template_for(x, false, d)) {
-            auto out = stamp(*tpl, fmt::format("{}/to-s{}/l{}", prefix, tr.dst_stage, tr.layer),
-                             kForwardStream + s % 2, end);
-            auto& in = incoming[0][static_cast<std::size_t>(tr.dst_stage)]
-                               [static_cast<std::size_t>(op.microbatch)][static_cast<std::size_t>(d)];
-            in.insert(in.end(), out.begin(), out.end());
-          }
-        } else if (op.pass == Pass::backward && tr.dst_stage == s) {
-          if (const Template* tpl = template_for(x, true, d)) {
-            auto out = stamp(*tpl, fmt::format("{}/to-s{}/l{}", prefix, tr.src_stage, tr.layer),
-                             kBackwardStream + s % 2, end);
-            auto& in = incoming[1][static_cast<std::size_t>(tr.src_stage)]
-                               [static_cast<std::size_t>(op.microbatch)][static_cast<std::size_t>(d)];
-            in.insert(in.end(), out.begin(), out.end());
-          }
+        if ((backward ? tr.dst_stage : tr.src_stage) != s) continue;
+        const int to = backward ? tr.src_stage : tr.dst_stage;
+        if (const Template* tpl = template_for(x, backward, d)) {
+          auto out = stamp(*tpl, fmt::format("{}/to-s{}/l{}", prefix, to, tr.layer),
+                           (backward ? kBackwardStream : kForwardStream) + s % 2, end);
+          auto& in = incoming_at(backward, to, op.microbatch, d);
+          in.insert(in.end(), out.begin(), out.end());
         }
       }
     }
