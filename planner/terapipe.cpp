@@ -38,10 +38,11 @@ AlphaBeta fit(const topology::Topology& topo, const std::function<sim::Task(Byte
 struct Table {
   std::vector<double> t;
   bool monotone = true;  // t grows with k for every end i: the DP may stop at the first k over the cap
-  [[nodiscard]] double at(int i, int k) const {
-    return t[static_cast<std::size_t>(i) * static_cast<std::size_t>(i - 1) / 2 + static_cast<std::size_t>(k) -
-             1];
+  [[nodiscard]] static std::size_t index(int i, int k) {
+    return static_cast<std::size_t>(i) * static_cast<std::size_t>(i - 1) / 2 + static_cast<std::size_t>(k) -
+           1;
   }
+  [[nodiscard]] double at(int i, int k) const { return t[index(i, k)]; }
 };
 
 Table make_table(int units, int granularity, int b, const SliceCostFn& cost) {
@@ -51,8 +52,7 @@ Table make_table(int units, int granularity, int b, const SliceCostFn& cost) {
     double prev = -kInf;
     for (int k = 1; k <= i; ++k) {
       const double v = cost(k * granularity, (i - k) * granularity, b);
-      tb.t[static_cast<std::size_t>(i) * static_cast<std::size_t>(i - 1) / 2 + static_cast<std::size_t>(k) -
-           1] = v;
+      tb.t[Table::index(i, k)] = v;
       if (v < prev) tb.monotone = false;
       prev = v;
     }
@@ -67,16 +67,44 @@ void check_sizes(int tokens, int batch, int K, int granularity) {
   if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
 }
 
-double max_slice_time(const TokenSlicing& s, const SliceCostFn& cost) {
+// Σ and max of a slicing's slice times.
+std::pair<double, double> sum_and_max(const TokenSlicing& s, const SliceCostFn& cost) {
+  double sum = 0;
   double worst = 0;
   for (std::size_t j = 0; j < s.microbatches.size(); ++j) {
     int ctx = 0;
     for (int len : s.slices[j]) {
-      worst = std::max(worst, cost(len, ctx, s.microbatches[j]));
+      const double t = cost(len, ctx, s.microbatches[j]);
+      sum += t;
+      worst = std::max(worst, t);
       ctx += len;
     }
   }
-  return worst;
+  return {sum, worst};
+}
+
+// Sets the slicing's time and largest slice from the cost.
+void score(TokenSlicing& s, int K, const SliceCostFn& cost) {
+  const auto [sum, worst] = sum_and_max(s, cost);
+  s.time = sum + (K - 1) * worst;
+  s.max_slice = worst;
+}
+
+// f(x) = min over the first microbatch's size j of f(x − j) + sl[j], f(0) = 0;
+// returns f(batch), and in `pick` (if given) the j chosen for each x.
+double knapsack(const std::vector<double>& sl, int batch, std::vector<double>& f, std::vector<int>* pick) {
+  f.assign(static_cast<std::size_t>(batch) + 1, kInf);
+  f[0] = 0;
+  if (pick) pick->assign(static_cast<std::size_t>(batch) + 1, 0);
+  for (int x = 1; x <= batch; ++x)
+    for (int j = 1; j <= x; ++j) {
+      const double v = f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)];
+      if (v < f[static_cast<std::size_t>(x)]) {
+        f[static_cast<std::size_t>(x)] = v;
+        if (pick) (*pick)[static_cast<std::size_t>(x)] = j;
+      }
+    }
+  return f[static_cast<std::size_t>(batch)];
 }
 
 // S(U) under `cap`; `choice[i]` the last slice's length ending at unit i.
@@ -170,17 +198,7 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
 }
 
 double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost) {
-  double sum = 0;
-  double worst = 0;
-  for (std::size_t j = 0; j < s.microbatches.size(); ++j) {
-    int ctx = 0;
-    for (int len : s.slices[j]) {
-      const double t = cost(len, ctx, s.microbatches[j]);
-      sum += t;
-      worst = std::max(worst, t);
-      ctx += len;
-    }
-  }
+  const auto [sum, worst] = sum_and_max(s, cost);
   return sum + (K - 1) * worst;
 }
 
@@ -212,15 +230,7 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
     for (int b = 1; b <= batch; ++b)
       sl[static_cast<std::size_t>(b)] =
           token_dp(tables[static_cast<std::size_t>(b) - 1], units, cap, s, nullptr);
-    f[0] = 0;
-    for (int x = 1; x <= batch; ++x) {
-      f[static_cast<std::size_t>(x)] = kInf;
-      for (int j = 1; j <= x; ++j)
-        f[static_cast<std::size_t>(x)] =
-            std::min(f[static_cast<std::size_t>(x)],
-                     f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)]);
-    }
-    const double t = f[static_cast<std::size_t>(batch)] + (K - 1) * cap;
+    const double t = knapsack(sl, batch, f, nullptr) + (K - 1) * cap;
     if (t < best) {
       best = t;
       best_cap = cap;
@@ -233,18 +243,8 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
   for (int b = 1; b <= batch; ++b)
     sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, best_cap, s,
                                                &choice[static_cast<std::size_t>(b)]);
-  std::vector<int> pick(static_cast<std::size_t>(batch) + 1, 0);
-  f[0] = 0;
-  for (int x = 1; x <= batch; ++x) {
-    f[static_cast<std::size_t>(x)] = kInf;
-    for (int j = 1; j <= x; ++j) {
-      const double v = f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)];
-      if (v < f[static_cast<std::size_t>(x)]) {
-        f[static_cast<std::size_t>(x)] = v;
-        pick[static_cast<std::size_t>(x)] = j;
-      }
-    }
-  }
+  std::vector<int> pick;
+  knapsack(sl, batch, f, &pick);
   for (int x = batch; x > 0; x -= pick[static_cast<std::size_t>(x)]) {
     const int b = pick[static_cast<std::size_t>(x)];
     std::vector<int> lens;
@@ -254,8 +254,7 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
     out.microbatches.push_back(b);
     out.slices.push_back(std::move(lens));
   }
-  out.time = slicing_time(out, K, cost);
-  out.max_slice = max_slice_time(out, cost);
+  score(out, K, cost);
   return out;
 }
 
@@ -274,11 +273,10 @@ TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& co
           std::vector<int>(count, b),
           std::vector<std::vector<int>>(count, std::vector<int>(static_cast<std::size_t>(n), tokens / n)), 0,
           0, 0};
-      s.time = slicing_time(s, K, cost);
+      score(s, K, cost);
       if (s.time < best.time) best = std::move(s);
     }
   }
-  best.max_slice = max_slice_time(best, cost);
   return best;
 }
 
