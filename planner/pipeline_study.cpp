@@ -1,21 +1,16 @@
 #include "planner/pipeline_study.h"
 
-#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "planner/study.h"
 
 namespace meshsim::planner {
 
 namespace {
 constexpr const char* kFormat = "meshsim.pipeline-study/1";
-
-std::string relative_to(const std::string& file, const std::string& name) {
-  const auto rel = std::filesystem::path(file).parent_path() / name;
-  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
-}
 }  // namespace
 
 bool is_pipeline_study(const std::string& file) {
@@ -33,7 +28,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   PipelineStudy s;
   s.name = root["name"].as_name();
   if (auto d = root.find("description")) s.description = d->as_string();
-  s.topology = relative_to(file, root["topology"].as_name());
+  s.topology = resolve_beside(file, root["topology"].as_name());
   if (auto e = root.find("compute_efficiency")) {
     const double v = e->as_number();
     if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
@@ -85,7 +80,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
     PipelineStudyCase pc;
     pc.group = c["group"].as_string();
     pc.name = c["name"].as_string();
-    pc.model = relative_to(file, c["model"].as_string());
+    pc.model = resolve_beside(file, c["model"].as_string());
     ParallelConfig& cfg = pc.config;
     cfg.dp = static_cast<int>(c["dp"].as_int_in(1, 1 << 20));
     cfg.tp = static_cast<int>(c["tp"].as_int_in(1, 1 << 20));

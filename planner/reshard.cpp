@@ -87,6 +87,18 @@ std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
   return out;
 }
 
+ReshardProblem make_problem(const Topology& t, sim::Tensor tensor, const std::string& src_mesh,
+                            const std::string& src_spec, const std::string& dst_mesh,
+                            const std::string& dst_spec) {
+  ReshardProblem p;
+  p.tensor = std::move(tensor);
+  p.src = topology::select_mesh(t, src_mesh);
+  p.dst = topology::select_mesh(t, dst_mesh);
+  p.src_spec = ShardingSpec::parse(src_spec, p.tensor.shape.size());
+  p.dst_spec = ShardingSpec::parse(dst_spec, p.tensor.shape.size());
+  return p;
+}
+
 sim::Tensor parse_tensor_arg(const std::string& text) {
   const auto colon = text.find(':');
   const std::string dims = text.substr(0, colon);

@@ -72,6 +72,13 @@ struct ReshardProblem {
   ShardingSpec dst_spec;
 };
 
+/// The problem of moving `tensor` from `src_mesh` (mesh selector, see
+/// topology/mesh.h) sharded as `src_spec` to `dst_mesh` as `dst_spec`;
+/// UsageError naming a bad selector or spec.
+[[nodiscard]] ReshardProblem make_problem(const topology::Topology& t, sim::Tensor tensor,
+                                          const std::string& src_mesh, const std::string& src_spec,
+                                          const std::string& dst_mesh, const std::string& dst_spec);
+
 /// "1024x1024x512:int32" (types float32, float16, bfloat16, float64, int32,
 /// int8, uint8, or f32, f16, bf16, f64, i32, i8, u8); the tensor is named "x".
 /// UsageError naming the bad part.

@@ -14,16 +14,15 @@ namespace meshsim::planner {
 namespace {
 
 ReshardProblem problem_of(const StudyCase& c, const topology::Topology& t) {
-  ReshardProblem p;
-  p.tensor = parse_tensor_arg(c.tensor);
-  p.src = topology::select_mesh(t, c.src_mesh);
-  p.dst = topology::select_mesh(t, c.dst_mesh);
-  p.src_spec = ShardingSpec::parse(c.src_spec, p.tensor.shape.size());
-  p.dst_spec = ShardingSpec::parse(c.dst_spec, p.tensor.shape.size());
-  return p;
+  return make_problem(t, parse_tensor_arg(c.tensor), c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
 }
 
 }  // namespace
+
+std::string resolve_beside(const std::string& file, const std::string& name) {
+  const auto rel = std::filesystem::path(file).parent_path() / name;
+  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
+}
 
 Study load_study(const std::string& file) {
   const Json j = read_json_file(file);
@@ -37,9 +36,7 @@ Study load_study(const std::string& file) {
   s.name = root["name"].as_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   const JsonCursor tc = root["topology"];
-  s.topology = tc.as_name();
-  const auto rel = std::filesystem::path(file).parent_path() / s.topology;
-  if (std::filesystem::exists(rel)) s.topology = rel.lexically_normal().string();
+  s.topology = resolve_beside(file, tc.as_name());
   const JsonCursor strategies = root["strategies"];
   for (std::size_t i = 0; i < strategies.size(); ++i) {
     const std::string name = strategies.at(i).as_string();

@@ -35,6 +35,10 @@ struct Study {
   std::vector<StudyCase> cases;
 };
 
+/// `name` beside the study `file` when such a file exists (topologies and
+/// models are named relative to the study), else `name` as given (a preset).
+[[nodiscard]] std::string resolve_beside(const std::string& file, const std::string& name);
+
 /// ConfigError with the JSON path on any mistake, including cases whose
 /// meshes or specs do not fit the topology.
 [[nodiscard]] Study load_study(const std::string& file);

@@ -49,12 +49,9 @@ int main() {
   const auto topo = topology::load_topology_file(root + "/configs/topologies/p3.8xlarge-x5.json");
   for (const auto s :
        {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast}) {
-    planner::ReshardProblem p;
-    p.tensor = sim::Tensor{"x", {96, 48, 10}, sim::DType::bf16};
-    p.src = topology::select_mesh(topo, "hosts=0-1");
-    p.dst = topology::select_mesh(topo, "hosts=2-4");
-    p.src_spec = planner::ShardingSpec::parse("S0 R S1", 3);
-    p.dst_spec = planner::ShardingSpec::parse("R S01 R", 3);
+    const planner::ReshardProblem p =
+        planner::make_problem(topo, sim::Tensor{"x", {96, 48, 10}, sim::DType::bf16}, "hosts=0-1", "S0 R S1",
+                              "hosts=2-4", "R S01 R");
     const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), s, planner::Balance::host_order);
     const auto r = run(plan);
     c.check(r.check.ok,

@@ -26,13 +26,7 @@ const topology::Topology& alpa_cluster() {
 ReshardProblem problem(const topology::Topology& t, std::vector<std::int64_t> shape,
                        const std::string& src_mesh, const std::string& src_spec, const std::string& dst_mesh,
                        const std::string& dst_spec, sim::DType dtype = sim::DType::i32) {
-  ReshardProblem p;
-  p.tensor = sim::Tensor{"x", std::move(shape), dtype};
-  p.src = topology::select_mesh(t, src_mesh);
-  p.dst = topology::select_mesh(t, dst_mesh);
-  p.src_spec = ShardingSpec::parse(src_spec, p.tensor.shape.size());
-  p.dst_spec = ShardingSpec::parse(dst_spec, p.tensor.shape.size());
-  return p;
+  return make_problem(t, sim::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
 }
 
 constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};

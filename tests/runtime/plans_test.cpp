@@ -48,12 +48,9 @@ TEST_CASE("every study case, strategy and balance moves the right bytes; its NCC
   const auto topo = topology::load_topology_file(study.topology);
   int plans = 0;
   for (const auto& c : study.cases) {
-    planner::ReshardProblem p;
-    p.tensor = shrink(planner::parse_tensor_arg(c.tensor), c.src_spec == "R" && c.dst_spec == "R");
-    p.src = topology::select_mesh(topo, c.src_mesh);
-    p.dst = topology::select_mesh(topo, c.dst_mesh);
-    p.src_spec = planner::ShardingSpec::parse(c.src_spec, p.tensor.shape.size());
-    p.dst_spec = planner::ShardingSpec::parse(c.dst_spec, p.tensor.shape.size());
+    const planner::ReshardProblem p = planner::make_problem(
+        topo, shrink(planner::parse_tensor_arg(c.tensor), c.src_spec == "R" && c.dst_spec == "R"), c.src_mesh,
+        c.src_spec, c.dst_mesh, c.dst_spec);
     const auto outcomes = planner::evaluate_reshard(topo, p, planner::unit_tasks(p), study.strategies,
                                                     study.balances, study.with_auto);
     for (const auto& o : outcomes) {
@@ -83,12 +80,8 @@ TEST_CASE("NCCL broadcast groups and roots are the planned ones", "[runtime][ncc
   // communicator whose ranks are the task's devices in plan order, root
   // comm rank 0 (the task's first device), issued by each of them once.
   const auto topo = topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
-  planner::ReshardProblem p;
-  p.tensor = sim::Tensor{"x", {64, 32, 16}, sim::DType::i32};
-  p.src = topology::select_mesh(topo, "hosts=0-1");
-  p.dst = topology::select_mesh(topo, "hosts=2-3");
-  p.src_spec = planner::ShardingSpec::parse("R R R", 3);
-  p.dst_spec = planner::ShardingSpec::parse("S0 R R", 3);
+  const planner::ReshardProblem p = planner::make_problem(
+      topo, sim::Tensor{"x", {64, 32, 16}, sim::DType::i32}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R");
   const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), planner::Strategy::broadcast,
                                         planner::Balance::host_order);
   const NcclProgram prog = nccl_program(plan, make_schedule(plan));

@@ -43,12 +43,8 @@ struct ReshardArgs {
 void run_reshard(ReshardArgs& a) {
   topology::Topology topo = a.topology.load();
   a.calibration.apply(topo);
-  planner::ReshardProblem p;
-  p.tensor = planner::parse_tensor_arg(a.tensor);
-  p.src = topology::select_mesh(topo, a.src_mesh);
-  p.dst = topology::select_mesh(topo, a.dst_mesh);
-  p.src_spec = planner::ShardingSpec::parse(a.src_spec, p.tensor.shape.size());
-  p.dst_spec = planner::ShardingSpec::parse(a.dst_spec, p.tensor.shape.size());
+  const planner::ReshardProblem p = planner::make_problem(topo, planner::parse_tensor_arg(a.tensor),
+                                                          a.src_mesh, a.src_spec, a.dst_mesh, a.dst_spec);
   const auto tasks = planner::unit_tasks(p);
   const auto lb = planner::lower_bound(topo, p, tasks);
 
