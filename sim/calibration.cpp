@@ -16,17 +16,24 @@ namespace {
 constexpr const char* kFormat = "meshsim.calibration/1";
 constexpr std::array<const char*, 4> kClassNames{"fp32", "fp16", "fp64", "int8"};
 
+Bandwidth positive_bandwidth(const JsonCursor& c) {
+  const Bandwidth b = c.as_bandwidth();
+  if (b.bps() <= 0) c.fail("must be greater than zero");
+  return b;
+}
+
+Time non_negative_time(const JsonCursor& c) {
+  const Time t = c.as_time();
+  if (t < Time::zero()) c.fail("must not be negative");
+  return t;
+}
+
 CopyFit copy_from(const JsonCursor& c) {
   c.allow_only({"bandwidth", "latency", "aggregate_bandwidth", "points"});
   CopyFit f;
-  f.bandwidth = c["bandwidth"].as_bandwidth();
-  if (f.bandwidth.bps() <= 0) c["bandwidth"].fail("must be greater than zero");
-  f.latency = c["latency"].as_time();
-  if (f.latency < Time::zero()) c["latency"].fail("must not be negative");
-  if (auto a = c.find("aggregate_bandwidth")) {
-    f.aggregate_bandwidth = a->as_bandwidth();
-    if (f.aggregate_bandwidth->bps() <= 0) a->fail("must be greater than zero");
-  }
+  f.bandwidth = positive_bandwidth(c["bandwidth"]);
+  f.latency = non_negative_time(c["latency"]);
+  if (auto a = c.find("aggregate_bandwidth")) f.aggregate_bandwidth = positive_bandwidth(*a);
   if (auto p = c.find("points"))
     for (std::size_t i = 0; i < p->size(); ++i) {
       const JsonCursor pt = p->at(i);
@@ -143,14 +150,8 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
         for (std::size_t k = 0; k < kClassNames.size(); ++k)
           if (auto v = x->find(kClassNames[k])) cc.efficiency[k] = fraction(*v);
       }
-      if (auto x = e.find("launch_overhead")) {
-        cc.launch_overhead = x->as_time();
-        if (*cc.launch_overhead < Time::zero()) x->fail("must not be negative");
-      }
-      if (auto x = e.find("memory_bandwidth")) {
-        cc.memory_bandwidth = x->as_bandwidth();
-        if (cc.memory_bandwidth->bps() <= 0) x->fail("must be greater than zero");
-      }
+      if (auto x = e.find("launch_overhead")) cc.launch_overhead = non_negative_time(*x);
+      if (auto x = e.find("memory_bandwidth")) cc.memory_bandwidth = positive_bandwidth(*x);
       if (auto p = e.find("points"))
         for (std::size_t k = 0; k < p->size(); ++k) {
           const JsonCursor pt = p->at(k);
