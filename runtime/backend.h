@@ -56,6 +56,9 @@ class Backend {
                     const std::vector<std::vector<std::byte>>& images) = 0;
   [[nodiscard]] virtual std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) = 0;
   [[nodiscard]] virtual std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) = 0;
+  /// Caveats on the last run's timing (for example, host-side enqueueing
+  /// that shows in it); empty when there are none.
+  [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }
 };
 
 }  // namespace meshsim::runtime

@@ -18,6 +18,9 @@ namespace meshsim::runtime {
 
 namespace {
 
+// Kernels one cuBLAS GEMM call may launch (a split-K GEMM adds a reduction).
+constexpr std::int64_t kCallsPerGemm = 2;
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions opts) : opts_(std::move(opts)) {
@@ -49,6 +52,7 @@ class CudaBackend final : public Backend {
   void load(const sim::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release();
+    runs_since_load_ = 0;
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     work_ = work;
     for (const auto& img : images) {
@@ -99,24 +103,32 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
     const std::size_t n = plan.tasks.size();
     MESHSIM_ASSERT(task_stream_.size() == n, "run() before load()");
-    // The gate holds every stream until all tasks are enqueued; t0 is
-    // recorded when it opens, so host-side enqueueing is not timed.
+    // The gate holds every stream until all tasks are enqueued (or until
+    // HostGate::kMaxHeld calls); t0 is recorded when it opens, so host-side
+    // enqueueing is not timed. The first run after load() is not gated
+    // (cuda_util.h says why).
     cudaEvent_t t0 = events_.back();
-    gate_->close_on(gate_stream_);
+    gated_ = runs_since_load_++ > 0;
+    if (gated_) gate_->close_on(gate_stream_);
     {
       struct Opener {
         HostGate& g;
         ~Opener() { g.open(); }
       } opener{*gate_};
+      gate_->admit(1 + static_cast<std::int64_t>(streams_.size()));
       cuda_check(cudaEventRecord(t0, gate_stream_), "cudaEventRecord");
       for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
       for (std::size_t i : schedule.order) {
         cudaStream_t s = task_stream_[i];
         for (std::size_t p : schedule.preds[i])
-          if (task_stream_[p] != s)
+          if (task_stream_[p] != s) {
+            gate_->admit(1);
             cuda_check(cudaStreamWaitEvent(s, end_event(p), 0), "cudaStreamWaitEvent");
+          }
+        gate_->admit(1);
         cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
         enqueue(plan.tasks[i], work_.tasks[i], s);
+        gate_->admit(1);
         cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
       }
     }
@@ -131,6 +143,8 @@ class CudaBackend final : public Backend {
     }
     return spans;
   }
+
+  [[nodiscard]] std::vector<std::string> notes() const override { return gate_notes(gated_, *gate_); }
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
@@ -157,20 +171,27 @@ class CudaBackend final : public Backend {
       if (!task.duration && task.flops > 0 && Cublas::runs(task.dtype) && cublas_->available() &&
           gemm_work_ != nullptr) {
         const GemmShape g = gemm_shape_for(task.flops);
-        for (std::int64_t k = 0; k < g.count; ++k) cublas_->gemm(g.n, task.dtype, gemm_work_, s);
+        for (std::int64_t k = 0; k < g.count; ++k) {
+          gate_->admit(kCallsPerGemm);
+          cublas_->gemm(g.n, task.dtype, gemm_work_, s);
+        }
         return;
       }
       const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
-      if (t > Time{})
+      if (t > Time{}) {
+        gate_->admit(1);
         cuda_check(meshsim_launch_spin(static_cast<std::uint64_t>(t.count_ps() / 1000), s), "busy kernel");
+      }
       return;
     }
     for (const BufferCopy& c : w.copies)
-      enqueue_copy(buffers_[c.dst_buffer], buffers_[c.src_buffer], c.copy, s);
-    for (const ScratchCopy& c : w.scratch)
+      enqueue_copy(buffers_[c.dst_buffer], buffers_[c.src_buffer], c.copy, s, gate_.get(), max_pitch_);
+    for (const ScratchCopy& c : w.scratch) {
+      gate_->admit(1);
       cuda_check(cudaMemcpyAsync(scratch_[c.dst_device], scratch_[c.src_device],
                                  static_cast<std::size_t>(c.bytes), cudaMemcpyDeviceToDevice, s),
                  "cudaMemcpyAsync (scratch)");
+    }
   }
 
   // Polls the end events; no progress for opts_.timeout → the first task
@@ -231,6 +252,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Cublas> cublas_;
   std::unique_ptr<HostGate> gate_;
   cudaStream_t gate_stream_ = nullptr;
+  int runs_since_load_ = 0;
+  bool gated_ = false;  // the last run was held by the gate
   PlanWork work_;
   std::vector<std::byte*> buffers_;
   std::vector<std::byte*> scratch_;

@@ -78,19 +78,24 @@ void Cublas::gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t str
     throw UsageError(fmt::format("cublasGemmEx failed (status {})", static_cast<int>(s)));
 }
 
-void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s,
+void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s, HostGate* gate,
                   std::int64_t max_pitch) {
   if (c.row_bytes == 0) return;
+  auto admit = [gate] {
+    if (gate != nullptr) gate->admit(1);
+  };
   const auto width = static_cast<std::size_t>(c.row_bytes);
   bool wide = false;
   for (const auto& d : c.outer) wide = wide || d.src_stride > max_pitch || d.dst_stride > max_pitch;
   if (wide) {  // pitches the 2-D/3-D copies refuse: one copy per run
     c.for_each_row([&](std::int64_t so, std::int64_t d) {
+      admit();
       cuda_check(cudaMemcpyAsync(dst + d, src + so, width, cudaMemcpyDeviceToDevice, s), "cudaMemcpyAsync");
     });
     return;
   }
   if (c.outer.empty()) {
+    admit();
     cuda_check(cudaMemcpyAsync(dst + c.dst_offset, src + c.src_offset, width, cudaMemcpyDeviceToDevice, s),
                "cudaMemcpyAsync");
     return;
@@ -111,6 +116,7 @@ void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cu
                                 static_cast<std::size_t>(out.dst_stride / in.dst_stride)};
       p.extent = cudaExtent{width, static_cast<std::size_t>(in.count), static_cast<std::size_t>(out.count)};
       p.kind = cudaMemcpyDeviceToDevice;
+      admit();
       cuda_check(cudaMemcpy3DAsync(&p, s), "cudaMemcpy3DAsync");
       return;
     }
@@ -120,6 +126,7 @@ void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cu
   rest.outer.pop_back();
   rest.row_bytes = 1;  // for_each_row visits every combination of the remaining dimensions
   rest.for_each_row([&](std::int64_t so, std::int64_t d) {
+    admit();
     cuda_check(cudaMemcpy2DAsync(dst + d, static_cast<std::size_t>(in.dst_stride), src + so,
                                  static_cast<std::size_t>(in.src_stride), width,
                                  static_cast<std::size_t>(in.count), cudaMemcpyDeviceToDevice, s),
@@ -157,15 +164,40 @@ HostGate::~HostGate() {
 
 void HostGate::close_on(cudaStream_t s) {
   *host_ = 0;
+  closed_ = true;
+  opened_early_ = false;
+  admitted_ = 0;
   void* dev = nullptr;
   cuda_check(cudaHostGetDevicePointer(&dev, const_cast<int*>(host_), 0), "cudaHostGetDevicePointer");
   cuda_check(meshsim_launch_wait_flag(static_cast<const volatile int*>(dev), s), "gate kernel");
 }
 
+void HostGate::admit(std::int64_t calls) {
+  admitted_ += calls;
+  if (closed_ && admitted_ > kMaxHeld) {
+    open();
+    opened_early_ = true;
+  }
+}
+
 void HostGate::open() {
+  closed_ = false;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   *host_ = 1;
   std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+std::vector<std::string> gate_notes(bool gated, const HostGate& gate) {
+  if (!gated)
+    return {
+        "the first run after loading is not gated (kernels and NCCL connections load on first use), "
+        "so its times include host-side enqueueing; run with --warmup 1 or more"};
+  if (gate.opened_early())
+    return {
+        fmt::format("the gate opened after {} CUDA calls, before all {} were enqueued, so later tasks' "
+                    "times include host-side enqueueing",
+                    HostGate::kMaxHeld, gate.admitted())};
+  return {};
 }
 
 }  // namespace meshsim::runtime

@@ -6,6 +6,7 @@
 #include <cublas_api.h>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <cuda_runtime_api.h>
 
@@ -59,12 +60,15 @@ class Cublas {
   std::string why_not_;
 };
 
+class HostGate;
+
 /// Enqueues one strided copy (layout.h) between two device pointers (of any
 /// devices of this process): one cudaMemcpyAsync, 2-D or 3-D copy, or 2-D
 /// copies per outer index (cuda_backend.h).
 /// Strides beyond `max_pitch` (cudaDevAttrMaxPitch) are copied a row at a time.
+/// With a `gate`, each call is first admitted by it (HostGate::admit).
 void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s,
-                  std::int64_t max_pitch = std::int64_t{1} << 31);
+                  HostGate* gate = nullptr, std::int64_t max_pitch = std::int64_t{1} << 31);
 
 /// The GEMMs that stand for `flops`: `count` square GEMMs of size n (a
 /// multiple of 64, 64 ≤ n ≤ 8192) whose 2·n³·count comes closest.
@@ -77,19 +81,48 @@ struct GemmShape {
 /// A flag in mapped host memory and the gate kernel that waits for it: a
 /// run's timing event is recorded only once the host has enqueued every
 /// task, so host-side enqueueing does not show in the measured timeline.
+///
+/// Two things must never wait behind a closed gate, or the host blocks in a
+/// CUDA call that only the gate's opening would release, and the run hangs:
+///   - more than about a thousand pending operations on one stream: the
+///     host then blocks in the next call until the stream drains. admit()
+///     counts the calls enqueued since close_on() and opens the gate first
+///     when they would pass kMaxHeld (then later tasks' times include the
+///     host's enqueueing, and opened_early() says so);
+///   - the first use of a kernel (lazy module loading may synchronise the
+///     context) or of an NCCL connection: the backends therefore run ungated
+///     the first time after loading a plan.
 class HostGate {
  public:
+  /// Calls held behind a closed gate at most: well under a stream's depth
+  /// even when every call lands in one hardware queue.
+  static constexpr std::int64_t kMaxHeld = 512;
+
   HostGate();
   HostGate(const HostGate&) = delete;
   HostGate& operator=(const HostGate&) = delete;
   ~HostGate();
   /// Closes the gate and enqueues its kernel on `s` (of the current device).
   void close_on(cudaStream_t s);
+  /// Before `calls` more CUDA calls are enqueued: opens a closed gate if
+  /// the calls held would pass kMaxHeld.
+  void admit(std::int64_t calls);
   /// Opens it: the gate kernels finish.
   void open();
+  /// Whether admit() opened the gate since the last close_on().
+  [[nodiscard]] bool opened_early() const { return opened_early_; }
+  /// The calls admitted since the last close_on().
+  [[nodiscard]] std::int64_t admitted() const { return admitted_; }
 
  private:
   volatile int* host_ = nullptr;
+  bool closed_ = false;
+  bool opened_early_ = false;
+  std::int64_t admitted_ = 0;
 };
+
+/// What a backend that gates its runs says of its last one: nothing when
+/// the gate held every call, else why its times include host-side enqueueing.
+[[nodiscard]] std::vector<std::string> gate_notes(bool gated, const HostGate& gate);
 
 }  // namespace meshsim::runtime

@@ -24,6 +24,9 @@ RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& op
   std::vector<std::vector<TaskSpan>> runs;
   for (int it = 0; it < opts.iterations; ++it) {
     runs.push_back(backend.run(plan, schedule));
+    for (std::string& n : backend.notes())
+      if (std::find(rep.notes.begin(), rep.notes.end(), n) == rep.notes.end())
+        rep.notes.push_back(std::move(n));
     Time end;
     for (const TaskSpan& s : runs.back()) end = std::max(end, s.end);
     rep.makespans.push_back(end);

@@ -35,7 +35,8 @@ struct RunReport {
   std::vector<Time> makespans;  // every timed iteration, in order
   std::int64_t payload_bytes = 0;
   std::int64_t scratch_bytes = 0;
-  bool verified = false;  // verification ran
+  std::vector<std::string> notes;  // the backend's caveats on the timed runs, each once
+  bool verified = false;           // verification ran
   Verification check;
 };
 

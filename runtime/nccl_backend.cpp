@@ -102,6 +102,7 @@ class NcclBackend final : public Backend {
   void load(const sim::Plan& plan, const Schedule& schedule, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release(false);
+    runs_since_load_ = 0;
     prog_ = nccl_program(plan, schedule);
     const auto n = static_cast<int>(prog_.devices.size());
     if (world_ != nullptr && n != world_->size())
@@ -243,11 +244,15 @@ class NcclBackend final : public Backend {
     const int r0 = first_rank();
     const auto r0u = static_cast<std::size_t>(r0);
     cuda_check(cudaSetDevice(dev(r0)), "cudaSetDevice");
-    gate_->close_on(gate_streams_[r0u]);
+    // The first run after load() is not gated (cuda_util.h says why).
+    gated_ = runs_since_load_++ > 0;
+    if (gated_) gate_->close_on(gate_streams_[r0u]);
     struct Opener {
       HostGate& g;
       ~Opener() { g.open(); }
     } opener{*gate_};
+    gate_->admit(2 * static_cast<std::int64_t>(prog_.devices.size()) +
+                 static_cast<std::int64_t>(streams_.size()));
     cuda_check(cudaEventRecord(t0_[r0u], gate_streams_[r0u]), "cudaEventRecord");
     for (int r = r0 + 1; r < n; ++r) {
       if (!mine(r)) continue;
@@ -275,8 +280,11 @@ class NcclBackend final : public Backend {
         cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
         cudaStream_t s = stream(r, task.stream);
         for (std::size_t p : schedule.preds[i])
-          for (int q : task_ranks_[p])
+          for (int q : task_ranks_[p]) {
+            gate_->admit(1);
             cuda_check(cudaStreamWaitEvent(s, events_.at({p, q}).second, 0), "cudaStreamWaitEvent");
+          }
+        gate_->admit(2);  // the start event, and a busy kernel
         cuda_check(cudaEventRecord(events_.at({i, r}).first, s), "cudaEventRecord");
         if (task.kind == sim::TaskKind::compute) {
           const Time t = task.duration        ? *task.duration
@@ -295,6 +303,8 @@ class NcclBackend final : public Backend {
         std::int64_t staged = 0;
         for (const NcclCall* c : list) where[c] = pointer(plan, task, r, *c, s, staged);
       }
+      // A group launches a kernel per rank; count one per call (and its proxy work).
+      for (auto& [r, list] : calls) gate_->admit(2 * static_cast<std::int64_t>(list.size()));
       nccl_.check(nccl_.group_start(), "ncclGroupStart");
       for (auto& [r, list] : calls) {
         cudaStream_t s = stream(r, task.stream);
@@ -308,6 +318,7 @@ class NcclBackend final : public Backend {
       }
       for (int r : task_ranks_[i]) {
         cuda_check(cudaSetDevice(dev(r)), "cudaSetDevice");
+        gate_->admit(1);
         cuda_check(cudaEventRecord(events_.at({i, r}).second, stream(r, task.stream)), "cudaEventRecord");
       }
     }
@@ -333,6 +344,8 @@ class NcclBackend final : public Backend {
     if (world_ != nullptr) world_->combine_spans(spans);
     return spans;
   }
+
+  [[nodiscard]] std::vector<std::string> notes() const override { return gate_notes(gated_, *gate_); }
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
@@ -374,7 +387,8 @@ class NcclBackend final : public Backend {
     const bool sending = c.op == NcclOp::send || c.op == NcclOp::local_copy ||
                          (c.op == NcclOp::broadcast && rank_of(plan.buffers[sb].device) == r);
     if (c.op == NcclOp::local_copy) {
-      enqueue_copy(buffers_[db], buffers_[sb], copy_of(t, reg, plan.buffers[sb], plan.buffers[db]), s);
+      enqueue_copy(buffers_[db], buffers_[sb], copy_of(t, reg, plan.buffers[sb], plan.buffers[db]), s,
+                   gate_.get());
       return nullptr;
     }
     if (sending) {
@@ -382,7 +396,7 @@ class NcclBackend final : public Backend {
       if (pc.outer.empty()) return buffers_[sb] + pc.src_offset;
       std::byte* at = staging_.at({r, task.stream}) + staged;
       staged += c.bytes;
-      enqueue_copy(at, buffers_[sb], pc, s);
+      enqueue_copy(at, buffers_[sb], pc, s, gate_.get());
       return at;
     }
     const StridedCopy uc = unpack_copy(t, reg, plan.buffers[db]);
@@ -402,7 +416,7 @@ class NcclBackend final : public Backend {
     if (uc.outer.empty()) return;  // received in place
     StridedCopy from_staging = uc;
     from_staging.src_offset = 0;
-    enqueue_copy(buffers_[db], static_cast<std::byte*>(at), from_staging, s);
+    enqueue_copy(buffers_[db], static_cast<std::byte*>(at), from_staging, s, gate_.get());
   }
 
   void issue(int r, const NcclCall& c, void* p, cudaStream_t s) {
@@ -518,6 +532,8 @@ class NcclBackend final : public Backend {
   std::map<std::pair<int, int>, std::byte*> staging_;  // (rank, plan stream)
   std::unique_ptr<HostGate> gate_;
   std::vector<cudaStream_t> gate_streams_;
+  int runs_since_load_ = 0;
+  bool gated_ = false;                          // the last run was held by the gate
   std::vector<std::vector<ncclComm_t>> comms_;  // [comm][world rank]; null where not a member
   std::map<std::pair<int, int>, cudaStream_t> streams_;
   std::map<std::pair<std::size_t, int>, std::pair<cudaEvent_t, cudaEvent_t>> events_;

@@ -21,6 +21,13 @@ inline void require_gpus(int n) {
   }
 }
 
+/// The source tree: $MESHSIM_SOURCE_DIR when set (the build was carried to
+/// another machine, where the tree lies elsewhere), else where it was built.
+inline std::string source_dir() {
+  const char* env = std::getenv("MESHSIM_SOURCE_DIR");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(MESHSIM_SOURCE_DIR);
+}
+
 struct Checks {
   int passed = 0;
   int failed = 0;

@@ -129,6 +129,10 @@ std::string verification_line(const runtime::RunReport& rep) {
   return s;
 }
 
+void print_notes(const runtime::RunReport& rep) {
+  for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
+}
+
 // ---- run ----
 
 struct RunArgs {
@@ -179,6 +183,7 @@ void run_run(RunArgs& a) {
     fmt::print("{}", dump_json(Json{{"plan", plan.name},
                                     {"backend", rep.backend},
                                     {"backend_description", rep.backend_description},
+                                    {"notes", rep.notes},
                                     {"makespan_us", rep.makespan.microseconds()},
                                     {"makespans_us", std::move(spans)},
                                     {"payload_bytes", rep.payload_bytes},
@@ -204,6 +209,7 @@ void run_run(RunArgs& a) {
                rep.makespan > Time::zero() ? fmt::format("{:.2f} GB/s", moved / rep.makespan.seconds() / 1e9)
                                            : std::string("-"));
     fmt::print("{}\n", verification_line(rep));
+    print_notes(rep);
     if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
     if (!a.csv.empty()) fmt::print("task table: {}\n", a.csv);
   }
@@ -335,6 +341,7 @@ void run_validate(ValidateArgs& a) {
     fmt::print("{}", dump_json(Json{{"plan", plan.name},
                                     {"backend", rep.backend},
                                     {"backend_description", rep.backend_description},
+                                    {"notes", rep.notes},
                                     {"model", model_topo.name},
                                     {"calibration", a.calibration.file},
                                     {"predicted_us", predicted.makespan.microseconds()},
@@ -365,6 +372,7 @@ void run_validate(ValidateArgs& a) {
              human_string(dur(predicted.tasks[i])), human_string(dur(measured.tasks[i])),
              std::isfinite(err(i)) ? fmt::format("{:+.1f} %", 100 * err(i)) : std::string("-")});
     fmt::print("{}\n{}\n", t.render({false, false, true, true, true}), verification_line(rep));
+    print_notes(rep);
     if (!a.trace_predicted.empty())
       fmt::print("traces: {} (predicted), {} (measured); open both in ui.perfetto.dev\n", a.trace_predicted,
                  a.trace_measured.empty() ? std::string("-") : a.trace_measured);
