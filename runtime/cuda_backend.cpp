@@ -18,8 +18,9 @@ namespace meshsim::runtime {
 
 namespace {
 
-// Kernels one cuBLAS GEMM call may launch (a split-K GEMM adds a reduction).
-constexpr std::int64_t kCallsPerGemm = 2;
+// Operations one cuBLAS GEMM call may queue (a split-K GEMM adds a memset
+// and a reduction kernel).
+constexpr std::int64_t kCallsPerGemm = 3;
 
 class CudaBackend final : public Backend {
  public:
@@ -76,7 +77,7 @@ class CudaBackend final : public Backend {
         need = std::max(need, Cublas::work_bytes(gemm_shape_for(t.flops).n, t.dtype));
     if (need > 0 && cublas_->available()) {
       cuda_check(cudaMalloc(&gemm_work_, static_cast<std::size_t>(need)), "cudaMalloc (GEMM work)");
-      cuda_check(cudaMemset(gemm_work_, 0, static_cast<std::size_t>(need)), "cudaMemset");
+      fill_gemm_operands(gemm_work_, need);
     }
     cuda_check(cudaStreamCreateWithFlags(&gate_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     std::map<std::pair<std::size_t, int>, cudaStream_t> streams;
@@ -92,6 +93,21 @@ class CudaBackend final : public Backend {
       }
       task_stream_.push_back(it->second);
     }
+    // A cuBLAS workspace per stream that runs GEMMs.
+    task_workspace_.assign(plan.tasks.size(), nullptr);
+    std::map<cudaStream_t, void*> ws;
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+      const sim::Task& t = plan.tasks[i];
+      if (gemm_work_ == nullptr || t.kind != sim::TaskKind::compute || t.duration || t.flops <= 0 ||
+          !Cublas::runs(t.dtype))
+        continue;
+      void*& w = ws[task_stream_[i]];
+      if (w == nullptr) {
+        cuda_check(cudaMalloc(&w, static_cast<std::size_t>(Cublas::kWorkspaceBytes)), "cudaMalloc (cuBLAS)");
+        workspaces_.push_back(w);
+      }
+      task_workspace_[i] = w;
+    }
     for (std::size_t i = 0; i < 2 * plan.tasks.size() + 1; ++i) {
       cudaEvent_t e = nullptr;
       cuda_check(cudaEventCreate(&e), "cudaEventCreate");
@@ -103,6 +119,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
     const std::size_t n = plan.tasks.size();
     MESHSIM_ASSERT(task_stream_.size() == n, "run() before load()");
+    cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     // The gate holds every stream until all tasks are enqueued (or until
     // HostGate::kMaxHeld calls); t0 is recorded when it opens, so host-side
     // enqueueing is not timed. The first run after load() is not gated
@@ -127,7 +144,7 @@ class CudaBackend final : public Backend {
           }
         gate_->admit(1);
         cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
-        enqueue(plan.tasks[i], work_.tasks[i], s);
+        enqueue(plan.tasks[i], work_.tasks[i], s, task_workspace_[i]);
         gate_->admit(1);
         cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
       }
@@ -147,6 +164,7 @@ class CudaBackend final : public Backend {
   [[nodiscard]] std::vector<std::string> notes() const override { return gate_notes(gated_, *gate_); }
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
+    cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
       out[b].resize(static_cast<std::size_t>(plan.buffers[b].size.count()));
@@ -166,14 +184,14 @@ class CudaBackend final : public Backend {
                                     work_.devices.begin());
   }
 
-  void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s) {
+  void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
     if (w.compute) {
       if (!task.duration && task.flops > 0 && Cublas::runs(task.dtype) && cublas_->available() &&
           gemm_work_ != nullptr) {
         const GemmShape g = gemm_shape_for(task.flops);
         for (std::int64_t k = 0; k < g.count; ++k) {
           gate_->admit(kCallsPerGemm);
-          cublas_->gemm(g.n, task.dtype, gemm_work_, s);
+          cublas_->gemm(g.n, task.dtype, gemm_work_, s, workspace);
         }
         return;
       }
@@ -230,7 +248,10 @@ class CudaBackend final : public Backend {
   }
 
   void release() {
+    (void)cudaSetDevice(opts_.device);
     (void)cudaDeviceSynchronize();
+    for (auto* p : workspaces_) (void)cudaFree(p);
+    workspaces_.clear();
     for (auto* p : buffers_) (void)cudaFree(p);
     for (auto* p : scratch_) (void)cudaFree(p);
     (void)cudaFree(gemm_work_);
@@ -260,6 +281,8 @@ class CudaBackend final : public Backend {
   void* gemm_work_ = nullptr;
   std::vector<cudaStream_t> streams_;
   std::vector<cudaStream_t> task_stream_;
+  std::vector<void*> task_workspace_;  // its stream's cuBLAS workspace, for GEMM tasks
+  std::vector<void*> workspaces_;
   std::vector<cudaEvent_t> events_;  // start, end per task; the last is t0
 };
 

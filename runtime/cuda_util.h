@@ -39,15 +39,21 @@ class Cublas {
   /// int8 tasks use the busy kernel instead).
   [[nodiscard]] static bool runs(sim::DType dtype);
   /// C = A·B, all n x n, in `dtype`'s class (see cuda_backend.h), on `stream`;
-  /// the three matrices live in `work` (3·n²·element bytes).
-  void gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream);
+  /// the three matrices live in `work` (3·n²·element bytes). `workspace`
+  /// (kWorkspaceBytes, one per stream) is cuBLAS's scratch: given, cuBLAS
+  /// allocates nothing while a run is enqueued (cublasSetStream would
+  /// otherwise switch it back to its own pool).
+  void gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream, void* workspace = nullptr);
   /// Bytes gemm() needs for n.
   [[nodiscard]] static std::int64_t work_bytes(std::int64_t n, sim::DType dtype);
+  /// cuBLAS's recommended workspace on Hopper.
+  static constexpr std::int64_t kWorkspaceBytes = std::int64_t{32} << 20;
 
  private:
   using Create = cublasStatus_t (*)(cublasHandle_t*);
   using Destroy = cublasStatus_t (*)(cublasHandle_t);
   using SetStream = cublasStatus_t (*)(cublasHandle_t, cudaStream_t);
+  using SetWorkspace = cublasStatus_t (*)(cublasHandle_t, void*, std::size_t);
   using GemmEx = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                                     const void*, const void*, cudaDataType, int, const void*, cudaDataType,
                                     int, const void*, void*, cudaDataType, int, cublasComputeType_t,
@@ -56,6 +62,7 @@ class Cublas {
   cublasHandle_t handle_ = nullptr;
   Destroy destroy_ = nullptr;
   SetStream set_stream_ = nullptr;
+  SetWorkspace set_workspace_ = nullptr;  // optional
   GemmEx gemm_ = nullptr;
   std::string why_not_;
 };
@@ -69,6 +76,11 @@ class HostGate;
 /// With a `gate`, each call is first admitted by it (HostGate::admit).
 void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s,
                   HostGate* gate = nullptr, std::int64_t max_pitch = std::int64_t{1} << 31);
+
+/// Fills `bytes` of GEMM operands with non-zero values that are finite as
+/// f32, f16 and bf16 (GEMMs on zeros draw less power and clock higher than
+/// on real data, which would flatter the measured efficiency).
+void fill_gemm_operands(void* work, std::int64_t bytes);
 
 /// The GEMMs that stand for `flops`: `count` square GEMMs of size n (a
 /// multiple of 64, 64 ≤ n ≤ 8192) whose 2·n³·count comes closest.
@@ -107,6 +119,9 @@ class HostGate {
   /// Before `calls` more CUDA calls are enqueued: opens a closed gate if
   /// the calls held would pass kMaxHeld.
   void admit(std::int64_t calls);
+  /// Opens a closed gate now, as admit() does past kMaxHeld (for limits
+  /// the caller counts itself).
+  void open_early();
   /// Opens it: the gate kernels finish.
   void open();
   /// Whether admit() opened the gate since the last close_on().

@@ -37,3 +37,10 @@ cudaError_t meshsim_launch_spin(std::uint64_t ns, cudaStream_t stream) {
   spin_kernel<<<1, 1, 0, stream>>>(ns);
   return cudaGetLastError();
 }
+
+cudaError_t meshsim_preload_kernels() {
+  cudaFuncAttributes a{};
+  cudaError_t e = cudaFuncGetAttributes(&a, wait_flag_kernel);
+  if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, spin_kernel);
+  return e;
+}

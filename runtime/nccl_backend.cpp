@@ -23,6 +23,9 @@ namespace meshsim::runtime {
 
 namespace {
 
+// NCCL groups enqueued behind a closed gate at most (see run()).
+constexpr int kMaxGroupsHeld = 64;
+
 // The NCCL entry points meshsim uses, resolved from libnccl.so.2.
 struct Nccl {
   DynLib lib{{"libnccl.so.2", "libnccl.so"}};
@@ -31,6 +34,7 @@ struct Nccl {
   decltype(&ncclGetUniqueId) unique_id = nullptr;
   decltype(&ncclCommInitRank) init_rank = nullptr;
   decltype(&ncclCommSplit) split = nullptr;
+  decltype(&ncclCommFinalize) finalize = nullptr;  // optional (NCCL 2.14+)
   decltype(&ncclCommDestroy) destroy = nullptr;
   decltype(&ncclCommAbort) abort = nullptr;
   decltype(&ncclGroupStart) group_start = nullptr;
@@ -49,6 +53,7 @@ struct Nccl {
     unique_id = lib.function<decltype(unique_id)>("ncclGetUniqueId");
     init_rank = lib.function<decltype(init_rank)>("ncclCommInitRank");
     split = lib.function<decltype(split)>("ncclCommSplit");
+    finalize = reinterpret_cast<decltype(finalize)>(lib.symbol("ncclCommFinalize"));  // NOLINT
     destroy = lib.function<decltype(destroy)>("ncclCommDestroy");
     abort = lib.function<decltype(abort)>("ncclCommAbort");
     group_start = lib.function<decltype(group_start)>("ncclGroupStart");
@@ -62,6 +67,20 @@ struct Nccl {
   }
   void check(ncclResult_t r, const char* what) const {
     if (r != ncclSuccess) throw UsageError(fmt::format("{}: {}", what, error_string(r)));
+  }
+  /// Destroys communicators of which this thread may own several ranks:
+  /// finalising is collective inside a node, so the finalize calls go in
+  /// one group (else the first waits for ranks not yet called), then each
+  /// is destroyed. Errors are ignored: this runs on the way out.
+  void destroy_all(const std::vector<ncclComm_t>& comms) const {
+    if (finalize != nullptr) {
+      (void)group_start();
+      for (ncclComm_t c : comms)
+        if (c != nullptr) (void)finalize(c);
+      (void)group_end();
+    }
+    for (ncclComm_t c : comms)
+      if (c != nullptr) (void)destroy(c);
   }
 };
 
@@ -267,6 +286,7 @@ class NcclBackend final : public Backend {
       cuda_check(cudaSetDevice(dev(key.first)), "cudaSetDevice");
       cuda_check(cudaStreamWaitEvent(s, t0_[static_cast<std::size_t>(key.first)], 0), "cudaStreamWaitEvent");
     }
+    int groups_held = 0;
     for (std::size_t i : schedule.order) {
       const sim::Task& task = plan.tasks[i];
       // Waits, start events, packing.
@@ -303,8 +323,12 @@ class NcclBackend final : public Backend {
         std::int64_t staged = 0;
         for (const NcclCall* c : list) where[c] = pointer(plan, task, r, *c, s, staged);
       }
-      // A group launches a kernel per rank; count one per call (and its proxy work).
-      for (auto& [r, list] : calls) gate_->admit(2 * static_cast<std::int64_t>(list.size()));
+      // A group queues a few operations per call on each stream (an event
+      // record and wait on NCCL's own stream, the kernel). Launches whose
+      // work does not fit the kernel arguments go through a per-communicator
+      // FIFO that NCCL waits on when full, so few groups are held.
+      for (auto& [r, list] : calls) gate_->admit(4 * static_cast<std::int64_t>(list.size()));
+      if (++groups_held > kMaxGroupsHeld) gate_->open_early();
       nccl_.check(nccl_.group_start(), "ncclGroupStart");
       for (auto& [r, list] : calls) {
         cudaStream_t s = stream(r, task.stream);
@@ -322,6 +346,9 @@ class NcclBackend final : public Backend {
         cuda_check(cudaEventRecord(events_.at({i, r}).second, stream(r, task.stream)), "cudaEventRecord");
       }
     }
+    // Under MPI every process opens its gate at once, so that the
+    // processes' t0 mark the same moment.
+    if (world_ != nullptr) world_->barrier();
     gate_->open();
     wait_all(plan, schedule);
     // Tasks this process did not run keep (max, -1 ps), so that combining
@@ -490,9 +517,14 @@ class NcclBackend final : public Backend {
   }
 
   void release(bool abort) {
+    std::vector<ncclComm_t> all;
     for (auto& per_rank : comms_)
       for (ncclComm_t c : per_rank)
-        if (c != nullptr) (void)(abort ? nccl_.abort(c) : nccl_.destroy(c));
+        if (c != nullptr) all.push_back(c);
+    if (abort)
+      for (ncclComm_t c : all) (void)nccl_.abort(c);
+    else
+      nccl_.destroy_all(all);
     comms_.clear();
     if (!abort) (void)cudaDeviceSynchronize();
     for (auto* p : buffers_) (void)cudaFree(p);
@@ -623,9 +655,9 @@ sim::Calibration calibrate_nccl(const CalibrateOptions& o) {
       o.progress(fmt::format("{} over {} GPUs: busbw {:.1f} GB/s at {}", op, gpus,
                              c.collectives.back().busbw_GBps, human_string(c.collectives.back().size)));
   }
+  nccl.destroy_all(comms);
   for (std::size_t r = 0; r < comms.size(); ++r) {
     (void)cudaSetDevice(static_cast<int>(r));
-    (void)nccl.destroy(comms[r]);
     (void)cudaFree(bufs[r]);
     (void)cudaStreamDestroy(streams[r]);
     (void)cudaEventDestroy(a[r]);
