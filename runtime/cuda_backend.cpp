@@ -22,6 +22,11 @@ namespace {
 // and a reduction kernel).
 constexpr std::int64_t kCallsPerGemm = 3;
 
+// Whether a task runs as cuBLAS GEMMs (when cuBLAS is there), not the busy kernel.
+bool runs_as_gemm(const sim::Task& t) {
+  return t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0 && Cublas::runs(t.dtype);
+}
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(CudaBackendOptions opts) : opts_(std::move(opts)) {
@@ -53,7 +58,7 @@ class CudaBackend final : public Backend {
   void load(const sim::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release();
-    runs_since_load_ = 0;
+    gate_->loaded();
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     work_ = work;
     for (const auto& img : images) {
@@ -73,8 +78,7 @@ class CudaBackend final : public Backend {
     // matter), sized for the largest GEMM (n ≤ 8192: at most 768 MiB in f32).
     std::int64_t need = 0;
     for (const auto& t : plan.tasks)
-      if (t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0 && Cublas::runs(t.dtype))
-        need = std::max(need, Cublas::work_bytes(gemm_shape_for(t.flops).n, t.dtype));
+      if (runs_as_gemm(t)) need = std::max(need, Cublas::work_bytes(gemm_shape_for(t.flops).n, t.dtype));
     if (need > 0 && cublas_->available()) {
       cuda_check(cudaMalloc(&gemm_work_, static_cast<std::size_t>(need)), "cudaMalloc (GEMM work)");
       fill_gemm_operands(gemm_work_, need);
@@ -97,10 +101,7 @@ class CudaBackend final : public Backend {
     task_workspace_.assign(plan.tasks.size(), nullptr);
     std::map<cudaStream_t, void*> ws;
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-      const sim::Task& t = plan.tasks[i];
-      if (gemm_work_ == nullptr || t.kind != sim::TaskKind::compute || t.duration || t.flops <= 0 ||
-          !Cublas::runs(t.dtype))
-        continue;
+      if (gemm_work_ == nullptr || !runs_as_gemm(plan.tasks[i])) continue;
       void*& w = ws[task_stream_[i]];
       if (w == nullptr) {
         cuda_check(cudaMalloc(&w, static_cast<std::size_t>(Cublas::kWorkspaceBytes)), "cudaMalloc (cuBLAS)");
@@ -125,13 +126,8 @@ class CudaBackend final : public Backend {
     // enqueueing is not timed. The first run after load() is not gated
     // (cuda_util.h says why).
     cudaEvent_t t0 = events_.back();
-    gated_ = runs_since_load_++ > 0;
-    if (gated_) gate_->close_on(gate_stream_);
     {
-      struct Opener {
-        HostGate& g;
-        ~Opener() { g.open(); }
-      } opener{*gate_};
+      const HostGate::Hold hold = gate_->hold(gate_stream_);
       gate_->admit(1 + static_cast<std::int64_t>(streams_.size()));
       cuda_check(cudaEventRecord(t0, gate_stream_), "cudaEventRecord");
       for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
@@ -161,7 +157,7 @@ class CudaBackend final : public Backend {
     return spans;
   }
 
-  [[nodiscard]] std::vector<std::string> notes() const override { return gate_notes(gated_, *gate_); }
+  [[nodiscard]] std::vector<std::string> notes() const override { return gate_->notes(); }
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
@@ -186,8 +182,7 @@ class CudaBackend final : public Backend {
 
   void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
     if (w.compute) {
-      if (!task.duration && task.flops > 0 && Cublas::runs(task.dtype) && cublas_->available() &&
-          gemm_work_ != nullptr) {
+      if (runs_as_gemm(task) && gemm_work_ != nullptr) {  // gemm_work_: cuBLAS is there
         const GemmShape g = gemm_shape_for(task.flops);
         for (std::int64_t k = 0; k < g.count; ++k) {
           gate_->admit(kCallsPerGemm);
@@ -273,8 +268,6 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Cublas> cublas_;
   std::unique_ptr<HostGate> gate_;
   cudaStream_t gate_stream_ = nullptr;
-  int runs_since_load_ = 0;
-  bool gated_ = false;  // the last run was held by the gate
   PlanWork work_;
   std::vector<std::byte*> buffers_;
   std::vector<std::byte*> scratch_;

@@ -213,16 +213,23 @@ void HostGate::open() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-std::vector<std::string> gate_notes(bool gated, const HostGate& gate) {
-  if (!gated)
+HostGate::Hold HostGate::hold(cudaStream_t s) {
+  held_ = !next_unheld_;
+  next_unheld_ = false;
+  if (held_) close_on(s);
+  return Hold(*this);
+}
+
+std::vector<std::string> HostGate::notes() const {
+  if (!held_)
     return {
         "the first run after loading is not gated (kernels and NCCL connections load on first use), "
         "so its times include host-side enqueueing; run with --warmup 1 or more"};
-  if (gate.opened_early())
+  if (opened_early_)
     return {
         fmt::format("the gate opened after {} CUDA calls, before all {} were enqueued, so later tasks' "
                     "times include host-side enqueueing",
-                    HostGate::kMaxHeld, gate.admitted())};
+                    kMaxHeld, admitted_)};
   return {};
 }
 

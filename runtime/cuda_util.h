@@ -100,10 +100,10 @@ struct GemmShape {
 ///     host then blocks in the next call until the stream drains. admit()
 ///     counts the calls enqueued since close_on() and opens the gate first
 ///     when they would pass kMaxHeld (then later tasks' times include the
-///     host's enqueueing, and opened_early() says so);
+///     host's enqueueing, and notes() says so);
 ///   - the first use of a kernel (lazy module loading may synchronise the
-///     context) or of an NCCL connection: the backends therefore run ungated
-///     the first time after loading a plan.
+///     context) or of an NCCL connection: so the first hold() after
+///     loaded() leaves the streams unheld.
 class HostGate {
  public:
   /// Calls held behind a closed gate at most: well under a stream's depth
@@ -116,6 +116,26 @@ class HostGate {
   ~HostGate();
   /// Closes the gate and enqueues its kernel on `s` (of the current device).
   void close_on(cudaStream_t s);
+
+  /// A run's hold: opens the gate when it ends (also on an exception).
+  class Hold {
+   public:
+    explicit Hold(HostGate& g) : g_(g) {}
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+    ~Hold() { g_.open(); }
+
+   private:
+    HostGate& g_;
+  };
+  /// A backend loaded a plan: its next run is not held (see above).
+  void loaded() { next_unheld_ = true; }
+  /// For one run of a loaded plan: closes the gate on `s` unless this is
+  /// the first run since loaded().
+  [[nodiscard]] Hold hold(cudaStream_t s);
+  /// What the last hold() says of that run's times: nothing when the gate
+  /// held every call, else why they include host-side enqueueing.
+  [[nodiscard]] std::vector<std::string> notes() const;
   /// Before `calls` more CUDA calls are enqueued: opens a closed gate if
   /// the calls held would pass kMaxHeld.
   void admit(std::int64_t calls);
@@ -124,20 +144,14 @@ class HostGate {
   void open_early();
   /// Opens it: the gate kernels finish.
   void open();
-  /// Whether admit() opened the gate since the last close_on().
-  [[nodiscard]] bool opened_early() const { return opened_early_; }
-  /// The calls admitted since the last close_on().
-  [[nodiscard]] std::int64_t admitted() const { return admitted_; }
 
  private:
   volatile int* host_ = nullptr;
+  bool next_unheld_ = false;
+  bool held_ = false;  // the last hold() closed the gate
   bool closed_ = false;
   bool opened_early_ = false;
   std::int64_t admitted_ = 0;
 };
-
-/// What a backend that gates its runs says of its last one: nothing when
-/// the gate held every call, else why its times include host-side enqueueing.
-[[nodiscard]] std::vector<std::string> gate_notes(bool gated, const HostGate& gate);
 
 }  // namespace meshsim::runtime

@@ -121,7 +121,6 @@ class NcclBackend final : public Backend {
   void load(const sim::Plan& plan, const Schedule& schedule, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release(false);
-    runs_since_load_ = 0;
     prog_ = nccl_program(plan, schedule);
     const auto n = static_cast<int>(prog_.devices.size());
     if (world_ != nullptr && n != world_->size())
@@ -249,6 +248,7 @@ class NcclBackend final : public Backend {
       cuda_check(cudaSetDevice(dev(first_rank())), "cudaSetDevice");
       gate_ = std::make_unique<HostGate>();
     }
+    gate_->loaded();
   }
 
   [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
@@ -263,13 +263,8 @@ class NcclBackend final : public Backend {
     const int r0 = first_rank();
     const auto r0u = static_cast<std::size_t>(r0);
     cuda_check(cudaSetDevice(dev(r0)), "cudaSetDevice");
-    // The first run after load() is not gated (cuda_util.h says why).
-    gated_ = runs_since_load_++ > 0;
-    if (gated_) gate_->close_on(gate_streams_[r0u]);
-    struct Opener {
-      HostGate& g;
-      ~Opener() { g.open(); }
-    } opener{*gate_};
+    // The first run after load() is not held (cuda_util.h says why).
+    const HostGate::Hold hold = gate_->hold(gate_streams_[r0u]);
     gate_->admit(2 * static_cast<std::int64_t>(prog_.devices.size()) +
                  static_cast<std::int64_t>(streams_.size()));
     cuda_check(cudaEventRecord(t0_[r0u], gate_streams_[r0u]), "cudaEventRecord");
@@ -372,7 +367,7 @@ class NcclBackend final : public Backend {
     return spans;
   }
 
-  [[nodiscard]] std::vector<std::string> notes() const override { return gate_notes(gated_, *gate_); }
+  [[nodiscard]] std::vector<std::string> notes() const override { return gate_->notes(); }
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
@@ -564,8 +559,6 @@ class NcclBackend final : public Backend {
   std::map<std::pair<int, int>, std::byte*> staging_;  // (rank, plan stream)
   std::unique_ptr<HostGate> gate_;
   std::vector<cudaStream_t> gate_streams_;
-  int runs_since_load_ = 0;
-  bool gated_ = false;                          // the last run was held by the gate
   std::vector<std::vector<ncclComm_t>> comms_;  // [comm][world rank]; null where not a member
   std::map<std::pair<int, int>, cudaStream_t> streams_;
   std::map<std::pair<std::size_t, int>, std::pair<cudaEvent_t, cudaEvent_t>> events_;
