@@ -76,7 +76,7 @@ PlanWork lower(const sim::Plan& plan) {
       case sim::TaskKind::collective: {
         if (n < 2) break;
         const bool reduce2 = t.op == sim::CollectiveOp::all_reduce;
-        if (t.algorithm == sim::CollectiveAlgo::ring && t.op != sim::CollectiveOp::all_to_all) {
+        if (t.algorithm != sim::Algorithm::direct && t.op != sim::CollectiveOp::all_to_all) {
           const std::int64_t edge = (reduce2 ? 2 : 1) * (n - 1) * s / n;
           for (std::size_t k = 0; k < d.size(); ++k) scratch_copy(w, d[k], d[(k + 1) % d.size()], edge, s);
         } else {

@@ -8,9 +8,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/collective_flows.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
 #include "sim/plan_json.h"
+#include "sim/ring_order.h"
 
 namespace meshsim::sim {
 
@@ -18,21 +20,19 @@ namespace {
 
 using topology::NodeId;
 
-// ceil(size × num / den) bytes, in 128-bit arithmetic.
-Bytes share(Bytes size, std::int64_t num, std::int64_t den) {
-  __extension__ using i128 = __int128;
-  const i128 v = (static_cast<i128>(size.count()) * num + den - 1) / den;
-  return Bytes(static_cast<std::int64_t>(v));
-}
-
 class Run {
  public:
   Run(const Plan& plan, const topology::Topology& topo, const SimOptions& opts)
-      : plan_(plan), topo_(topo), net_(engine_, topo), opts_(opts) {
+      : plan_(plan),
+        topo_(topo),
+        net_(engine_, topo),
+        opts_(opts),
+        router_(topo, opts.routing.value_or(topo.routing)) {
     net_.record_timeline(opts.record_link_timeline);
     const std::size_t n = plan.tasks.size();
     result_.tasks.resize(n);
     result_.task_device.resize(n);
+    result_.collectives.resize(n);
     result_.compute_busy.assign(topo.node_count(), Time::zero());
     result_.comm_busy.assign(topo.node_count(), Time::zero());
     devices_.resize(n);
@@ -120,14 +120,6 @@ class Run {
     for (std::size_t c : candidates) try_start(c, i);
   }
 
-  // Runs `done` once `count` callbacks of the returned function have come.
-  std::function<void(FlowId, Time)> barrier(std::size_t count, std::size_t task) {
-    auto left = std::make_shared<std::size_t>(count);
-    return [this, left, task](FlowId, Time) {
-      if (--*left == 0) finish(task);
-    };
-  }
-
   // The route's links, plus the shared link when the options name one.
   std::vector<topology::DirLinkId> path_of(const topology::Route& r) const {
     auto p = r.links();
@@ -163,45 +155,46 @@ class Run {
   void start_collective(std::size_t i) {
     const Task& t = plan_.tasks[i];
     const auto& g = devices_[i];
-    const auto n = static_cast<std::int64_t>(g.size());
-    const bool ring = t.algorithm == CollectiveAlgo::ring && t.op != CollectiveOp::all_to_all;
-    if (ring) {
-      const std::int64_t steps = t.op == CollectiveOp::all_reduce ? 2 * (n - 1) : n - 1;
-      const auto channels = static_cast<std::size_t>(t.channels);
-      const Bytes volume = share(t.size, steps, n * t.channels);
-      // Runs of consecutive same-host devices; channel c rotates each run by
-      // c/channels of its length, spreading the GPUs (and so the NICs) the
-      // rings leave and enter hosts through.
-      std::vector<std::pair<std::size_t, std::size_t>> runs;  // [begin, end)
-      for (std::size_t k = 0; k < g.size(); ++k)
-        if (k == 0 || topo_.node(g[k]).host != topo_.node(g[k - 1]).host)
-          runs.emplace_back(k, k + 1);
-        else
-          runs.back().second = k + 1;
-      auto done = barrier(g.size() * channels, i);
-      for (std::size_t c = 0; c < channels; ++c) {
-        std::vector<NodeId> order;
-        for (const auto& [b, e] : runs)
-          for (std::size_t k = 0; k < e - b; ++k)
-            order.push_back(g[b + (k + c * (e - b) / channels) % (e - b)]);
-        for (std::size_t k = 0; k < order.size(); ++k) {
-          const auto& r = topo_.route(order[k], order[(k + 1) % order.size()]);
-          net_.start(path_of(r), r.latency * steps, volume, done);
-        }
-      }
+    const std::vector<NodeId> group = t.listed_order ? g : ring_order(topo_, g);
+    const CollectiveChoice ch = choice_for(t, group);
+    result_.collectives[i] = ch;
+    auto traffic = collective_traffic(topo_, group, t.op, t.size, ch, router_);
+    if (traffic.flows.empty()) {
+      engine_.schedule(engine_.now() + traffic.latency, [this, i] { finish(i); });
       return;
     }
-    // Direct: every ordered pair; all_reduce moves its reduce-scatter and
-    // all-gather volumes (2S/n) after two latencies.
-    const std::int64_t phases = t.op == CollectiveOp::all_reduce ? 2 : 1;
-    const Bytes volume = share(t.size, phases, n);
-    auto done = barrier(g.size() * (g.size() - 1), i);
-    for (NodeId a : g)
-      for (NodeId b : g) {
-        if (a == b) continue;
-        const auto& r = topo_.route(a, b);
-        net_.start(path_of(r), r.latency * phases, volume, done);
+    auto lockstep = lockstep_flows(traffic);
+    auto left = std::make_shared<std::size_t>(lockstep.size());
+    const bool adaptive = router_.policy() == topology::RoutingPolicy::adaptive;
+    for (auto& lf : lockstep) {
+      if (opts_.shared_link) {
+        lf.path.push_back(*opts_.shared_link);
+        lf.weights.push_back(1.0);
       }
+      std::vector<std::vector<topology::DirLinkId>> routed;  // released when done
+      if (adaptive)
+        for (std::size_t m : lf.members) routed.push_back(std::move(traffic.flows[m].path));
+      net_.start(
+          std::move(lf.path), traffic.latency, lf.size,
+          [this, left, i, routed = std::move(routed)](FlowId, Time) {
+            for (const auto& p : routed) router_.release(p);
+            if (--*left == 0) finish(i);
+          },
+          std::nullopt, lf.weights);
+    }
+  }
+
+  // The table's selection for this task on this group, once per distinct
+  // (group, op, size, forced choices): pipelines repeat the same collective.
+  CollectiveChoice choice_for(const Task& t, const std::vector<NodeId>& group) {
+    const CollectiveRequest req{t.op, t.algorithm, t.protocol, t.channels};
+    std::string key = fmt::format("{}|{}|{}|{}|{}|", static_cast<int>(t.op), t.size.count(),
+                                  t.algorithm ? static_cast<int>(*t.algorithm) : -1,
+                                  t.protocol ? static_cast<int>(*t.protocol) : -1, t.channels);
+    for (NodeId n : group) key += fmt::format("{},", n);
+    auto it = choices_.find(key);
+    if (it == choices_.end()) it = choices_.emplace(key, choose_collective(topo_, group, t.size, req)).first;
+    return it->second;
   }
 
   // Chunk-pipelined chain; see the header for the timing model.
@@ -279,19 +272,23 @@ class Run {
   std::map<StreamKey, std::vector<std::size_t>> queues_;
   std::map<StreamKey, std::size_t> head_;
   std::set<std::size_t> started_;
+  Router router_;
+  std::map<std::string, CollectiveChoice> choices_;
   std::set<std::size_t> finished_;
 };
 
 }  // namespace
 
-std::vector<LinkLoad> SimResult::busiest_links(std::size_t k) const {
+std::vector<LinkLoad> SimResult::bottlenecks(std::size_t k) const {
   std::vector<LinkLoad> all;
   const double span = makespan.seconds();
   for (topology::DirLinkId l = 0; l < link_bytes.size(); ++l)
     if (link_bytes[l] > 0)
       all.push_back({l, link_bytes[l], span > 0 ? link_bytes[l] / (link_capacity[l] * span) : 0.0});
-  std::stable_sort(all.begin(), all.end(),
-                   [](const LinkLoad& a, const LinkLoad& b) { return a.bytes > b.bytes; });
+  std::stable_sort(all.begin(), all.end(), [](const LinkLoad& a, const LinkLoad& b) {
+    if (a.utilisation != b.utilisation) return a.utilisation > b.utilisation;
+    return a.bytes > b.bytes;
+  });
   if (all.size() > k) all.resize(k);
   return all;
 }

@@ -12,13 +12,12 @@
 //               device one hop latency after its last byte. Uniform chain of
 //               h hops, bandwidth B, S a multiple of the chunk c:
 //                 S/B + (h−1)·c/B + h·latency
-//   collective  ring (group order): every ring edge carries the textbook
-//               volume concurrently — all_reduce 2(n−1)/n·S, all_gather and
-//               reduce_scatter (n−1)/n·S — after steps × the edge's route
-//               latency (2(n−1) or n−1 steps); with c channels, c rotated
-//               rings each carry 1/c of that. direct: a flow per ordered pair
-//               of S/n (all_reduce: 2S/n after two latencies); all_to_all is
-//               always direct, S/n per pair.
+//   collective  the flows of its algorithm (sim/collective_flows.h), all
+//               started together after the collective's latency; algorithm,
+//               protocol and channels as the task forces them, the rest as
+//               the collective table selects (recorded in
+//               SimResult::collectives). The group is put in ring order
+//               (ring_order.h) unless the task keeps its listed order.
 // The critical path follows, from the task that ends last, the predecessor
 // (dependency or stream predecessor) whose end released each task.
 
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "sim/collective_flows.h"
 #include "sim/compute_model.h"
 #include "sim/flow_network.h"
 #include "sim/plan.h"
@@ -67,6 +67,8 @@ struct SimOptions {
   /// instead of chunks × hops: what makes pipelines with thousands of
   /// large broadcasts cheap to simulate.
   bool fluid_broadcast = false;
+  /// Overrides the topology's routing policy (topology.h, router.h).
+  std::optional<topology::RoutingPolicy> routing;
 };
 
 struct SimResult {
@@ -78,11 +80,14 @@ struct SimResult {
   std::vector<Time> compute_busy;                     // per node (GPUs only non-zero)
   std::vector<Time> comm_busy;                        // per node: time in send/broadcast/collective tasks
   std::vector<std::size_t> critical_path;             // task indices, first to last
+  std::vector<CollectiveChoice> collectives;          // per task: what a collective ran
   std::vector<std::vector<RatePoint>> link_timeline;  // per directed link, if recorded
   std::uint64_t events = 0;
 
-  /// The `k` directed links that carried the most bytes (ties by id).
-  [[nodiscard]] std::vector<LinkLoad> busiest_links(std::size_t k) const;
+  /// The `k` directed links with the highest utilisation (bytes over
+  /// capacity × makespan: the links that bound the run), ties by bytes and
+  /// then by id.
+  [[nodiscard]] std::vector<LinkLoad> bottlenecks(std::size_t k) const;
 };
 
 /// Runs `plan` on `topo`. ConfigError (file = plan.name) for devices the

@@ -37,6 +37,7 @@ FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology) : e
   link_seen_.assign(n, 0);
   rem_cap_.assign(n, 0.0);
   unfrozen_.assign(n, 0);
+  unfrozen_weight_.assign(n, 0.0);
   link_rate_.assign(n, 0.0);
   link_updated_.assign(n, Time::zero());
 }
@@ -47,7 +48,9 @@ FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Done on_done
 }
 
 FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done,
-                          std::optional<Bandwidth> cap) {
+                          std::optional<Bandwidth> cap, const std::vector<double>& weights) {
+  MESHSIM_ASSERT(weights.empty() || weights.size() == path.size(), "one weight per link of the path");
+  for (double w : weights) MESHSIM_ASSERT(w > 0 && std::isfinite(w), "link weights must be positive");
   MESHSIM_ASSERT(size.count() >= 0, "a flow cannot have a negative size");
   MESHSIM_ASSERT(latency >= Time::zero(), "a flow cannot have a negative latency");
   for (DirLinkId l : path) MESHSIM_ASSERT(l < links_.size(), "flow path names an unknown link");
@@ -59,6 +62,10 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   fl.path_off = static_cast<std::uint32_t>(path_pool_.size());
   fl.path_len = static_cast<std::uint32_t>(path.size());
   path_pool_.insert(path_pool_.end(), path.begin(), path.end());
+  if (weights.empty())
+    weight_pool_.resize(path_pool_.size(), 1.0);
+  else
+    weight_pool_.insert(weight_pool_.end(), weights.begin(), weights.end());
   slot_pool_.resize(path_pool_.size(), 0);
   fl.remaining = static_cast<double>(size.count());
   fl.cap = cap ? static_cast<double>(cap->bps()) / 8.0 : 0.0;
@@ -205,7 +212,7 @@ void FlowNetwork::recompute(Time now) {
   }
 
   // 3. Progressive filling. A link's fair share is its remaining capacity
-  //    over its unfrozen flows; the smallest share (or a smaller flow cap)
+  //    over the weights of its unfrozen flows; the smallest share (or a smaller flow cap)
   //    is the next level at which flows freeze. Freezing a flow at the
   //    smallest level never lowers another link's share, so the heap holds
   //    lower bounds: a popped link whose share has grown is pushed back
@@ -217,7 +224,10 @@ void FlowNetwork::recompute(Time now) {
   for (DirLinkId l : links) {
     rem_cap_[l] = links_[l].capacity;
     unfrozen_[l] = static_cast<std::uint32_t>(links_[l].flows.size());
-    if (unfrozen_[l] > 0) heap.push(rem_cap_[l] / unfrozen_[l], l);
+    double w = 0;
+    for (const auto& e : links_[l].flows) w += weight_pool_[flows_[e.flow].path_off + e.hop];
+    unfrozen_weight_[l] = w;
+    if (unfrozen_[l] > 0) heap.push(rem_cap_[l] / w, l);
   }
   std::vector<double>& old_rate = old_rate_;
   old_rate.resize(comp.size());
@@ -230,10 +240,12 @@ void FlowNetwork::recompute(Time now) {
   auto freeze = [&](FlowId f, double level) {
     flow_seen_[f] = epoch | kFrozen;
     flows_[f].rate = level;
-    for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y) {
-      rem_cap_[*y] = std::max(0.0, rem_cap_[*y] - level);
+    const double* w = weight_pool_.data() + flows_[f].path_off;
+    for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y, ++w) {
+      rem_cap_[*y] = std::max(0.0, rem_cap_[*y] - *w * level);
       --unfrozen_[*y];
-      link_rate_[*y] += level;
+      unfrozen_weight_[*y] = unfrozen_[*y] == 0 ? 0.0 : std::max(0.0, unfrozen_weight_[*y] - *w);
+      link_rate_[*y] += *w * level;
     }
   };
   std::size_t left = comp.size();
@@ -249,7 +261,7 @@ void FlowNetwork::recompute(Time now) {
     }
     const auto l = static_cast<DirLinkId>(tag);
     if (unfrozen_[l] == 0) continue;  // all its flows froze elsewhere
-    const double share = rem_cap_[l] / unfrozen_[l];
+    const double share = rem_cap_[l] / unfrozen_weight_[l];
     if (share > key * (1 + 1e-12)) {
       heap.push(share, l);  // grew since pushed: not the minimum yet
       continue;

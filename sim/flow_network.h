@@ -14,6 +14,13 @@
 // A flow of S bytes alone on a link of capacity C takes latency + S / C;
 // two flows sharing it get C/2 each.
 //
+// A flow may weigh its links: at rate r it uses w_l·r of link l (w = 1 by
+// default). Progressive filling then raises each link's level at
+// remaining capacity / Σ w of its unfrozen flows. A weighted flow models
+// transfers that advance in lockstep, such as the edges of one channel of a
+// ring collective (each edge carries w_l·S bytes while the flow moves S):
+// alone, it takes latency + S · max_l (w_l / C_l).
+//
 // Rates change only when a flow becomes active or finishes. All changes at
 // one instant are batched into one recomputation, restricted to the flows
 // connected (through shared links) to a link whose set of flows changed.
@@ -56,9 +63,11 @@ class FlowNetwork final : public EventHandler {
   /// queue pair or a copy engine); size 0 completes after the latency.
   FlowId start(const topology::Route& route, Bytes size, Done on_done = {},
                std::optional<Bandwidth> cap = std::nullopt);
-  /// Same, with an explicit path of directed links and latency.
+  /// Same, with an explicit path of directed links and latency; `weights`
+  /// (empty: all 1, else one positive weight per link of `path`) weigh the
+  /// links as described above.
   FlowId start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done = {},
-               std::optional<Bandwidth> cap = std::nullopt);
+               std::optional<Bandwidth> cap = std::nullopt, const std::vector<double>& weights = {});
 
   [[nodiscard]] bool finished(FlowId f) const { return flows_[f].finished; }
   [[nodiscard]] Time start_time(FlowId f) const { return flows_[f].start; }
@@ -132,6 +141,7 @@ class FlowNetwork final : public EventHandler {
   Engine& engine_;
   std::vector<Flow> flows_;
   std::vector<DirLinkId> path_pool_;
+  std::vector<double> weight_pool_;  // per path entry: the link's weight
   std::vector<std::uint32_t> slot_pool_;
   std::vector<LinkState> links_;
   std::vector<double> link_bytes_;
@@ -154,8 +164,9 @@ class FlowNetwork final : public EventHandler {
   std::vector<DirLinkId> stack_;
   std::vector<double> old_rate_;
   std::vector<std::uint32_t> unfrozen_;
-  std::vector<double> link_rate_;   // Σ rates of the link's flows, bytes/s
-  std::vector<Time> link_updated_;  // link_bytes_ is exact up to here
+  std::vector<double> unfrozen_weight_;  // Σ weights of a link's unfrozen flows
+  std::vector<double> link_rate_;        // Σ rates of the link's flows, bytes/s
+  std::vector<Time> link_updated_;       // link_bytes_ is exact up to here
   bool record_ = false;
   std::vector<std::vector<RatePoint>> timeline_;
 };

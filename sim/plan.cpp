@@ -11,16 +11,6 @@ std::string_view to_string(TaskKind k) {
   return kNames.at(static_cast<std::size_t>(k));
 }
 
-std::string_view to_string(CollectiveOp op) {
-  static constexpr std::array<std::string_view, 4> kNames{"all_gather", "reduce_scatter", "all_reduce",
-                                                          "all_to_all"};
-  return kNames.at(static_cast<std::size_t>(op));
-}
-
-std::string_view to_string(CollectiveAlgo a) {
-  return a == CollectiveAlgo::ring ? "ring" : "direct";
-}
-
 std::string_view to_string(DType d) {
   static constexpr std::array<std::string_view, 7> kNames{"f32", "f16", "bf16", "f64", "i32", "i8", "u8"};
   return kNames.at(static_cast<std::size_t>(d));

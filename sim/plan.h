@@ -9,15 +9,16 @@
 //   broadcast   root → receivers along a chain (the order given), pipelined
 //               in `chunk`-byte pieces (NCCL: 512 KiB)
 //   collective  all_gather, reduce_scatter, all_reduce, all_to_all over a
-//               group, algorithm ring or direct. `size` follows nccl-tests:
-//               all_reduce the buffer; all_gather the whole gathered output;
-//               reduce_scatter the whole input; all_to_all all the bytes one
-//               rank sends (its own share included). A ring collective may
-//               run on several `channels`, parallel rings that each carry
-//               size / channels: ring c rotates every host's run of the group
-//               by c/channels of its length, so the rings leave and enter
-//               hosts through different GPUs and hence different NICs, as
-//               NCCL's channels do.
+//               group, run as the collective table (plan/collective.h) says:
+//               `algorithm` (ring, tree, nvls, nvls_tree, direct), `protocol`
+//               (ll, ll128, simple) and `channels`, each left to the table's
+//               selection on the topology when absent. `size` follows
+//               nccl-tests: all_reduce the buffer; all_gather the whole
+//               gathered output; reduce_scatter the whole input; all_to_all
+//               all the bytes one rank sends (its own share included). The
+//               ring visits hosts in the group's order; inside a host it
+//               follows NVLink (sim/ring_order.h) unless `ring_order` is
+//               "listed", which keeps the group's order as given.
 // Ordering: `deps` name tasks that must finish first; each task also runs
 // on a `stream` (default 0) of every device it involves, and tasks on one
 // (device, stream) run one at a time in plan order, as on a CUDA stream.
@@ -36,16 +37,16 @@
 #include <vector>
 
 #include "core/units.h"
+#include "plan/collective.h"
 
 namespace meshsim::sim {
 
 enum class TaskKind : std::uint8_t { compute, send, broadcast, collective };
-enum class CollectiveOp : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all };
-enum class CollectiveAlgo : std::uint8_t { ring, direct };
+using plan::Algorithm;
+using plan::CollectiveOp;
+using plan::Protocol;
 
 [[nodiscard]] std::string_view to_string(TaskKind k);
-[[nodiscard]] std::string_view to_string(CollectiveOp op);
-[[nodiscard]] std::string_view to_string(CollectiveAlgo a);
 
 /// Element types, with their size in bytes.
 enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
@@ -103,8 +104,10 @@ struct Task {
   Bytes size;
   Bytes chunk = Bytes::KiB(512);  // broadcast pipelining unit
   CollectiveOp op = CollectiveOp::all_reduce;
-  CollectiveAlgo algorithm = CollectiveAlgo::ring;
-  int channels = 1;  // ring: parallel rings, each carrying size / channels
+  std::optional<Algorithm> algorithm;  // none: the table selects
+  std::optional<Protocol> protocol;    // none: the table selects
+  int channels = 0;                    // 0: the table's default
+  bool listed_order = false;           // ring in the group's order as given
 
   std::vector<Region> payload;
 };

@@ -25,9 +25,12 @@ E enum_from(const JsonCursor& c, const std::array<E, N>& values, std::string_vie
 }
 
 constexpr std::array kKinds{TaskKind::compute, TaskKind::send, TaskKind::broadcast, TaskKind::collective};
-constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter, CollectiveOp::all_reduce,
-                          CollectiveOp::all_to_all};
-constexpr std::array kAlgos{CollectiveAlgo::ring, CollectiveAlgo::direct};
+// "auto" (the table selects) or one of `values`.
+template <typename E, std::size_t N>
+std::optional<E> auto_or(const JsonCursor& c, const std::array<E, N>& values, std::string_view what) {
+  if (c.json().is_string() && c.as_string() == "auto") return std::nullopt;
+  return enum_from(c, values, what);
+}
 constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64,
                              DType::i32, DType::i8,  DType::u8};
 
@@ -181,13 +184,26 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       break;
     }
     case TaskKind::collective:
-      c.allow_only(
-          {"id", "kind", "op", "group", "size", "algorithm", "channels", "stream", "deps", "payload"});
-      t.op = enum_from(c["op"], kOps, "collective");
+      c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "protocol", "channels", "ring_order",
+                    "stream", "deps", "payload"});
+      t.op = enum_from(c["op"], plan::kOps, "collective");
       t.devices = device_list(c["group"], 2);
       t.size = positive_size(c["size"]);
-      if (auto a = c.find("algorithm")) t.algorithm = enum_from(*a, kAlgos, "algorithm");
-      if (auto ch = c.find("channels")) t.channels = static_cast<int>(ch->as_int_in(1, 64));
+      if (auto a = c.find("algorithm")) t.algorithm = auto_or(*a, plan::kAlgorithms, "algorithm");
+      if (auto pr = c.find("protocol")) t.protocol = auto_or(*pr, plan::kProtocols, "protocol");
+      if (auto ch = c.find("channels")) t.channels = static_cast<int>(ch->as_int_in(0, 64));
+      if (auto o = c.find("ring_order")) {
+        const std::string v = o->as_string();
+        if (v != "topology" && v != "listed")
+          o->fail(fmt::format("unknown ring_order \"{}\" (expected topology or listed)", v));
+        t.listed_order = v == "listed";
+      }
+      if (t.algorithm && !plan::supports(*t.algorithm, t.op))
+        c["algorithm"].fail(
+            fmt::format("algorithm {} cannot run {}", plan::to_string(*t.algorithm), plan::to_string(t.op)));
+      if (t.algorithm && t.protocol && !plan::supports(*t.algorithm, *t.protocol))
+        c["protocol"].fail(
+            fmt::format("algorithm {} runs only the simple protocol", plan::to_string(*t.algorithm)));
       break;
   }
   if (auto s = c.find("stream")) t.stream = static_cast<int>(s->as_int_in(0, 1023));
@@ -391,8 +407,10 @@ Json plan_to_json(const Plan& p) {
         o["op"] = std::string(to_string(t.op));
         o["group"] = t.devices;
         o["size"] = exact_string(t.size);
-        o["algorithm"] = std::string(to_string(t.algorithm));
+        o["algorithm"] = t.algorithm ? std::string(to_string(*t.algorithm)) : "auto";
+        o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
         o["channels"] = t.channels;
+        if (t.listed_order) o["ring_order"] = "listed";
         break;
     }
     o["stream"] = t.stream;

@@ -2,7 +2,22 @@
 
 #include <map>
 
+#include "core/error.h"
+
 namespace meshsim::sim {
+
+namespace {
+
+// The route's bottleneck; zero where there is no route.
+Bandwidth width(const topology::Topology& t, topology::NodeId a, topology::NodeId b) {
+  try {
+    return t.route(a, b).bottleneck;
+  } catch (const UsageError&) {
+    return Bandwidth{};
+  }
+}
+
+}  // namespace
 
 std::vector<topology::NodeId> ring_order(const topology::Topology& t,
                                          const std::vector<topology::NodeId>& group) {
@@ -21,8 +36,12 @@ std::vector<topology::NodeId> ring_order(const topology::Topology& t,
     out.push_back(cur);
     while (!left.empty()) {
       std::size_t best = 0;
+      Bandwidth widest = width(t, cur, left[0]);
       for (std::size_t k = 1; k < left.size(); ++k)
-        if (t.route(cur, left[k]).bottleneck > t.route(cur, left[best]).bottleneck) best = k;
+        if (const Bandwidth w = width(t, cur, left[k]); w > widest) {
+          best = k;
+          widest = w;
+        }
       cur = left[best];
       left.erase(left.begin() + static_cast<std::ptrdiff_t>(best));
       out.push_back(cur);

@@ -64,6 +64,26 @@ int default_spines(int downlinks, double oversub) {
 
 }  // namespace
 
+std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
+  std::vector<std::string> out;
+  const HostPreset* preset = find_host_preset(spec.host_preset);
+  const FabricSpec& f = spec.fabric;
+  if (preset == nullptr || (f.oversubscription == 1.0 && f.spines == 0)) return out;
+  const std::int64_t nics = static_cast<std::int64_t>(spec.hosts) * preset->nics;
+  const char* what = f.oversubscription != 1.0 ? "oversubscription" : "spines";
+  if (f.kind == FabricKind::single_switch)
+    out.push_back(fmt::format("{} has no effect on a single-switch fabric", what));
+  else if (f.kind == FabricKind::fat_tree && nics <= f.nics_per_leaf)
+    out.push_back(fmt::format("{} has no effect: all {} NICs fit under one leaf ({} NICs per leaf)", what,
+                              nics, f.nics_per_leaf));
+  else if (f.kind == FabricKind::rail && spec.hosts <= f.hosts_per_unit)
+    out.push_back(fmt::format(
+        "{} only affects traffic between rails here: all {} hosts fit in one unit of {}, so same-rail "
+        "traffic never reaches a spine",
+        what, spec.hosts, f.hosts_per_unit));
+  return out;
+}
+
 Topology build_cluster(const ClusterSpec& spec) {
   const HostPreset* preset = find_host_preset(spec.host_preset);
   if (preset == nullptr)

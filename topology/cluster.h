@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/units.h"
 #include "topology/topology.h"
@@ -50,6 +51,10 @@ struct ClusterSpec {
   Time switch_latency = Time::ns(150);
   std::string name;  // default: "<preset>-x<hosts>[-<fabric>]"
 };
+
+/// Options of `spec` that cannot change anything on this cluster (e.g. an
+/// oversubscription when every NIC hangs off one leaf), one sentence each.
+[[nodiscard]] std::vector<std::string> cluster_warnings(const ClusterSpec& spec);
 
 /// Builds the explicit topology of a cluster. UsageError on an unknown
 /// preset or impossible parameters (message names the parameter).

@@ -23,6 +23,16 @@ std::string_view to_string(LinkKind k) {
   return kLinkKindNames.at(static_cast<std::size_t>(k));
 }
 
+std::string_view to_string(RoutingPolicy p) {
+  return p == RoutingPolicy::adaptive ? "adaptive" : "ecmp";
+}
+
+std::optional<RoutingPolicy> routing_policy_from(std::string_view s) {
+  for (RoutingPolicy p : {RoutingPolicy::ecmp, RoutingPolicy::adaptive})
+    if (to_string(p) == s) return p;
+  return std::nullopt;
+}
+
 std::optional<NodeKind> node_kind_from(std::string_view s) {
   for (std::size_t i = 0; i < kNodeKindNames.size(); ++i)
     if (kNodeKindNames[i] == s) return static_cast<NodeKind>(i);

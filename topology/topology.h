@@ -56,11 +56,17 @@ inline constexpr int kMaxLanes = 1024;
 inline constexpr Time kMaxHopLatency = Time::s(1);
 
 enum class NodeKind : std::uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
+/// How the simulator spreads flows over equal-cost fabric paths
+/// (sim/router.h): "ecmp" (a fixed hash per endpoint pair, the default) or
+/// "adaptive" (each new flow takes the least-loaded equal-cost path).
+enum class RoutingPolicy : std::uint8_t { ecmp, adaptive };
 enum class LinkKind : std::uint8_t { nvlink, pcie, smp, network };
 
 /// JSON / CLI names: "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch".
 [[nodiscard]] std::string_view to_string(NodeKind k);
 [[nodiscard]] std::optional<NodeKind> node_kind_from(std::string_view s);
+[[nodiscard]] std::string_view to_string(RoutingPolicy p);
+[[nodiscard]] std::optional<RoutingPolicy> routing_policy_from(std::string_view s);
 /// "nvlink", "pcie", "smp", "network".
 [[nodiscard]] std::string_view to_string(LinkKind k);
 [[nodiscard]] std::optional<LinkKind> link_kind_from(std::string_view s);
@@ -130,6 +136,7 @@ class Topology {
 
   std::string name;
   std::string description;
+  RoutingPolicy routing = RoutingPolicy::ecmp;
 
   // Building. Names must be unique; links must join two distinct existing
   // nodes (InternalError otherwise: loaders validate with paths first).

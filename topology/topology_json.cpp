@@ -208,14 +208,9 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
   return s;
 }
 
-Topology topology_from_json(const Json& j, const std::string& file) {
-  const JsonCursor root(j, file);
-  if (!j.is_object()) root.fail(fmt::format("a topology is a JSON object, got {}", json_type_name(j)));
-  const JsonCursor fmt_c = root["format"];
-  if (fmt_c.as_string() != kTopologyFormat)
-    fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
-                           kTopologyFormat));
-  root.allow_only({"format", "name", "description", "cluster", "hosts", "nodes", "links"});
+namespace {
+// The cluster form or the explicit form (their keys checked by the caller).
+Topology topology_body_from_json(const JsonCursor& root) {
   if (auto cluster = root.find("cluster")) {
     for (const char* key : {"hosts", "nodes", "links"})
       if (root.has(key))
@@ -235,6 +230,24 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   }
   return explicit_from_json(root);
 }
+}  // namespace
+
+Topology topology_from_json(const Json& j, const std::string& file) {
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail(fmt::format("a topology is a JSON object, got {}", json_type_name(j)));
+  const JsonCursor fmt_c = root["format"];
+  if (fmt_c.as_string() != kTopologyFormat)
+    fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
+                           kTopologyFormat));
+  root.allow_only({"format", "name", "description", "routing", "cluster", "hosts", "nodes", "links"});
+  Topology t = topology_body_from_json(root);
+  if (auto r = root.find("routing")) {
+    const auto p = routing_policy_from(r->as_string());
+    if (!p) r->fail(fmt::format("unknown routing \"{}\" (expected ecmp or adaptive)", r->as_string()));
+    t.routing = *p;
+  }
+  return t;
+}
 
 Topology load_topology_file(const std::string& file) {
   return topology_from_json(read_json_file(file), file);
@@ -245,6 +258,7 @@ Json topology_to_json(const Topology& t) {
   j["format"] = kTopologyFormat;
   j["name"] = t.name;
   j["description"] = t.description;
+  if (t.routing != RoutingPolicy::ecmp) j["routing"] = std::string(to_string(t.routing));
   Json hosts = Json::array();
   for (const Host& h : t.hosts()) {
     Json o;

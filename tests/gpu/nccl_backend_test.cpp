@@ -57,7 +57,7 @@ int main() {
   }
   for (auto op : {sim::CollectiveOp::all_reduce, sim::CollectiveOp::all_gather}) {
     sim::Task t;
-    t.id = std::string(sim::to_string(op));
+    t.id = std::string(plan::to_string(op));
     t.kind = sim::TaskKind::collective;
     t.op = op;
     t.devices = group;

@@ -37,11 +37,14 @@ std::vector<std::string> gpus(int n) {
   return out;
 }
 
+// A ring collective with NCCL's Simple protocol, forced (no selection).
 Task collective(CollectiveOp op, int n, Bytes size) {
   Task t;
   t.id = "c";
   t.kind = TaskKind::collective;
   t.op = op;
+  t.algorithm = Algorithm::ring;
+  t.protocol = Protocol::simple;
   t.devices = gpus(n);
   t.size = size;
   return t;
@@ -66,13 +69,14 @@ constexpr double kB = 25e9;  // bytes/s of one ring edge
 
 }  // namespace
 
-TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1) latencies", "[executor]") {
-  // n = 4, S = 1 GB: 1.5 GB over each edge at 25 GB/s = 60 ms, + 6 us.
+TEST_CASE("ring all-reduce: 2(n-1)/n S/B + base + 2(n-1) step latencies", "[executor]") {
+  // n = 4, S = 1 GB: 1.5 GB over each edge at 25 GB/s = 60 ms. Latency, NCCL's
+  // ring/Simple: base 8.4 us + 6 steps x max(1 us route, 3.4 us NVLink hop).
   const Topology t = ring_host(4);
   Plan p;
   p.tasks.push_back(collective(CollectiveOp::all_reduce, 4, Bytes(1'000'000'000)));
   const SimResult r = simulate(p, t);
-  check_close(r.makespan, 1.5e9 / kB + 6e-6);
+  check_close(r.makespan, 1.5e9 / kB + 8.4e-6 + 6 * 3.4e-6);
   // Every forward ring edge carried 1.5 GB; the reverse directions nothing.
   for (LinkId l = 0; l < 4; ++l) {
     CHECK(r.link_bytes[Topology::directed(l, false)] == Approx(1.5e9));
@@ -80,13 +84,13 @@ TEST_CASE("ring all-reduce: 2(n-1)/n S/B + 2(n-1) latencies", "[executor]") {
   }
 }
 
-TEST_CASE("ring all-gather and reduce-scatter: (n-1)/n S/B + (n-1) latencies", "[executor]") {
-  // n = 5 (awkward size), S = 1 GB: 0.8 GB per edge = 32 ms, + 4 us.
+TEST_CASE("ring all-gather and reduce-scatter: (n-1)/n S/B + base + (n-1) step latencies", "[executor]") {
+  // n = 5 (awkward size), S = 1 GB: 0.8 GB per edge = 32 ms, + 8.4 us + 4 x 3.4 us.
   const Topology t = ring_host(5);
   for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
     Plan p;
     p.tasks.push_back(collective(op, 5, Bytes(1'000'000'000)));
-    check_close(simulate(p, t).makespan, 0.8e9 / kB + 4e-6);
+    check_close(simulate(p, t).makespan, 0.8e9 / kB + 8.4e-6 + 4 * 3.4e-6);
   }
 }
 
@@ -135,8 +139,13 @@ TEST_CASE("all-to-all is direct: S/n to every other rank", "[executor]") {
   // each directed edge carries exactly one such flow: 4 ms + 1 us.
   const Topology t = ring_host(3);
   Plan p;
-  p.tasks.push_back(collective(CollectiveOp::all_to_all, 3, Bytes(300'000'000)));
-  check_close(simulate(p, t).makespan, 1e8 / kB + 1e-6);
+  Task a2a = collective(CollectiveOp::all_to_all, 3, Bytes(300'000'000));
+  a2a.algorithm.reset();  // selected: all_to_all runs only direct
+  a2a.protocol.reset();
+  p.tasks.push_back(a2a);
+  const SimResult r = simulate(p, t);
+  check_close(r.makespan, 1e8 / kB + 1e-6);
+  CHECK(r.collectives[0].algorithm == Algorithm::direct);
 }
 
 TEST_CASE("streams serialise, different streams overlap, deps order", "[executor]") {

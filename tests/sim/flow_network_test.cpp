@@ -193,3 +193,34 @@ TEST_CASE("simultaneous changes are batched into one recomputation", "[flow]") {
   CHECK(net.recomputations() == 2);
   check_time(net.end_time(99), 0.1);
 }
+
+TEST_CASE("a flow that weighs a link twice gets half of it", "[flow]") {
+  // One 10 GB/s link. Flow a weighs it 2 (moves 2 bytes on it per byte of
+  // progress), flow b weighs it 1: both rise to the level L with
+  // 2L + L = 10 GB/s, L = 3.33 GB/s. Both move 1 GB, so both end at 0.3 s;
+  // the link carried 2 GB for a and 1 GB for b.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB), {}, std::nullopt, {2.0});
+  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  e.run();
+  check_time(net.end_time(a), 0.3);
+  check_time(net.end_time(b), 0.3);
+  net.settle();
+  CHECK(net.link_bytes()[fwd(0)] == Approx(3e9));
+}
+
+TEST_CASE("a weighted flow over two links is paced by its heaviest", "[flow]") {
+  // Links of 10 and 20 GB/s, weights 1 and 4: the rate is min(10/1, 20/4)
+  // = 5 GB/s, so 1 GB takes 200 ms and the second link carries 4 GB.
+  const Topology t = chain({10, 20});
+  Engine e;
+  FlowNetwork net(e, t);
+  const FlowId f = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), {}, std::nullopt, {1.0, 4.0});
+  e.run();
+  check_time(net.end_time(f), 0.2);
+  net.settle();
+  CHECK(net.link_bytes()[fwd(0)] == Approx(1e9));
+  CHECK(net.link_bytes()[fwd(1)] == Approx(4e9));
+}

@@ -11,6 +11,7 @@ namespace meshsim::cli {
 void add_topo_commands(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_sim_commands(CLI::App& app);
+void add_collective_command(CLI::App& app);
 void add_reshard_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);

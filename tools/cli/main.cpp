@@ -22,6 +22,7 @@ int run_cli(int argc, char** argv) {
   app.require_subcommand(1);
   add_topo_commands(app);
   add_sim_commands(app);
+  add_collective_command(app);
   add_reshard_command(app);
   add_study_command(app);
   add_pipeline_command(app);

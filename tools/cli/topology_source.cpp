@@ -33,6 +33,10 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
       ->check(CLI::Range(1.0, 1024.0));
   g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
       ->check(CLI::Range(1, 4096));
+  cmd.add_option("--routing", routing,
+                 "How flows spread over equal-cost fabric paths: ecmp (a fixed hash per pair, the default) "
+                 "or adaptive (each flow takes the least-loaded path); overrides the topology file's")
+      ->check(CLI::IsMember({"ecmp", "adaptive"}));
 }
 
 topology::Topology TopologySource::load() const {
@@ -48,7 +52,9 @@ topology::Topology TopologySource::load() const {
       throw UsageError(
           "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
           "--oversubscription and --spines apply to presets; edit the cluster in the file instead");
-    return topology::load_topology_file(what);
+    topology::Topology t = topology::load_topology_file(what);
+    if (routing) t.routing = *topology::routing_policy_from(*routing);
+    return t;
   }
   topology::ClusterSpec spec;
   spec.host_preset = what;
@@ -68,7 +74,10 @@ topology::Topology TopologySource::load() const {
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
   if (oversubscription) spec.fabric.oversubscription = *oversubscription;
   if (spines) spec.fabric.spines = *spines;
-  return topology::build_cluster(spec);
+  for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
+  topology::Topology t = topology::build_cluster(spec);
+  if (routing) t.routing = *topology::routing_policy_from(*routing);
+  return t;
 }
 
 }  // namespace meshsim::cli

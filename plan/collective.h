@@ -1,0 +1,147 @@
+#pragma once
+// The collective table: everything meshsim knows about a collective
+// operation, per op × algorithm × protocol, written once and read by the
+// simulator, the planners, the runtime's NCCL program and the CLI.
+//
+// Ops (sizes follow nccl-tests: all_reduce the buffer; all_gather the whole
+// gathered output; reduce_scatter the whole input; all_to_all all the bytes
+// one rank sends, its own share included):
+//
+//   op              ring steps   bus factor   reduces   NCCL call
+//   all_gather      n−1          (n−1)/n      no        ncclAllGather
+//   reduce_scatter  n−1          (n−1)/n      yes       ncclReduceScatter
+//   all_reduce      2(n−1)       2(n−1)/n     yes       ncclAllReduce
+//   all_to_all      1            (n−1)/n      no        ncclSend/ncclRecv pairs
+//
+// Algorithms, as NCCL runs them (the traffic each puts on the links is built
+// by sim/collective_flows.h from the shapes described here):
+//   ring       one ring per channel; inside a host the ring follows NVLink,
+//              between hosts channel c leaves and enters every host through
+//              NIC c ("rail-aligned"): the GPU that ends a host's run hands
+//              its data over NVLink to the GPU beside NIC c (PXN). Every ring
+//              edge carries steps/n of the data.
+//   tree       NCCL's double binary tree between hosts (two trees, each with
+//              half the data; a host interior in one is a leaf in the other)
+//              and a chain through the GPUs inside each host: a reduce up the
+//              trees, then a broadcast down. all_reduce only.
+//   nvls       NVLink SHARP (NVSwitch 3, Hopper and later): every GPU's data
+//              goes up to the switch, which reduces and multicasts: per GPU
+//              (n+1)/n of the data each way, at nvls_efficiency() of the
+//              link rate. One host only.
+//   nvls_tree  nvls inside each host, then a tree between hosts where each
+//              host's GPU g serves 1/g of the data through its own NIC.
+//              all_reduce only.
+//   direct     a transfer per ordered pair (all_reduce: a reduce-scatter and
+//              an all-gather phase of S/n per pair). all_to_all is always
+//              direct.
+//
+// Protocols (NCCL's): the wire carries more bytes than the data, and each
+// step costs a different latency.
+//   simple     data as is (wire factor 1); per step a fence and a flag
+//   ll128      128-byte lines holding 120 bytes of data (wire 128/120)
+//   ll         8-byte words each with a 4-byte flag in 16 bytes (wire 2)
+//
+// Latency (NCCL's tuning model, src/graph/tuning.cc at v2.23.4):
+//   time = base(algo, proto) + Σ over the steps of the hop's latency
+//        + wire bytes on the busiest link / its capacity
+// with the per-step hop latency from NCCL's table for the hop's transport
+// (NVLink, PCIe, network), or the route's own latency when that is larger
+// (a 25 µs TCP NIC hop is slower than any table entry). Step counts:
+//   ring       steps as above, each on the next edge of the ring: a chunk
+//              walks the ring, so Σ = steps × (mean edge latency)
+//   tree       2 × (chain of g−1 intra-host hops + ⌈log2 N⌉ network hops)
+//   nvls       one NVLink round (+ for nvls_tree 2 × ⌈log2 N⌉ network hops)
+//   direct     one step per phase, on the slowest pair's route
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/units.h"
+
+namespace meshsim::plan {
+
+enum class CollectiveOp : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all };
+enum class Algorithm : std::uint8_t { ring, tree, nvls, nvls_tree, direct };
+enum class Protocol : std::uint8_t { ll, ll128, simple };
+/// What one step of an algorithm crosses (NCCL's NCCL_HW_NVLINK/PCI/NET).
+enum class Transport : std::uint8_t { nvlink, pcie, net };
+
+inline constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                                 CollectiveOp::all_reduce, CollectiveOp::all_to_all};
+inline constexpr std::array kAlgorithms{Algorithm::ring, Algorithm::tree, Algorithm::nvls,
+                                        Algorithm::nvls_tree, Algorithm::direct};
+inline constexpr std::array kProtocols{Protocol::ll, Protocol::ll128, Protocol::simple};
+
+struct OpTraits {
+  CollectiveOp op;
+  std::string_view name;        // plan files: "all_reduce"
+  std::string_view short_name;  // CLI and nccl-tests: "allreduce"
+  std::string_view nccl_call;   // "ncclAllReduce"; all_to_all: send/recv pairs
+  bool reduces;                 // the destination combines what it receives
+};
+
+struct AlgorithmTraits {
+  Algorithm algorithm;
+  std::string_view name;       // plan files and CLI: "nvls_tree"
+  std::string_view nccl_name;  // NCCL_ALGO value: "NVLSTree"; direct: "" (send/recv)
+  bool needs_nvls;             // NVSwitch with multicast (Hopper or later) on every host
+  bool needs_hosts;            // a group that spans at least two hosts
+  bool tuned;                  // NCCL's tuner picks it (direct only when forced, or all_to_all)
+  bool tuned_across_hosts;     // ... only for groups that span hosts (tree: a chain inside one)
+};
+
+struct ProtocolTraits {
+  Protocol protocol;
+  std::string_view name;       // "ll128"
+  std::string_view nccl_name;  // NCCL_PROTO value: "LL128"
+  double wire_factor;          // bytes on the wire per byte of data
+};
+
+[[nodiscard]] const OpTraits& traits(CollectiveOp op);
+[[nodiscard]] const AlgorithmTraits& traits(Algorithm a);
+[[nodiscard]] const ProtocolTraits& traits(Protocol p);
+
+[[nodiscard]] std::string_view to_string(CollectiveOp op);  // "all_reduce"
+[[nodiscard]] std::string_view to_string(Algorithm a);      // "ring"
+[[nodiscard]] std::string_view to_string(Protocol p);       // "simple"
+[[nodiscard]] std::string_view to_string(Transport t);      // "nvlink", "pcie", "net"
+/// Accepts the plan name or the short name ("all_reduce" or "allreduce").
+[[nodiscard]] std::optional<CollectiveOp> op_from(std::string_view s);
+[[nodiscard]] std::optional<Algorithm> algorithm_from(std::string_view s);
+[[nodiscard]] std::optional<Protocol> protocol_from(std::string_view s);
+/// "ring, tree, nvls, nvls_tree, direct" (for messages and --help).
+[[nodiscard]] std::string algorithm_names();
+[[nodiscard]] std::string protocol_names();
+[[nodiscard]] std::string op_names();  // short names
+
+/// Whether `a` can run `op` at all (tree and nvls_tree: all_reduce only;
+/// all_to_all: direct only).
+[[nodiscard]] bool supports(Algorithm a, CollectiveOp op);
+
+/// Whether `a` runs protocol `p` (nvls, nvls_tree and direct: simple only).
+[[nodiscard]] bool supports(Algorithm a, Protocol p);
+
+/// nccl-tests: busbw = algbw × bus_factor (n ranks).
+[[nodiscard]] double bus_factor(CollectiveOp op, std::int64_t n);
+/// Sequential steps of a ring over n ranks (see the table above).
+[[nodiscard]] std::int64_t ring_steps(CollectiveOp op, std::int64_t n);
+
+/// NCCL's base latency of an (algorithm, protocol); zero for direct.
+[[nodiscard]] Time base_latency(Algorithm a, Protocol p);
+/// NCCL's latency of one step over `t` for (algorithm, protocol).
+[[nodiscard]] Time hop_latency(Transport t, Algorithm a, Protocol p);
+
+/// ⌈log2 n⌉ for n ≥ 1 (depth of a binary tree over n hosts).
+[[nodiscard]] std::int64_t tree_depth(std::int64_t n);
+
+/// Whether GPUs of this model sit on NVSwitches that reduce and multicast
+/// (NVLink SHARP: Hopper's NVSwitch 3 and later).
+[[nodiscard]] bool nvls_capable_model(std::string_view gpu_model);
+/// The share of NVLink bandwidth NVLS traffic reaches on that GPU's
+/// switches (0 where there is no NVLS): its wire bytes are data / this.
+[[nodiscard]] double nvls_efficiency(std::string_view gpu_model);
+
+}  // namespace meshsim::plan

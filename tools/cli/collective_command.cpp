@@ -1,0 +1,241 @@
+// `meshsim collective`: one collective timed like nccl-tests, with the
+// algorithm, protocol and channels the collective table selects (or forces).
+
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json.h"
+#include "core/unit_strings.h"
+#include "plan/collective.h"
+#include "sim/executor.h"
+#include "sim/ring_order.h"
+#include "tools/cli/bottlenecks.h"
+#include "tools/cli/calibration_option.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/table.h"
+#include "tools/cli/topology_source.h"
+#include "topology/mesh.h"
+
+namespace meshsim::cli {
+
+namespace {
+
+struct CollectiveArgs {
+  std::string op;
+  TopologySource topology;
+  CalibrationOption calibration;
+  std::string group = "all";
+  std::string size;
+  std::string sweep;
+  std::string algorithm = "auto";
+  std::string protocol = "auto";
+  int channels = 0;
+  std::size_t top = 5;
+  bool json = false;
+};
+
+std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
+  if (!a.size.empty() && !a.sweep.empty()) throw UsageError("give --size or --sweep, not both");
+  auto parse = [](const std::string& opt, const std::string& s) {
+    try {
+      const Bytes b = parse_bytes(s);
+      if (b.count() <= 0) throw UsageError(fmt::format("{}: the size must be greater than zero", opt));
+      return b;
+    } catch (const ParseError& e) {
+      throw UsageError(fmt::format("{}: {}", opt, e.what()));
+    }
+  };
+  if (!a.size.empty()) return {parse("--size", a.size)};
+  if (a.sweep.empty()) throw UsageError("give --size (e.g. 1GiB) or --sweep (e.g. 8B:8GiB)");
+  const auto colon = a.sweep.find(':');
+  if (colon == std::string::npos) throw UsageError("--sweep is LOW:HIGH, e.g. 8B:8GiB (sizes double)");
+  const Bytes lo = parse("--sweep", a.sweep.substr(0, colon));
+  const Bytes hi = parse("--sweep", a.sweep.substr(colon + 1));
+  if (hi < lo) throw UsageError("--sweep: HIGH is below LOW");
+  std::vector<Bytes> out;
+  for (Bytes s = lo; s <= hi; s = s * 2) {
+    out.push_back(s);
+    if (s.count() > (std::int64_t{1} << 61)) break;
+  }
+  return out;
+}
+
+// The plan nccl-tests would run for one size: one task, or (sendrecv) every
+// rank sending to the next on the ring at once.
+sim::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& names, Bytes size) {
+  sim::Plan plan;
+  plan.name = a.op;
+  auto add = [&](sim::Task t) {
+    t.id = fmt::format("t{}", plan.tasks.size());
+    t.size = size;
+    plan.tasks.push_back(std::move(t));
+  };
+  sim::Task t;
+  if (a.op == "broadcast") {
+    t.kind = sim::TaskKind::broadcast;
+    t.devices = names;  // chain in ring order: enters each host once
+    add(t);
+  } else if (a.op == "sendrecv") {
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      t.kind = sim::TaskKind::send;
+      t.devices = {names[k], names[(k + 1) % names.size()]};
+      t.stream = static_cast<int>(k % 2);  // a rank both sends and receives
+      add(t);
+    }
+  } else {
+    t.kind = sim::TaskKind::collective;
+    t.op = *plan::op_from(a.op);
+    t.algorithm = plan::algorithm_from(a.algorithm);
+    t.protocol = plan::protocol_from(a.protocol);
+    t.channels = a.channels;
+    t.devices = names;
+    t.listed_order = true;  // already in ring order
+    add(t);
+  }
+  return plan;
+}
+
+struct Row {
+  Bytes size;
+  sim::SimResult result;
+  std::optional<sim::CollectiveChoice> choice;
+};
+
+std::string choice_text(const Row& r) {
+  if (!r.choice) return "-";
+  return fmt::format("{}/{}/{}", plan::to_string(r.choice->algorithm), plan::to_string(r.choice->protocol),
+                     r.choice->channels);
+}
+
+// Where the selected algorithm changes between consecutive sizes.
+Json crossovers(const std::vector<Row>& rows) {
+  Json out = Json::array();
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    if (!rows[k].choice || !rows[k - 1].choice) continue;
+    if (rows[k].choice->algorithm == rows[k - 1].choice->algorithm) continue;
+    out.push_back(Json{{"from", std::string(plan::to_string(rows[k - 1].choice->algorithm))},
+                       {"to", std::string(plan::to_string(rows[k].choice->algorithm))},
+                       {"below_bytes", rows[k - 1].size.count()},
+                       {"at_bytes", rows[k].size.count()}});
+  }
+  return out;
+}
+
+void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const std::vector<Row>& rows,
+                std::size_t n) {
+  const bool is_collective = plan::op_from(a.op).has_value();
+  const double factor =
+      is_collective ? plan::bus_factor(*plan::op_from(a.op), static_cast<std::int64_t>(n)) : 1.0;
+  Json results = Json::array();
+  Table tab({"size", "time", "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol/channels"});
+  for (const auto& r : rows) {
+    const double secs = r.result.makespan.seconds();
+    const double algbw = static_cast<double>(r.size.count()) / secs / 1e9;
+    Json o{{"size_bytes", r.size.count()},
+           {"time_s", secs},
+           {"algbw_GBps", algbw},
+           {"busbw_GBps", algbw * factor}};
+    if (r.choice) {
+      o["algorithm"] = std::string(plan::to_string(r.choice->algorithm));
+      o["protocol"] = std::string(plan::to_string(r.choice->protocol));
+      o["channels"] = r.choice->channels;
+    }
+    results.push_back(std::move(o));
+    tab.add({human_string(r.size), human_string(r.result.makespan), fmt::format("{:.2f}", algbw),
+             fmt::format("{:.2f}", algbw * factor), choice_text(r)});
+  }
+  const Json cross = crossovers(rows);
+  if (a.json) {
+    fmt::print("{}", dump_json(Json{{"op", a.op},
+                                    {"topology", topo.name},
+                                    {"gpus", n},
+                                    {"routing", std::string(topology::to_string(topo.routing))},
+                                    {"results", std::move(results)},
+                                    {"crossovers", cross},
+                                    {"bottlenecks", bottlenecks_json(topo, rows.back().result, a.top)}}));
+    return;
+  }
+  fmt::print("{}", tab.render({true, true, true, true, false}));
+  for (const auto& c : cross)
+    fmt::print("algorithm changes from {} to {} between {} and {}\n", c["from"].get<std::string>(),
+               c["to"].get<std::string>(), human_string(Bytes(c["below_bytes"].get<std::int64_t>())),
+               human_string(Bytes(c["at_bytes"].get<std::int64_t>())));
+  fmt::print("\nat {}:\n{}", human_string(rows.back().size),
+             bottlenecks_table(topo, rows.back().result, a.top));
+}
+
+void run_collective(CollectiveArgs& a) {
+  topology::Topology topo = a.topology.load();
+  a.calibration.apply(topo);
+  const topology::DeviceMesh mesh = topology::select_mesh(topo, a.group);
+  const std::vector<topology::NodeId> ring = sim::ring_order(topo, mesh.devices);
+  if (ring.size() < 2) throw UsageError("a collective needs at least 2 GPUs in --group");
+  const std::vector<Bytes> sizes = sizes_of(a);
+  std::vector<std::string> names;
+  for (topology::NodeId g : ring) names.push_back(topo.node(g).name);
+  std::vector<Row> rows;
+  for (const Bytes size : sizes) {
+    const sim::Plan plan = plan_for(a, names, size);
+    Row r{size, sim::simulate(plan, topo), std::nullopt};
+    if (plan.tasks.front().kind == sim::TaskKind::collective) r.choice = r.result.collectives.front();
+    rows.push_back(std::move(r));
+  }
+  if (!a.json) {
+    fmt::print(
+        "{} over {} GPUs of {} (routing {}), ring order {}{}\n\n", a.op, ring.size(), topo.name,
+        topology::to_string(topo.routing),
+        fmt::join(names.begin(),
+                  names.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(names.size(), 16)), " "),
+        names.size() > 16 ? fmt::format(" ... ({} more)", names.size() - 16) : "");
+  }
+  print_rows(a, topo, rows, ring.size());
+}
+
+std::vector<std::string> with_auto(const std::string& names) {
+  std::vector<std::string> out{"auto"};
+  std::size_t pos = 0;
+  while (pos <= names.size()) {
+    const auto comma = names.find(", ", pos);
+    out.push_back(names.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (comma == std::string::npos) break;
+    pos = comma + 2;
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_collective_command(CLI::App& app) {
+  auto a = std::make_shared<CollectiveArgs>();
+  auto* cmd = app.add_subcommand(
+      "collective",
+      "Time a collective like nccl-tests (size, time, algbw, busbw) with NCCL's algorithms and protocols");
+  std::vector<std::string> ops = with_auto(plan::op_names());
+  ops.front() = "broadcast";
+  ops.push_back("sendrecv");
+  cmd->add_option("op", a->op, fmt::format("{}", fmt::join(ops, ", ")))
+      ->required()
+      ->check(CLI::IsMember(ops));
+  a->topology.add_to(*cmd, "--topology");
+  a->calibration.add_to(*cmd);
+  cmd->add_option("--group", a->group, "GPUs taking part, a mesh selector (default: all)");
+  cmd->add_option("--size", a->size, "One size, e.g. 1GiB (all-gather/reduce-scatter: the whole array)");
+  cmd->add_option("--sweep", a->sweep, "Sizes LOW:HIGH doubling, e.g. 8B:8GiB");
+  cmd->add_option("--algorithm", a->algorithm,
+                  "auto (default: the fastest by NCCL's cost model) or one of " + plan::algorithm_names())
+      ->check(CLI::IsMember(with_auto(plan::algorithm_names())));
+  cmd->add_option("--protocol", a->protocol, "auto (default) or one of " + plan::protocol_names())
+      ->check(CLI::IsMember(with_auto(plan::protocol_names())));
+  cmd->add_option("--channels", a->channels,
+                  "Parallel rings/trees (default 0: one per NIC when the group spans hosts, else 1)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--top", a->top, "How many bottleneck links to list (default 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
+  cmd->callback([a] { run_collective(*a); });
+}
+
+}  // namespace meshsim::cli
