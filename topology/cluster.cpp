@@ -62,6 +62,14 @@ int default_spines(int downlinks, double oversub) {
   return std::max(1, static_cast<int>(std::ceil(static_cast<double>(downlinks) / oversub - 1e-9)));
 }
 
+// 4 spines per unit (DGX SuperPOD: 1 SU = 8 leaves + 4 spines), but no more
+// than a leaf has uplink lanes: past 8 units every leaf-spine link would be
+// thinner than one NIC, and a single flow could not leave its leaf at NIC
+// rate (large SuperPODs add a core tier instead).
+int default_rail_spines(int units, int hosts_per_unit, double oversub) {
+  return std::min(4 * units, default_spines(hosts_per_unit, oversub));
+}
+
 }  // namespace
 
 std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
@@ -116,7 +124,9 @@ Topology build_cluster(const ClusterSpec& spec) {
     } else if (f.kind == FabricKind::rail) {
       const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
       leaves = units * preset->nics;
-      spines = f.spines > 0 ? f.spines : 4 * units;
+      spines = f.spines > 0
+                   ? f.spines
+                   : default_rail_spines(static_cast<int>(units), f.hosts_per_unit, f.oversubscription);
     }
     constexpr std::int64_t kMaxFabricLinks = 20'000'000;
     if (leaves * spines + nics > kMaxFabricLinks)
@@ -175,7 +185,7 @@ Topology build_cluster(const ClusterSpec& spec) {
           connect(t, host_nics[k], leaves[static_cast<std::size_t>((h / unit) * nics_per_host) + k],
                   p.nic_rate, 1, p.nic_latency, p.efficiency);
       }
-      const int spines = f.spines > 0 ? f.spines : 4 * units;
+      const int spines = f.spines > 0 ? f.spines : default_rail_spines(units, unit, f.oversubscription);
       add_spines(t, leaves, unit, spines, f.oversubscription, p);
       fabric_desc = fmt::format("rail-optimised, {} unit(s) of {} hosts, {} rail leaves, {} spines", units,
                                 unit, leaves.size(), spines);

@@ -15,7 +15,9 @@
 //             one switch apart. Every leaf joins every spine; uplinks sized as
 //             for the fat tree with hosts_per_unit downlinks per leaf.
 //             Default spines: 4 per unit (DGX SuperPOD: 1 SU = 8 leaves + 4
-//             spines, 4 SU = 32 leaves + 16 spines).
+//             spines, 4 SU = 32 leaves + 16 spines), at most hosts_per_unit ÷
+//             oversubscription, so that every leaf-spine link carries at least
+//             one NIC rate.
 // Switch↔switch hops cost `switch_latency` (default 150 ns); NIC↔switch
 // hops the preset's NIC latency unless overridden.
 

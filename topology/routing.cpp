@@ -59,14 +59,15 @@ NodeId from_of(const Topology& t, DirLinkId dl) {
 
 class Search {
  public:
-  void run(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules) {
+  void run(const Topology& t, NodeId src, std::optional<NodeId> dst, const SegmentRules& rules,
+           Bandwidth start = Bandwidth::bits_per_second(INT64_MAX)) {
     reset(t.node_count());
     const NodeId tie_dst = dst.value_or(src);
     touch(src);
-    label_[src] = Label{Time::zero(), Bandwidth::bits_per_second(INT64_MAX), 0};
+    label_[src] = Label{Time::zero(), start, 0};
     using Entry = std::tuple<std::int64_t, std::int64_t, std::uint32_t, NodeId>;
     std::priority_queue<Entry, std::vector<Entry>, std::greater<>> pq;
-    pq.emplace(0, -INT64_MAX, 0, src);
+    pq.emplace(0, -start.bps(), 0, src);
     const auto& g = t.graph();
     while (!pq.empty()) {
       const NodeId u = std::get<3>(pq.top());
@@ -173,6 +174,10 @@ void append(Route& r, const Route& seg) {
 
 }  // namespace
 
+const SegmentRules& network_rules() {
+  return fabric_rules();
+}
+
 std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, const SegmentRules& rules) {
   Route r;
   r.src = src;
@@ -236,6 +241,96 @@ std::vector<NodeId> assign_nics(const Topology& t) {
   return nic_of;
 }
 
+namespace {
+
+// The one fabric link of a NIC, or nullopt when it has none or several.
+std::optional<DirLinkId> only_uplink(const Topology& t, NodeId nic) {
+  std::optional<DirLinkId> out;
+  const auto& g = t.graph();
+  for (auto [e, end] = boost::out_edges(nic, g); e != end; ++e) {
+    const DirLinkId dl = boost::get(boost::edge_index, g, *e);
+    if (t.link(Topology::link_of(dl)).kind != LinkKind::network) continue;
+    if (out) return std::nullopt;
+    out = dl;
+  }
+  return out;
+}
+
+// One full search from switch `from` (its label's bottleneck `start`), kept
+// with every equal-cost predecessor of each switch it reaches.
+std::shared_ptr<const FabricDag> build_dag(const Topology& t, NodeId from, Bandwidth start) {
+  Search& s = scratch();
+  s.run(t, from, std::nullopt, fabric_rules(), start);
+  auto dag = std::make_shared<FabricDag>();
+  const auto& g = t.graph();
+  for (NodeId v : s.touched()) {
+    if (!s.reached(v) || t.node(v).kind != NodeKind::network_switch) continue;
+    const Label& lv = s.label(v);
+    FabricDag::Entry e{lv.latency, lv.bottleneck, lv.hops, {}};
+    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
+      const DirLinkId in = boost::get(boost::edge_index, g, *it) ^ 1U;  // u -> v
+      const auto u = static_cast<NodeId>(boost::target(*it, g));
+      const LinkId lid = Topology::link_of(in);
+      if (!s.reached(u) || (u != from && t.node(u).kind != NodeKind::network_switch)) continue;
+      if (t.link(lid).kind != LinkKind::network) continue;
+      const Label& lu = s.label(u);
+      const Label cand{lu.latency + t.link(lid).latency, std::min(lu.bottleneck, t.capacity(lid)),
+                       lu.hops + 1};
+      if (cand.same_as(lv)) e.preds.push_back(in);
+    }
+    dag->at.emplace(v, std::move(e));
+  }
+  return dag;
+}
+
+}  // namespace
+
+// NIC to NIC across the fabric. When each NIC hangs off one switch, the
+// switch-to-switch part comes from a search per first switch, cached, with
+// the equal-cost choice made per NIC pair exactly as shortest_path's ties
+// are (the lowest tie_rank of (source NIC, destination NIC, predecessor)):
+// a cluster of thousands of NICs then needs one search per leaf, not one
+// per pair.
+std::optional<Route> Topology::fabric_segment(NodeId nic_a, NodeId nic_b) const {
+  const auto up = only_uplink(*this, nic_a);
+  const auto down = only_uplink(*this, nic_b);
+  if (!up || !down || nic_a == nic_b) return shortest_path(*this, nic_a, nic_b, fabric_rules());
+  const NodeId la = from_of(*this, *up ^ 1U);
+  const NodeId lb = from_of(*this, *down ^ 1U);
+  const Bandwidth start = capacity(link_of(*up));
+  std::shared_ptr<const FabricDag> dag;
+  {
+    Derived& d = derived();
+    std::lock_guard lock(d.mutex);
+    auto& slot = d.dags[{la, start.bps()}];
+    if (!slot) slot = build_dag(*this, la, start);
+    dag = slot;
+  }
+  const auto it = dag->at.find(lb);
+  if (it == dag->at.end()) return std::nullopt;
+  Route r;
+  r.src = nic_a;
+  r.dst = nic_b;
+  std::vector<DirLinkId> back{*down ^ 1U};  // lb -> nic_b
+  for (NodeId v = lb; v != la;) {
+    const auto& preds = dag->at.at(v).preds;
+    DirLinkId best = preds.front();
+    for (DirLinkId p : preds)
+      if (tie_rank(nic_a, nic_b, from_of(*this, p)) < tie_rank(nic_a, nic_b, from_of(*this, best))) best = p;
+    back.push_back(best);
+    v = from_of(*this, best);
+  }
+  back.push_back(*up);
+  std::reverse(back.begin(), back.end());
+  for (DirLinkId dl : back) {
+    const LinkId l = link_of(dl);
+    r.hops.push_back(Hop{dl, l, from_of(*this, dl), from_of(*this, dl ^ 1U)});
+    r.latency += link(l).latency;
+    r.bottleneck = r.hops.size() == 1 ? capacity(l) : std::min(r.bottleneck, capacity(l));
+  }
+  return r;
+}
+
 Route Topology::compute_route(NodeId src, NodeId dst) const {
   const Node& a = node(src);
   const Node& b = node(dst);
@@ -256,7 +351,7 @@ Route Topology::compute_route(NodeId src, NodeId dst) const {
     r.src = src;
     r.dst = dst;
     append(r, *shortest_path(*this, src, *nic_a, host_rules()));
-    auto mid = shortest_path(*this, *nic_a, *nic_b, fabric_rules());
+    auto mid = fabric_segment(*nic_a, *nic_b);
     if (!mid)
       throw unreachable(
           fmt::format("the fabric joins no path from {} to {}", node(*nic_a).name, node(*nic_b).name));

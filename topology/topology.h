@@ -186,6 +186,7 @@ class Topology {
   Derived& derived() const;
   void invalidate();
   [[nodiscard]] Route compute_route(NodeId src, NodeId dst) const;
+  [[nodiscard]] std::optional<Route> fabric_segment(NodeId nic_a, NodeId nic_b) const;
 
   std::vector<Host> hosts_;
   std::vector<Node> nodes_;

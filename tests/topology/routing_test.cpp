@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "tests/topology/test_util.h"
+#include "topology/routing_detail.h"
 
 using namespace meshsim;
 using namespace meshsim::topology;
@@ -197,4 +198,33 @@ TEST_CASE("GPUs leave through a NIC that is joined to the fabric", "[routing]") 
   t.add_link(Link{LinkKind::network, m, sw, Bandwidth::Gbps(100), 1, Time::us(1), 1.0, 0, 0});
   CHECK(*t.nic_of(g) == n1);
   CHECK(path_of(t, t.route(g, h)) == "a/gpu0 a/nic1 sw b/nic0 b/gpu0");
+}
+
+TEST_CASE("fabric routes from the per-leaf search equal a direct search per NIC pair", "[routing]") {
+  // The fabric part of a GPU route comes from one cached search per leaf,
+  // with the equal-cost spine chosen per NIC pair by the same hash a direct
+  // shortest-path search from NIC to NIC uses: both give the same links.
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 8;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 16;
+  s.fabric.oversubscription = 2;
+  const Topology t = build_cluster(s);
+  int checked = 0;
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b) {
+      if (a == b) continue;
+      const NodeId ga = t.at(fmt::format("h{}/gpu{}", a, (a + b) % 8));
+      const NodeId gb = t.at(fmt::format("h{}/gpu{}", b, (3 * a + b) % 8));
+      const auto direct = shortest_path(t, *t.nic_of(ga), *t.nic_of(gb), network_rules());
+      REQUIRE(direct);
+      const Route& r = t.route(ga, gb);
+      std::vector<DirLinkId> fabric;
+      for (const Hop& h : r.hops)
+        if (t.link(h.link).kind == LinkKind::network) fabric.push_back(h.dlink);
+      CHECK(fabric == direct->links());
+      ++checked;
+    }
+  CHECK(checked == 56);
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Collectives at scale, timed through the CLI (process start-up included;
+# best of N runs), with peak resident memory from /usr/bin/time when present:
+#   1. 1 GiB all-reduce over 1,024 DGX-H100 hosts (8,192 GPUs), rail fabric,
+#      400 Gb/s NICs, NCCL-style selection of algorithm and protocol:
+#      target <= 2 s and <= 1 GB resident
+#   2. the same forced to rings (8 channels, 65,536 ring edges)
+#   3. a sweep 8 B .. 1 GiB over 16 hosts (28 sizes, selection at each)
+#   bench/time_collective.sh [build/release/tools/meshsim] [runs]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-build/release/tools/meshsim}
+runs=${2:-3}
+
+best_of() {
+  local best=""
+  for i in $(seq "$runs"); do
+    local start end t
+    start=$(date +%s.%N)
+    "$@" > /dev/null
+    end=$(date +%s.%N)
+    t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
+    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
+  done
+  echo "$best"
+}
+
+peak_mb() {
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f MB", $1 / 1024 }'
+  else
+    echo "n/a"
+  fi
+}
+
+big=(collective allreduce -t dgx-h100 --hosts 1024 --fabric rail --nic-bandwidth 400Gbps --size 1GiB)
+echo "all-reduce 1 GiB, 1024 x dgx-h100 rail: $(best_of "$bin" "${big[@]}") s, peak $(peak_mb "$bin" "${big[@]}") (target <= 2 s, <= 1 GB)"
+"$bin" "${big[@]}" | grep -E "^ +1 GiB"
+ring=("${big[@]}" --algorithm ring --protocol simple)
+echo "same, rings forced: $(best_of "$bin" "${ring[@]}") s, peak $(peak_mb "$bin" "${ring[@]}")"
+sweep=(collective allreduce -t dgx-h100 --hosts 16 --fabric rail --sweep 8B:1GiB)
+echo "sweep 8 B .. 1 GiB, 16 x dgx-h100 rail: $(best_of "$bin" "${sweep[@]}") s"
