@@ -186,6 +186,20 @@ std::int64_t tree_depth(std::int64_t n) {
   return d;
 }
 
+Bandwidth tree_channel_limit(std::string_view gpu_model, std::int64_t hosts) {
+  // perChMaxTreeBws in GB/s: rows Volta, Ampere, Hopper; columns 1, 2, more hosts.
+  static constexpr double kBusGBps[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
+  int arch = -1;
+  if (gpu_model == "V100") arch = 0;
+  if (gpu_model == "A100" || gpu_model == "A800") arch = 1;
+  if (nvls_efficiency(gpu_model) > 0 && gpu_model[0] == 'H') arch = 2;
+  if (gpu_model == "GH200") arch = 2;
+  if (arch < 0) return Bandwidth{};
+  const int col = hosts <= 1 ? 0 : hosts == 2 ? 1 : 2;
+  const double algbw = kBusGBps[arch][col] / 2 * 1e9;
+  return Bandwidth::bytes_per_second(static_cast<std::int64_t>(algbw));
+}
+
 // NVLink SHARP needs NVSwitch 3 (Hopper) or later. Efficiency: the share
 // of link bandwidth multimem loads and stores reach, from NCCL's tuning
 // model (v2.28.3 nvlsEfficiency: Hopper 0.85, Blackwell 0.74).

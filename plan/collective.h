@@ -137,6 +137,14 @@ struct ProtocolTraits {
 /// ⌈log2 n⌉ for n ≥ 1 (depth of a binary tree over n hosts).
 [[nodiscard]] std::int64_t tree_depth(std::int64_t n);
 
+/// The most one tree channel moves, as data per second (algorithm
+/// bandwidth), on GPUs of this model in a tree over `hosts` hosts; zero
+/// when unknown. From NCCL's tuning model (tuning.cc v2.23.4,
+/// perChMaxTreeBws, a per-channel bus bandwidth, halved as NCCL converts a
+/// tree's bus bandwidth to algorithm bandwidth): a tree channel is one
+/// chain of reduce-and-forward steps, and its kernel sets the pace.
+[[nodiscard]] Bandwidth tree_channel_limit(std::string_view gpu_model, std::int64_t hosts);
+
 /// Whether GPUs of this model sit on NVSwitches that reduce and multicast
 /// (NVLink SHARP: Hopper's NVSwitch 3 and later).
 [[nodiscard]] bool nvls_capable_model(std::string_view gpu_model);

@@ -208,6 +208,7 @@ class Builder {
         }
     }
     out_.latency += 2 * (chain_lat + net_lat * plan::tree_depth(hosts));
+    out_.pipeline_limit = plan::tree_channel_limit(t_.node(group_.front()).model, hosts);
   }
 
   // Every GPU up to its NVSwitches and back down; n: GPUs per host.
@@ -358,6 +359,7 @@ std::vector<LockstepFlow> lockstep_flows(const CollectiveTraffic& traffic) {
   }
   std::vector<LockstepFlow> out;
   for (auto& [p, lf] : by) {
+    if (traffic.pipeline_limit.bps() > 0) lf.cap = traffic.pipeline_limit;
     const auto& on = bytes[p];
     const double size = std::max(1.0, static_cast<double>(lf.size.count()));
     for (DirLinkId d : lf.path) lf.weights.push_back(std::max(on.at(d), 1.0) / size);
@@ -373,6 +375,10 @@ Time predict(const Topology& t, const CollectiveTraffic& traffic) {
   double worst = 0;
   for (const auto& [d, bytes] : load)
     worst = std::max(worst, bytes / t.capacity(Topology::link_of(d)).bytes_per_second_f());
+  if (traffic.pipeline_limit.bps() > 0)
+    for (const auto& lf : lockstep_flows(traffic))
+      worst =
+          std::max(worst, static_cast<double>(lf.size.count()) / traffic.pipeline_limit.bytes_per_second_f());
   return traffic.latency + Time::ps(static_cast<std::int64_t>(std::ceil(worst * 1e12)));
 }
 

@@ -20,6 +20,8 @@
 //   tree       per channel and each of the two trees: each tree edge between
 //              rail GPUs carries w·S/(2C) up and down; each host's chain
 //              (its run, rail GPU at the top) carries w·S/C up and down.
+//              A channel moves at most plan::tree_channel_limit() of data
+//              per second (NCCL's per-channel tree limit).
 //   nvls       per GPU, up to its NVSwitch(es) and back down:
 //              all_reduce w·S·(n+1)/n each way; reduce_scatter w·S up and
 //              w·S/n down; all_gather w·S/n up and w·S down.
@@ -84,11 +86,13 @@ struct LockstepFlow {
   std::vector<double> weights;
   Bytes size;
   std::vector<std::size_t> members;  // indices into CollectiveTraffic::flows
+  std::optional<Bandwidth> cap;      // CollectiveTraffic::pipeline_limit
 };
 
 struct CollectiveTraffic {
   std::vector<CollectiveFlow> flows;
   Time latency;
+  Bandwidth pipeline_limit;  // each pipeline's most data per second; zero: none
 };
 
 /// Why `a` cannot run `op` on this group, or empty when it can.
@@ -104,8 +108,9 @@ struct CollectiveTraffic {
 /// The traffic's pipelines as weighted flows, in pipeline order.
 [[nodiscard]] std::vector<LockstepFlow> lockstep_flows(const CollectiveTraffic& traffic);
 
-/// The selector's estimate: latency + max over directed links of the
-/// bytes the traffic puts on it / its capacity.
+/// The selector's estimate: latency + the larger of (max over directed
+/// links of the bytes the traffic puts on it / its capacity) and (a
+/// pipeline's data / its limit).
 [[nodiscard]] Time predict(const topology::Topology& t, const CollectiveTraffic& traffic);
 
 /// Fills what `req` leaves open by predicted time; UsageError when a forced

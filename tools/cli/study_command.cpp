@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "planner/collective_study.h"
 #include "planner/pipeline_study.h"
 #include "planner/study.h"
 #include "tools/cli/calibration_option.h"
@@ -41,6 +42,50 @@ topology::Topology study_topology(const std::string& what) {
     return topology::build_cluster(spec);
   }
   return topology::load_topology_file(what);
+}
+
+// A meshsim.collective-study/1 file: predicted against published, per row.
+// Exits with an error when a row leaves its tolerance.
+void run_collective_study(StudyArgs& a) {
+  const planner::CollectiveStudy s = planner::load_collective_study(a.file);
+  Json rows = Json::array();
+  std::string csv = "name,op,size_bytes,chosen,unit,predicted,published,error,tolerance,within,source\n";
+  Table tab({"row", "chosen", "predicted", "published", "error", "within"});
+  std::size_t outside = 0;
+  for (const auto& row : s.rows) {
+    const auto r = planner::run_collective_row(row);
+    outside += r.within ? 0 : 1;
+    const std::string unit = row.published_is_time ? "us" : "GB/s busbw";
+    rows.push_back(Json{{"name", row.name},
+                        {"chosen", r.chosen},
+                        {"unit", unit},
+                        {"predicted", r.predicted},
+                        {"published", row.published},
+                        {"error", r.error},
+                        {"tolerance", row.tolerance},
+                        {"within", r.within},
+                        {"source", row.source}});
+    csv += fmt::format("\"{}\",{},{},{},{},{:.6g},{:.6g},{:.4f},{},{},\"{}\"\n", row.name,
+                       plan::to_string(row.op), row.size.count(), r.chosen, unit, r.predicted, row.published,
+                       r.error, row.tolerance, r.within, row.source);
+    tab.add({row.name, r.chosen, fmt::format("{:.1f} {}", r.predicted, unit),
+             fmt::format("{:.1f}", row.published), fmt::format("{:+.1f} %", 100 * r.error),
+             r.within ? fmt::format("yes (±{:.0f} %)", 100 * row.tolerance)
+                      : fmt::format("NO (±{:.0f} %)", 100 * row.tolerance)});
+  }
+  if (!a.out.empty()) {
+    std::filesystem::create_directories(a.out);
+    write_text_file(a.out + "/results.csv", csv);
+    write_text_file(a.out + "/results.json", dump_json(Json{{"study", s.name}, {"rows", rows}}));
+  }
+  if (a.json)
+    fmt::print("{}", dump_json(Json{{"study", s.name}, {"rows", rows}, {"outside_tolerance", outside}}));
+  else
+    fmt::print("{}: {}\n\n{}\n{} of {} rows within their tolerance\n", s.name, s.description,
+               tab.render({false, false, true, true, true, false}), s.rows.size() - outside, s.rows.size());
+  if (outside > 0)
+    throw UsageError(
+        fmt::format("{} of {} rows of {} are outside their tolerance", outside, s.rows.size(), a.file));
 }
 
 // A meshsim.pipeline-study/1 file: iteration time per case and method.
@@ -99,6 +144,10 @@ void run_pipeline_study(StudyArgs& a) {
 }
 
 void run_study(StudyArgs& a) {
+  if (planner::is_collective_study(a.file)) {
+    run_collective_study(a);
+    return;
+  }
   if (planner::is_pipeline_study(a.file)) {
     run_pipeline_study(a);
     return;
@@ -183,7 +232,8 @@ void add_study_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("study",
                          "Run a study file: meshsim.study/1 (resharding: every case x strategy x balance) or "
-                         "meshsim.pipeline-study/1 (training iterations: every case x method)");
+                         "meshsim.pipeline-study/1 (training iterations: every case x method) or "
+                         "meshsim.collective-study/1 (collectives against published nccl-tests figures)");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,
