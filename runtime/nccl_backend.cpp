@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -20,6 +22,42 @@
 #include "runtime/work.h"
 
 namespace meshsim::runtime {
+
+namespace {
+
+// Sets NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS to what a
+// communicator's collectives force while it lives, restoring the caller's
+// environment after: NCCL reads them when it tunes a new communicator.
+class ForcedChoices {
+ public:
+  explicit ForcedChoices(const NcclComm& c) {
+    set("NCCL_ALGO", c.nccl_algo);
+    set("NCCL_PROTO", c.nccl_proto);
+    const std::string ch = c.channels > 0 ? std::to_string(c.channels) : std::string();
+    set("NCCL_MIN_NCHANNELS", ch);
+    set("NCCL_MAX_NCHANNELS", ch);
+  }
+  ForcedChoices(const ForcedChoices&) = delete;
+  ForcedChoices& operator=(const ForcedChoices&) = delete;
+  ~ForcedChoices() {
+    for (const auto& [name, old] : saved_)
+      if (old)
+        setenv(name.c_str(), old->c_str(), 1);
+      else
+        unsetenv(name.c_str());
+  }
+
+ private:
+  void set(const char* name, const std::string& value) {
+    if (value.empty()) return;
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    setenv(name, value.c_str(), 1);
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+}  // namespace
 
 namespace {
 
@@ -193,6 +231,7 @@ class NcclBackend final : public Backend {
     }
     for (std::size_t c = 1; c < prog_.comms.size(); ++c) {
       const auto& members = prog_.comms[c].ranks;
+      const ForcedChoices forced(prog_.comms[c]);  // NCCL reads them while it creates the communicator
       nccl_.check(nccl_.group_start(), "ncclGroupStart");
       for (int r = 0; r < n; ++r) {
         if (!mine(r)) continue;

@@ -12,6 +12,25 @@
 
 namespace meshsim::runtime {
 
+namespace {
+
+// Records on `comm` what the collective task `t` forces, in NCCL's names.
+void force_choices(NcclComm& comm, const sim::Task& t) {
+  const std::string algo = t.algorithm && *t.algorithm != sim::Algorithm::direct
+                               ? std::string(plan::traits(*t.algorithm).nccl_name)
+                               : std::string();
+  const std::string proto = t.protocol ? std::string(plan::traits(*t.protocol).nccl_name) : std::string();
+  if (comm.collectives++ == 0) {
+    comm.nccl_algo = algo;
+    comm.nccl_proto = proto;
+    comm.channels = t.channels;
+  } else if (comm.nccl_algo != algo || comm.nccl_proto != proto || comm.channels != t.channels) {
+    comm.mixed = true;
+  }
+}
+
+}  // namespace
+
 std::string_view to_string(NcclOp op) {
   switch (op) {
     case NcclOp::send: return "send";
@@ -45,14 +64,27 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   std::map<std::pair<std::vector<int>, int>, int> comm_of;
   auto world_comm = [&](int stream, std::size_t task) {
     auto [it, fresh] = world_of.emplace(stream, static_cast<int>(p.comms.size()));
-    if (fresh) p.comms.push_back(NcclComm{world.ranks, stream, true, task});
+    if (fresh) {
+      NcclComm c;
+      c.ranks = world.ranks;
+      c.stream = stream;
+      c.world = true;
+      c.first_task = task;
+      p.comms.push_back(std::move(c));
+    }
     return it->second;
   };
   auto group_comm = [&](const sim::Task& t, std::size_t task) {
     std::vector<int> ranks;
     for (const auto& d : t.devices) ranks.push_back(rank(d));
     auto [it, fresh] = comm_of.emplace(std::pair{ranks, t.stream}, static_cast<int>(p.comms.size()));
-    if (fresh) p.comms.push_back(NcclComm{ranks, t.stream, false, task});
+    if (fresh) {
+      NcclComm c;
+      c.ranks = ranks;
+      c.stream = t.stream;
+      c.first_task = task;
+      p.comms.push_back(std::move(c));
+    }
     return it->second;
   };
   auto pair = [&](std::size_t task, int a, int b, std::int64_t bytes, std::size_t region) {
@@ -130,6 +162,7 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
           break;
         }
         const int comm = group_comm(t, i);
+        force_choices(p.comms[static_cast<std::size_t>(comm)], t);
         const NcclOp op = t.op == sim::CollectiveOp::all_gather       ? NcclOp::all_gather
                           : t.op == sim::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
                                                                       : NcclOp::all_reduce;
@@ -144,6 +177,12 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
 
 std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& plan) {
   std::vector<std::string> problems;
+  for (std::size_t c = 0; c < p.comms.size(); ++c)
+    if (p.comms[c].mixed)
+      problems.push_back(fmt::format(
+          "communicator {}: its collectives force different algorithms, protocols or channels; NCCL fixes "
+          "them per communicator (put them on different streams)",
+          c));
   const auto nranks = static_cast<int>(p.devices.size());
   // Collectives: per communicator, every member's sequence is the same;
   // non-members issue nothing on it.

@@ -25,7 +25,9 @@
 //                   two buffers of one device is a local copy); no payload:
 //                   the NCCL collective of `size` on the group's
 //                   communicator, except all_to_all: a send/recv pair of
-//                   size/n per ordered pair
+//                   size/n per ordered pair. The algorithm, protocol and
+//                   channels a task forces are the communicator's
+//                   (NcclComm); direct has no NCCL algorithm and forces none.
 //   compute         no NCCL call (the rank runs it on its stream)
 // Every rank issues its calls in this one order, which is what NCCL
 // requires: on each communicator all members issue the same collective
@@ -71,6 +73,14 @@ struct NcclComm {
   int stream = 0;              // the plan stream whose tasks use it
   bool world = false;          // spans every rank, for point-to-point calls
   std::size_t first_task = 0;  // the task that needs it first
+  // What the plan's collectives on it force (collective table, NCCL names);
+  // NCCL reads them as NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS when
+  // the communicator is created, so one communicator runs one choice.
+  std::string nccl_algo;        // "Ring", "Tree", "NVLS", "NVLSTree"; empty: NCCL's
+  std::string nccl_proto;       // "LL", "LL128", "Simple"; empty: NCCL's
+  int channels = 0;             // 0: NCCL's
+  bool mixed = false;           // its tasks force different choices
+  std::size_t collectives = 0;  // collective tasks that run on it
 };
 
 struct NcclProgram {
@@ -81,7 +91,8 @@ struct NcclProgram {
 
 [[nodiscard]] NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule);
 
-/// What breaks NCCL's ordering rules, one line per problem; empty if none.
+/// What breaks NCCL's ordering rules, or asks a communicator for two
+/// different forced choices, one line per problem; empty if none.
 [[nodiscard]] std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& plan);
 
 }  // namespace meshsim::runtime

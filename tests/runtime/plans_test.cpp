@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
@@ -142,4 +143,43 @@ TEST_CASE("check_program catches calls out of order", "[runtime][nccl]") {
   const auto problems = check_program(prog, plan);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("communicator 1") != std::string::npos);
+}
+
+TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCCL_PROTO", "[runtime][nccl]") {
+  // Two all-reduces over {a, b, c}: on stream 0 forced to tree/LL with 4
+  // channels, on stream 1 left to NCCL. Each stream has its own
+  // communicator: the first carries Tree/LL/4, the second nothing. A third
+  // all-reduce on stream 0 forcing the ring cannot share that communicator.
+  sim::Plan plan;
+  plan.name = "choices";
+  auto ar = [&](const char* id, int stream, std::optional<sim::Algorithm> a, std::optional<sim::Protocol> p,
+                int channels) {
+    sim::Task t;
+    t.id = id;
+    t.kind = sim::TaskKind::collective;
+    t.op = sim::CollectiveOp::all_reduce;
+    t.devices = {"a", "b", "c"};
+    t.size = Bytes(3 << 20);
+    t.stream = stream;
+    t.algorithm = a;
+    t.protocol = p;
+    t.channels = channels;
+    plan.tasks.push_back(t);
+  };
+  ar("forced", 0, sim::Algorithm::tree, sim::Protocol::ll, 4);
+  ar("free", 1, std::nullopt, std::nullopt, 0);
+  NcclProgram prog = nccl_program(plan, make_schedule(plan));
+  REQUIRE(check_program(prog, plan).empty());
+  const auto& forced = prog.comms[static_cast<std::size_t>(prog.calls[0][0].comm)];
+  CHECK(forced.nccl_algo == "Tree");
+  CHECK(forced.nccl_proto == "LL");
+  CHECK(forced.channels == 4);
+  const auto& free = prog.comms[static_cast<std::size_t>(prog.calls[0][1].comm)];
+  CHECK(free.nccl_algo.empty());
+  CHECK(free.nccl_proto.empty());
+  ar("clash", 0, sim::Algorithm::ring, sim::Protocol::simple, 4);
+  prog = nccl_program(plan, make_schedule(plan));
+  const auto problems = check_program(prog, plan);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].find("force different algorithms") != std::string::npos);
 }

@@ -15,6 +15,7 @@
 #include "runtime/host_backend.h"
 #include "sim/executor.h"
 #include "sim/plan_json.h"
+#include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
@@ -106,7 +107,9 @@ void run_reshard(ReshardArgs& a) {
     fmt::print("{}", dump_json(Json{{"tensor_bytes", p.tensor.bytes().count()},
                                     {"unit_tasks", tasks.size()},
                                     {"lower_bound_s", lb.time.seconds()},
-                                    {"strategies", std::move(out)}}));
+                                    {"strategies", std::move(out)},
+                                    {"best", best->name},
+                                    {"bottlenecks", bottlenecks_json(topo, best->result, 5)}}));
   } else {
     fmt::print("reshard {} ({}) from {} [{}] to {} [{}] on {}\n", a.tensor, human_string(p.tensor.bytes()),
                a.src_mesh, p.src_spec.str(), a.dst_mesh, p.dst_spec.str(), topo.name);
@@ -135,6 +138,7 @@ void run_reshard(ReshardArgs& a) {
       tab.add(cells);
     }
     fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
+    fmt::print("\nfastest: {} / {}\n{}", best->name, best->balance, bottlenecks_table(topo, best->result, 5));
     if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best->name, best->balance, a.plan_out);
     if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
   }
