@@ -53,10 +53,18 @@ void run_simulate(SimulateArgs& a) {
                           {"start_us", r.tasks[i].start.microseconds()},
                           {"end_us", r.tasks[i].end.microseconds()}});
     Json tasks = Json::array();
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i)
-      tasks.push_back(Json{{"id", plan.tasks[i].id},
-                           {"start_us", r.tasks[i].start.microseconds()},
-                           {"end_us", r.tasks[i].end.microseconds()}});
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+      Json o{{"id", plan.tasks[i].id},
+             {"start_us", r.tasks[i].start.microseconds()},
+             {"end_us", r.tasks[i].end.microseconds()}};
+      if (plan.tasks[i].kind == sim::TaskKind::collective) {
+        const auto& c = r.collectives[i];
+        o["algorithm"] = std::string(plan::to_string(c.algorithm));
+        o["protocol"] = std::string(plan::to_string(c.protocol));
+        o["channels"] = c.channels;
+      }
+      tasks.push_back(std::move(o));
+    }
     fmt::print("{}", dump_json(Json{{"plan", plan.name},
                                     {"topology", topo.name},
                                     {"makespan_us", r.makespan.microseconds()},
