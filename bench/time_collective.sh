@@ -12,18 +12,7 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/release/tools/meshsim}
 runs=${2:-3}
 
-best_of() {
-  local best=""
-  for i in $(seq "$runs"); do
-    local start end t
-    start=$(date +%s.%N)
-    "$@" > /dev/null
-    end=$(date +%s.%N)
-    t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
-    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-  done
-  echo "$best"
-}
+source bench/best_of.sh
 
 peak_mb() {
   if [ -x /usr/bin/time ]; then

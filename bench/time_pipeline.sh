@@ -12,18 +12,7 @@ cd "$(dirname "$0")/.."
 bin=${1:-build/release/tools/meshsim}
 runs=${2:-3}
 
-best_of() {
-  local best=""
-  for i in $(seq "$runs"); do
-    local start end t
-    start=$(date +%s.%N)
-    "$@" > /dev/null
-    end=$(date +%s.%N)
-    t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
-    if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-  done
-  echo "$best"
-}
+source bench/best_of.sh
 
 p=$(best_of "$bin" pipeline --model gpt3-175b --topology dgx-h100 --hosts 128 --fabric rail \
   --dp 8 --tp 8 --pp 16 --microbatches 64 --schedule 1f1b)

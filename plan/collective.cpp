@@ -171,6 +171,10 @@ std::int64_t ring_steps(CollectiveOp op, std::int64_t n) {
   return 1;
 }
 
+std::int64_t direct_phases(CollectiveOp op) {
+  return op == CollectiveOp::all_reduce ? 2 : 1;
+}
+
 Time base_latency(Algorithm a, Protocol p) {
   return us(kBaseLatencyUs[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)]);
 }

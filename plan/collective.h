@@ -129,6 +129,10 @@ struct ProtocolTraits {
 /// Sequential steps of a ring over n ranks (see the table above).
 [[nodiscard]] std::int64_t ring_steps(CollectiveOp op, std::int64_t n);
 
+/// Rounds of a direct collective: all_reduce a reduce-scatter then an
+/// all-gather phase, each moving S/n per ordered pair (2); the others 1.
+[[nodiscard]] std::int64_t direct_phases(CollectiveOp op);
+
 /// NCCL's base latency of an (algorithm, protocol); zero for direct.
 [[nodiscard]] Time base_latency(Algorithm a, Protocol p);
 /// NCCL's latency of one step over `t` for (algorithm, protocol).

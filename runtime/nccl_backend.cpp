@@ -28,6 +28,20 @@ namespace {
 // Sets NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS to what a
 // communicator's collectives force while it lives, restoring the caller's
 // environment after: NCCL reads them when it tunes a new communicator.
+// NCCL's name for a plan element type.
+ncclDataType_t nccl_type(sim::DType d) {
+  switch (d) {
+    case sim::DType::f32: return ncclFloat32;
+    case sim::DType::f16: return ncclFloat16;
+    case sim::DType::bf16: return ncclBfloat16;
+    case sim::DType::f64: return ncclFloat64;
+    case sim::DType::i32: return ncclInt32;
+    case sim::DType::i8: return ncclInt8;
+    case sim::DType::u8: return ncclUint8;
+  }
+  return ncclUint8;
+}
+
 class ForcedChoices {
  public:
   explicit ForcedChoices(const NcclComm& c) {
@@ -500,14 +514,19 @@ class NcclBackend final : public Backend {
         nccl_.check(nccl_.all_gather(b + me * (bytes / nm), b, bytes / nm, ncclInt8, comm, s),
                     "ncclAllGather");
         return;
-      case NcclOp::reduce_scatter:
-        nccl_.check(nccl_.reduce_scatter(b, b + me * (bytes / nm / 4) * 4, bytes / nm / 4, ncclFloat, ncclSum,
-                                         comm, s),
-                    "ncclReduceScatter");
+      case NcclOp::reduce_scatter: {
+        const auto esz = static_cast<std::size_t>(sim::dtype_size(c.dtype));
+        const std::size_t count = bytes / nm / esz;  // elements per rank
+        nccl_.check(
+            nccl_.reduce_scatter(b, b + me * count * esz, count, nccl_type(c.dtype), ncclSum, comm, s),
+            "ncclReduceScatter");
         return;
-      case NcclOp::all_reduce:
-        nccl_.check(nccl_.all_reduce(b, b, bytes / 4, ncclFloat, ncclSum, comm, s), "ncclAllReduce");
+      }
+      case NcclOp::all_reduce: {
+        const auto count = bytes / static_cast<std::size_t>(sim::dtype_size(c.dtype));
+        nccl_.check(nccl_.all_reduce(b, b, count, nccl_type(c.dtype), ncclSum, comm, s), "ncclAllReduce");
         return;
+      }
     }
   }
 

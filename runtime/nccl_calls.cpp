@@ -167,7 +167,9 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
                           : t.op == sim::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
                                                                       : NcclOp::all_reduce;
         for (const auto& d : t.devices)
-          p.calls[static_cast<std::size_t>(rank(d))].push_back({i, op, comm, -1, t.size.count(), kScratch});
+          p.calls[static_cast<std::size_t>(rank(d))].push_back(
+              {i, op, comm, -1, t.size.count(), kScratch,
+               plan::traits(t.op).reduces ? t.dtype : sim::DType::u8});
         break;
       }
     }

@@ -63,7 +63,8 @@ struct NcclCall {
   int comm = 0;   // index into NcclProgram::comms
   int peer = -1;  // send/recv: the other rank (world); broadcast: root's comm rank
   std::int64_t bytes = 0;
-  std::size_t region = kScratch;  // payload region of the task, or kScratch (scratch area)
+  std::size_t region = kScratch;      // payload region of the task, or kScratch (scratch area)
+  sim::DType dtype = sim::DType::u8;  // reduce_scatter, all_reduce: the element type summed
 
   friend bool operator==(const NcclCall&, const NcclCall&) = default;
 };

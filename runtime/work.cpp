@@ -75,12 +75,13 @@ PlanWork lower(const sim::Plan& plan) {
         break;
       case sim::TaskKind::collective: {
         if (n < 2) break;
-        const bool reduce2 = t.op == sim::CollectiveOp::all_reduce;
+        // The host backend stands in with the ring's edge volumes (any
+        // algorithm but direct) or direct's pair volumes, from the table.
         if (t.algorithm != sim::Algorithm::direct && t.op != sim::CollectiveOp::all_to_all) {
-          const std::int64_t edge = (reduce2 ? 2 : 1) * (n - 1) * s / n;
+          const std::int64_t edge = plan::ring_steps(t.op, n) * s / n;
           for (std::size_t k = 0; k < d.size(); ++k) scratch_copy(w, d[k], d[(k + 1) % d.size()], edge, s);
         } else {
-          const std::int64_t pair = (reduce2 ? 2 : 1) * s / n;
+          const std::int64_t pair = plan::direct_phases(t.op) * s / n;
           for (std::size_t a = 0; a < d.size(); ++a)
             for (std::size_t b = 0; b < d.size(); ++b) scratch_copy(w, d[a], d[b], pair, s);
         }

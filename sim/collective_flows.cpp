@@ -255,7 +255,7 @@ class Builder {
 
   void direct() {
     const auto n = static_cast<std::int64_t>(group_.size());
-    const std::int64_t phases = op_ == CollectiveOp::all_reduce ? 2 : 1;
+    const std::int64_t phases = plan::direct_phases(op_);
     const Bytes pair = scaled_bytes(size_, wire_ * static_cast<double>(phases) / static_cast<double>(n));
     Time lat = Time::zero();
     for (NodeId a : group_)

@@ -98,7 +98,7 @@ struct Task {
   std::optional<Time> duration;
   double flops = 0;
   Bytes mem_bytes;
-  DType dtype = DType::bf16;
+  DType dtype = DType::bf16;  // compute: the math's type; collective: the type reduced
 
   // send, broadcast, collective
   Bytes size;

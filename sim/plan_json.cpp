@@ -185,13 +185,14 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
     }
     case TaskKind::collective:
       c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "protocol", "channels", "ring_order",
-                    "stream", "deps", "payload"});
+                    "dtype", "stream", "deps", "payload"});
       t.op = enum_from(c["op"], plan::kOps, "collective");
       t.devices = device_list(c["group"], 2);
       t.size = positive_size(c["size"]);
       if (auto a = c.find("algorithm")) t.algorithm = auto_or(*a, plan::kAlgorithms, "algorithm");
       if (auto pr = c.find("protocol")) t.protocol = auto_or(*pr, plan::kProtocols, "protocol");
       if (auto ch = c.find("channels")) t.channels = static_cast<int>(ch->as_int_in(0, 64));
+      if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       if (auto o = c.find("ring_order")) {
         const std::string v = o->as_string();
         if (v != "topology" && v != "listed")
@@ -411,6 +412,7 @@ Json plan_to_json(const Plan& p) {
         o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
         o["channels"] = t.channels;
         if (t.listed_order) o["ring_order"] = "listed";
+        o["dtype"] = std::string(to_string(t.dtype));
         break;
     }
     o["stream"] = t.stream;

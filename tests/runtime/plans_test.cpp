@@ -168,8 +168,12 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   };
   ar("forced", 0, sim::Algorithm::tree, sim::Protocol::ll, 4);
   ar("free", 1, std::nullopt, std::nullopt, 0);
+  plan.tasks[0].dtype = sim::DType::f16;
   NcclProgram prog = nccl_program(plan, make_schedule(plan));
   REQUIRE(check_program(prog, plan).empty());
+  // The all-reduce sums the task's element type (f16 here; bf16 by default).
+  CHECK(prog.calls[0][0].dtype == sim::DType::f16);
+  CHECK(prog.calls[0][1].dtype == sim::DType::bf16);
   const auto& forced = prog.comms[static_cast<std::size_t>(prog.calls[0][0].comm)];
   CHECK(forced.nccl_algo == "Tree");
   CHECK(forced.nccl_proto == "LL");

@@ -194,15 +194,11 @@ void run_collective(CollectiveArgs& a) {
   print_rows(a, topo, rows, ring.size());
 }
 
-std::vector<std::string> with_auto(const std::string& names) {
+// "auto" and the table's names of `values`.
+template <typename Values>
+std::vector<std::string> with_auto(const Values& values) {
   std::vector<std::string> out{"auto"};
-  std::size_t pos = 0;
-  while (pos <= names.size()) {
-    const auto comma = names.find(", ", pos);
-    out.push_back(names.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
-    if (comma == std::string::npos) break;
-    pos = comma + 2;
-  }
+  for (auto v : values) out.emplace_back(plan::to_string(v));
   return out;
 }
 
@@ -213,9 +209,10 @@ void add_collective_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "collective",
       "Time a collective like nccl-tests (size, time, algbw, busbw) with NCCL's algorithms and protocols");
-  std::vector<std::string> ops = with_auto(plan::op_names());
-  ops.front() = "broadcast";
-  ops.push_back("sendrecv");
+  std::vector<std::string> ops;
+  for (auto op : plan::kOps) ops.emplace_back(plan::traits(op).short_name);
+  ops.emplace_back("broadcast");
+  ops.emplace_back("sendrecv");
   cmd->add_option("op", a->op, fmt::format("{}", fmt::join(ops, ", ")))
       ->required()
       ->check(CLI::IsMember(ops));
@@ -226,9 +223,9 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--sweep", a->sweep, "Sizes LOW:HIGH doubling, e.g. 8B:8GiB");
   cmd->add_option("--algorithm", a->algorithm,
                   "auto (default: the fastest by NCCL's cost model) or one of " + plan::algorithm_names())
-      ->check(CLI::IsMember(with_auto(plan::algorithm_names())));
+      ->check(CLI::IsMember(with_auto(plan::kAlgorithms)));
   cmd->add_option("--protocol", a->protocol, "auto (default) or one of " + plan::protocol_names())
-      ->check(CLI::IsMember(with_auto(plan::protocol_names())));
+      ->check(CLI::IsMember(with_auto(plan::kProtocols)));
   cmd->add_option("--channels", a->channels,
                   "Parallel rings/trees (default 0: one per NIC when the group spans hosts, else 1)")
       ->check(CLI::Range(0, 64));
