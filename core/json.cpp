@@ -12,6 +12,11 @@
 
 namespace meshsim {
 
+bool has_format(const Json& j, std::string_view format) {
+  return j.is_object() && j.contains("format") && j["format"].is_string() &&
+         j["format"].get_ref<const std::string&>() == format;
+}
+
 Json read_json_file(const std::string& file) {
   std::error_code ec;
   const auto status = std::filesystem::status(file, ec);

@@ -21,6 +21,9 @@ using Json = nlohmann::ordered_json;
 [[nodiscard]] Json read_json_file(const std::string& file);
 [[nodiscard]] Json parse_json_text(std::string_view text, const std::string& file);
 
+/// Whether `j` is an object whose "format" is `format`.
+[[nodiscard]] bool has_format(const Json& j, std::string_view format);
+
 /// Writes `j` with two-space indentation and a final newline: the one
 /// layout of every file meshsim writes, so that outputs diff cleanly.
 [[nodiscard]] std::string dump_json(const Json& j);

@@ -58,8 +58,7 @@ CollectiveStudyRow row_from_json(const JsonCursor& c) {
 }  // namespace
 
 bool is_collective_study(const std::string& file) {
-  const Json j = read_json_file(file);
-  return j.is_object() && j.contains("format") && j["format"] == kFormat;
+  return has_format(read_json_file(file), kFormat);
 }
 
 CollectiveStudy load_collective_study(const std::string& file) {

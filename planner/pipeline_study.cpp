@@ -14,8 +14,7 @@ constexpr const char* kFormat = "meshsim.pipeline-study/1";
 }  // namespace
 
 bool is_pipeline_study(const std::string& file) {
-  const Json j = read_json_file(file);
-  return j.is_object() && j.contains("format") && j["format"] == kFormat;
+  return has_format(read_json_file(file), kFormat);
 }
 
 PipelineStudy load_pipeline_study(const std::string& file) {
