@@ -11,7 +11,7 @@ void measure(const topology::Topology& t, ReshardOutcome& o, bool record_timelin
   o.result = sim::simulate(o.plan, t, opts);
   for (topology::DirLinkId l = 0; l < o.result.link_bytes.size(); ++l) {
     const auto& link = t.link(topology::Topology::link_of(l));
-    const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
+    const topology::NodeId from = t.from(l);
     if (link.kind != topology::LinkKind::network || t.node(from).kind != topology::NodeKind::nic) continue;
     o.network_bytes += o.result.link_bytes[l];
     if (o.result.link_bytes[l] > o.busiest_nic_bytes) {

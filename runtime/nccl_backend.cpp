@@ -19,59 +19,10 @@
 #include "runtime/distributed.h"
 #include "runtime/kernels.h"
 #include "runtime/nccl_calls.h"
+#include "runtime/nccl_setup.h"
 #include "runtime/work.h"
 
 namespace meshsim::runtime {
-
-namespace {
-
-// Sets NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS to what a
-// communicator's collectives force while it lives, restoring the caller's
-// environment after: NCCL reads them when it tunes a new communicator.
-// NCCL's name for a plan element type.
-ncclDataType_t nccl_type(sim::DType d) {
-  switch (d) {
-    case sim::DType::f32: return ncclFloat32;
-    case sim::DType::f16: return ncclFloat16;
-    case sim::DType::bf16: return ncclBfloat16;
-    case sim::DType::f64: return ncclFloat64;
-    case sim::DType::i32: return ncclInt32;
-    case sim::DType::i8: return ncclInt8;
-    case sim::DType::u8: return ncclUint8;
-  }
-  return ncclUint8;
-}
-
-class ForcedChoices {
- public:
-  explicit ForcedChoices(const NcclComm& c) {
-    set("NCCL_ALGO", c.nccl_algo);
-    set("NCCL_PROTO", c.nccl_proto);
-    const std::string ch = c.channels > 0 ? std::to_string(c.channels) : std::string();
-    set("NCCL_MIN_NCHANNELS", ch);
-    set("NCCL_MAX_NCHANNELS", ch);
-  }
-  ForcedChoices(const ForcedChoices&) = delete;
-  ForcedChoices& operator=(const ForcedChoices&) = delete;
-  ~ForcedChoices() {
-    for (const auto& [name, old] : saved_)
-      if (old)
-        setenv(name.c_str(), old->c_str(), 1);
-      else
-        unsetenv(name.c_str());
-  }
-
- private:
-  void set(const char* name, const std::string& value) {
-    if (value.empty()) return;
-    const char* old = std::getenv(name);
-    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    setenv(name, value.c_str(), 1);
-  }
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-}  // namespace
 
 namespace {
 

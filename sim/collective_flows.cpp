@@ -106,6 +106,20 @@ int tree_parent(int r, int n, int which) {
   return p < 0 ? -1 : (p + 1) % n;
 }
 
+// The directed links from GPU `g` to NVSwitches, with their lane counts.
+std::vector<std::pair<DirLinkId, int>> switch_links(const Topology& t, NodeId g) {
+  std::vector<std::pair<DirLinkId, int>> out;
+  const auto& graph = t.graph();
+  for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e) {
+    const DirLinkId dl = boost::get(boost::edge_index, graph, *e);
+    const auto& link = t.link(Topology::link_of(dl));
+    const auto to = static_cast<NodeId>(boost::target(*e, graph));
+    if (link.kind == topology::LinkKind::nvlink && t.node(to).kind == topology::NodeKind::nvswitch)
+      out.emplace_back(dl, link.count);
+  }
+  return out;
+}
+
 class Builder {
  public:
   Builder(const Topology& t, const std::vector<NodeId>& group, CollectiveOp op, Bytes size,
@@ -220,7 +234,7 @@ class Builder {
     if (op_ == CollectiveOp::all_gather) up = 1.0 / n, down = 1.0;
     Time lat = Time::zero();
     for (NodeId g : group_) {
-      const auto links = switch_links(g);
+      const auto links = switch_links(t_, g);
       int lanes = 0;
       for (const auto& [dl, l] : links) lanes += l;
       const double eff = plan::nvls_efficiency(t_.node(g).model);
@@ -267,20 +281,6 @@ class Builder {
     out_.latency += lat * phases;
   }
 
-  // The directed links from `g` to NVSwitches, with their lane counts.
-  std::vector<std::pair<DirLinkId, int>> switch_links(NodeId g) const {
-    std::vector<std::pair<DirLinkId, int>> out;
-    const auto& graph = t_.graph();
-    for (auto [e, end] = boost::out_edges(g, graph); e != end; ++e) {
-      const DirLinkId dl = boost::get(boost::edge_index, graph, *e);
-      const auto& link = t_.link(Topology::link_of(dl));
-      const auto to = static_cast<NodeId>(boost::target(*e, graph));
-      if (link.kind == topology::LinkKind::nvlink && t_.node(to).kind == topology::NodeKind::nvswitch)
-        out.emplace_back(dl, link.count);
-    }
-    return out;
-  }
-
   const Topology& t_;
   const std::vector<NodeId>& group_;
   std::vector<std::vector<NodeId>> runs_;
@@ -308,16 +308,8 @@ GroupShape group_shape(const Topology& t, const std::vector<NodeId>& group) {
     s.nics = std::min(s.nics, static_cast<int>(run_nics(t, gpus).size()));
     for (NodeId g : gpus) s.nvls = s.nvls && plan::nvls_capable_model(t.node(g).model);
   }
-  if (s.nvls) {
-    // Every GPU must reach an NVSwitch directly.
-    std::vector<bool> on_switch(t.node_count(), false);
-    for (const auto& l : t.links())
-      if (l.kind == topology::LinkKind::nvlink) {
-        if (t.node(l.b).kind == topology::NodeKind::nvswitch) on_switch[l.a] = true;
-        if (t.node(l.a).kind == topology::NodeKind::nvswitch) on_switch[l.b] = true;
-      }
-    for (NodeId g : group) s.nvls = s.nvls && on_switch[g];
-  }
+  // Every GPU must reach an NVSwitch directly.
+  for (NodeId g : group) s.nvls = s.nvls && !switch_links(t, g).empty();
   return s;
 }
 
@@ -370,15 +362,19 @@ std::vector<LockstepFlow> lockstep_flows(const CollectiveTraffic& traffic) {
 
 Time predict(const Topology& t, const CollectiveTraffic& traffic) {
   std::unordered_map<DirLinkId, double> load;
-  for (const auto& f : traffic.flows)
+  std::unordered_map<int, Bytes> pipeline_size;  // as lockstep_flows sizes a pipeline: its largest member
+  for (const auto& f : traffic.flows) {
     for (DirLinkId d : f.path) load[d] += static_cast<double>(f.bytes.count());
+    auto& size = pipeline_size[f.pipeline];
+    size = std::max(size, f.bytes);
+  }
   double worst = 0;
   for (const auto& [d, bytes] : load)
     worst = std::max(worst, bytes / t.capacity(Topology::link_of(d)).bytes_per_second_f());
   if (traffic.pipeline_limit.bps() > 0)
-    for (const auto& lf : lockstep_flows(traffic))
+    for (const auto& [p, size] : pipeline_size)
       worst =
-          std::max(worst, static_cast<double>(lf.size.count()) / traffic.pipeline_limit.bytes_per_second_f());
+          std::max(worst, static_cast<double>(size.count()) / traffic.pipeline_limit.bytes_per_second_f());
   return traffic.latency + Time::ps(static_cast<std::int64_t>(std::ceil(worst * 1e12)));
 }
 

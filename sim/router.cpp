@@ -56,10 +56,7 @@ void Router::release(const std::vector<DirLinkId>& path) {
 // whose links u → s' and s' → v are least loaded among those with the same
 // latency and at least the capacity of the hashed choice.
 void Router::rebalance(std::vector<DirLinkId>& p) const {
-  auto ends = [&](DirLinkId d) {
-    const auto& l = topo_.link(topology::Topology::link_of(d));
-    return (d & 1U) != 0 ? std::pair{l.b, l.a} : std::pair{l.a, l.b};
-  };
+  auto ends = [&](DirLinkId d) { return std::pair{topo_.from(d), topo_.to(d)}; };
   for (std::size_t k = 0; k + 1 < p.size(); ++k) {
     const auto [u, s] = ends(p[k]);
     const auto [s2, v] = ends(p[k + 1]);

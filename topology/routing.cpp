@@ -51,11 +51,6 @@ std::uint64_t tie_rank(NodeId src, NodeId dst, NodeId u) {
 // seen and reset through the list of nodes a search touched, so a search
 // costs O(nodes visited), not O(nodes in the topology): a route inside one
 // host of a 4,096-host cluster does not sweep the whole cluster.
-// The node a directed link leaves from.
-NodeId from_of(const Topology& t, DirLinkId dl) {
-  const Link& l = t.link(Topology::link_of(dl));
-  return (dl & 1U) != 0 ? l.b : l.a;
-}
 
 class Search {
  public:
@@ -95,7 +90,7 @@ class Search {
           via_[v] = dl;
           pq.emplace(cand.latency.count_ps(), -cand.bottleneck.bps(), cand.hops, v);
         } else if (cand.same_as(label_[v]) &&
-                   tie_rank(src, tie_dst, u) < tie_rank(src, tie_dst, from_of(t, via_[v]))) {
+                   tie_rank(src, tie_dst, u) < tie_rank(src, tie_dst, t.from(via_[v]))) {
           via_[v] = dl;  // equal cost: the label (and its queue entry) stay valid
         }
       }
@@ -188,7 +183,7 @@ std::optional<Route> shortest_path(const Topology& t, NodeId src, NodeId dst, co
   if (!s.reached(dst)) return std::nullopt;
   for (NodeId v = dst; v != src;) {
     const DirLinkId dl = s.via(v);
-    const NodeId from = from_of(t, dl);
+    const NodeId from = t.from(dl);
     r.hops.push_back(Hop{dl, Topology::link_of(dl), from, v});
     v = from;
   }
@@ -295,8 +290,8 @@ std::optional<Route> Topology::fabric_segment(NodeId nic_a, NodeId nic_b) const 
   const auto up = only_uplink(*this, nic_a);
   const auto down = only_uplink(*this, nic_b);
   if (!up || !down || nic_a == nic_b) return shortest_path(*this, nic_a, nic_b, fabric_rules());
-  const NodeId la = from_of(*this, *up ^ 1U);
-  const NodeId lb = from_of(*this, *down ^ 1U);
+  const NodeId la = to(*up);
+  const NodeId lb = to(*down);
   const Bandwidth start = capacity(link_of(*up));
   std::shared_ptr<const FabricDag> dag;
   {
@@ -316,15 +311,15 @@ std::optional<Route> Topology::fabric_segment(NodeId nic_a, NodeId nic_b) const 
     const auto& preds = dag->at.at(v).preds;
     DirLinkId best = preds.front();
     for (DirLinkId p : preds)
-      if (tie_rank(nic_a, nic_b, from_of(*this, p)) < tie_rank(nic_a, nic_b, from_of(*this, best))) best = p;
+      if (tie_rank(nic_a, nic_b, from(p)) < tie_rank(nic_a, nic_b, from(best))) best = p;
     back.push_back(best);
-    v = from_of(*this, best);
+    v = from(best);
   }
   back.push_back(*up);
   std::reverse(back.begin(), back.end());
   for (DirLinkId dl : back) {
     const LinkId l = link_of(dl);
-    r.hops.push_back(Hop{dl, l, from_of(*this, dl), from_of(*this, dl ^ 1U)});
+    r.hops.push_back(Hop{dl, l, from(dl), to(dl)});
     r.latency += link(l).latency;
     r.bottleneck = r.hops.size() == 1 ? capacity(l) : std::min(r.bottleneck, capacity(l));
   }

@@ -179,6 +179,12 @@ class Topology {
   [[nodiscard]] const Route& route(NodeId src, NodeId dst) const;
 
   [[nodiscard]] static DirLinkId directed(LinkId l, bool reverse) { return 2 * l + (reverse ? 1U : 0U); }
+  /// The node a directed link leaves from, and the node it reaches.
+  [[nodiscard]] NodeId from(DirLinkId d) const {
+    const Link& l = links_.at(link_of(d));
+    return (d & 1U) != 0 ? l.b : l.a;
+  }
+  [[nodiscard]] NodeId to(DirLinkId d) const { return from(d ^ 1U); }
   [[nodiscard]] static LinkId link_of(DirLinkId d) { return d / 2; }
 
  private:

@@ -23,10 +23,7 @@ std::string csv_field(const std::string& s) {
 }  // namespace
 
 std::string link_name(const topology::Topology& topo, topology::DirLinkId l) {
-  const auto& link = topo.link(topology::Topology::link_of(l));
-  const bool reverse = (l & 1U) != 0;
-  return fmt::format("{}->{}", topo.node(reverse ? link.b : link.a).name,
-                     topo.node(reverse ? link.a : link.b).name);
+  return fmt::format("{}->{}", topo.node(topo.from(l)).name, topo.node(topo.to(l)).name);
 }
 
 Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const sim::SimResult& r) {

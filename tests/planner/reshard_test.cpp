@@ -38,7 +38,7 @@ double network_bytes(const topology::Topology& t, const sim::SimResult& r) {
   double n = 0;
   for (topology::DirLinkId l = 0; l < r.link_bytes.size(); ++l) {
     const auto& link = t.link(topology::Topology::link_of(l));
-    const topology::NodeId from = (l & 1U) != 0 ? link.b : link.a;
+    const topology::NodeId from = t.from(l);
     if (link.kind == topology::LinkKind::network && t.node(from).kind == topology::NodeKind::nic)
       n += r.link_bytes[l];
   }
