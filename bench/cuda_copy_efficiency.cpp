@@ -28,22 +28,22 @@ namespace {
 
 constexpr int kHops = 8;
 
-sim::Plan chain(std::int64_t bytes, bool strided) {
-  sim::Plan p;
+plan::Plan chain(std::int64_t bytes, bool strided) {
+  plan::Plan p;
   p.name = "chain";
   // f32 tensor of rows x 1024 (strided: rows x 2048, moving columns 0-1023).
   const std::int64_t cols = 1024;
   const std::int64_t rows = bytes / (cols * 4);
   const std::int64_t width = strided ? 2 * cols : cols;
-  p.tensors.push_back({"T", {rows, width}, sim::DType::f32});
+  p.tensors.push_back({"T", {rows, width}, plan::DType::f32});
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, rows}, {0, width}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> box{{0, rows}, {0, cols}};
   p.buffers.push_back({"a", "h0/gpu0", Bytes(rows * width * 4), "T", all});
   p.buffers.push_back({"b", "h0/gpu1", Bytes(rows * width * 4), "T", all});
   for (int k = 0; k < kHops; ++k) {
-    sim::Task t;
+    plan::Task t;
     t.id = fmt::format("hop{}", k);
-    t.kind = sim::TaskKind::send;
+    t.kind = plan::TaskKind::send;
     t.devices = {"h0/gpu0", "h0/gpu1"};
     t.size = Bytes(rows * cols * 4);
     t.payload.push_back({"T", box, "a", Bytes(0), "b", Bytes(0)});
@@ -102,8 +102,8 @@ int main(int argc, char** argv) {
         runtime::run_plan(chain(bytes, true), *backend, {.warmup = 1, .iterations = 5, .verify = false});
     const double moved = static_cast<double>(bytes) * kHops;
     const double ref = moved / memcpy_loop_seconds(bytes) / 1e9;
-    const double plan = moved / flat.makespan.seconds() / 1e9;
-    const double strided = moved / str.makespan.seconds() / 1e9;
+    const double plan = moved / flat.timeline.makespan.seconds() / 1e9;
+    const double strided = moved / str.timeline.makespan.seconds() / 1e9;
     fmt::print("{:>7} MiB {:>14.1f} {:>14.1f} {:>14.1f} {:>8.3f} {:>8.3f}\n", mib, ref, plan, strided,
                plan / ref, strided / ref);
     ok = ok && plan / ref >= 0.85;

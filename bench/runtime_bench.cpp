@@ -4,19 +4,19 @@
 
 #include <benchmark/benchmark.h>
 
+#include "plan/plan_json.h"
 #include "runtime/executor.h"
 #include "runtime/host_backend.h"
 #include "runtime/layout.h"
 #include "runtime/work.h"
-#include "sim/plan_json.h"
 
 using namespace meshsim;
 
 static void BM_HostStridedTiles(benchmark::State& state) {
-  const auto plan = sim::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/strided-tiles.json");
+  const auto plan = plan::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/strided-tiles.json");
   auto backend = runtime::make_host_backend({.threads = 2, .compute_time = {}});
   const auto work = runtime::lower(plan);
-  const auto schedule = runtime::make_schedule(plan);
+  const auto schedule = plan::make_schedule(plan, "<plan>");
   backend->load(plan, schedule, work, runtime::initial_images(plan));
   for (auto _ : state) {
     auto r = backend->run(plan, schedule);
@@ -27,20 +27,20 @@ static void BM_HostStridedTiles(benchmark::State& state) {
 BENCHMARK(BM_HostStridedTiles)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 static void BM_HostContiguous256MiB(benchmark::State& state) {
-  sim::Plan p;
+  plan::Plan p;
   p.name = "big";
-  p.tensors.push_back({"T", {64 << 20}, sim::DType::f32});
+  p.tensors.push_back({"T", {64 << 20}, plan::DType::f32});
   p.buffers.push_back({"a", "h0/gpu0", Bytes::MiB(256), "T", {{0, 64 << 20}}});
   p.buffers.push_back({"b", "h0/gpu1", Bytes::MiB(256), "T", {{0, 64 << 20}}});
-  sim::Task t;
+  plan::Task t;
   t.id = "copy";
-  t.kind = sim::TaskKind::send;
+  t.kind = plan::TaskKind::send;
   t.devices = {"h0/gpu0", "h0/gpu1"};
   t.size = Bytes::MiB(256);
   t.payload.push_back({"T", {{0, 64 << 20}}, "a", Bytes(0), "b", Bytes(0)});
   p.tasks.push_back(t);
   auto backend = runtime::make_host_backend({.threads = 2, .compute_time = {}});
-  const auto schedule = runtime::make_schedule(p);
+  const auto schedule = plan::make_schedule(p, "<plan>");
   backend->load(p, schedule, runtime::lower(p), runtime::initial_images(p));
   for (auto _ : state) {
     auto r = backend->run(p, schedule);
@@ -51,7 +51,7 @@ static void BM_HostContiguous256MiB(benchmark::State& state) {
 BENCHMARK(BM_HostContiguous256MiB)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 static void BM_InitialImagesStridedTiles(benchmark::State& state) {
-  const auto plan = sim::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/strided-tiles.json");
+  const auto plan = plan::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/strided-tiles.json");
   for (auto _ : state) {
     auto img = runtime::initial_images(plan);
     benchmark::DoNotOptimize(img);

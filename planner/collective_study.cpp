@@ -79,10 +79,10 @@ CollectiveStudy load_collective_study(const std::string& file) {
 CollectiveStudyResult run_collective_row(const CollectiveStudyRow& row) {
   topology::Topology t = topology::build_cluster(row.machine);
   t.routing = row.routing;
-  sim::Plan plan;
-  sim::Task task;
+  plan::Plan plan;
+  plan::Task task;
   task.id = row.name;
-  task.kind = sim::TaskKind::collective;
+  task.kind = plan::TaskKind::collective;
   task.op = row.op;
   task.size = row.size;
   task.algorithm = row.algorithm;

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "sim/plan_json.h"
+#include "plan/plan_json.h"
 
 namespace meshsim::planner {
 
@@ -32,11 +32,11 @@ double Model::param_bytes() const {
 }
 
 double Model::params() const {
-  return param_bytes() / static_cast<double>(sim::dtype_size(dtype));
+  return param_bytes() / static_cast<double>(plan::dtype_size(dtype));
 }
 
 Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
-                std::int64_t sequence, std::int64_t vocabulary, sim::DType dtype) {
+                std::int64_t sequence, std::int64_t vocabulary, plan::DType dtype) {
   if (layers < 1 || hidden < 1 || heads < 1 || sequence < 1 || vocabulary < 1)
     throw UsageError("a GPT model needs positive layers, hidden, heads, sequence and vocabulary");
   if (hidden % heads != 0)
@@ -50,7 +50,7 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
   const auto h = static_cast<double>(hidden);
   const auto s = static_cast<double>(sequence);
   const auto v = static_cast<double>(vocabulary);
-  const auto e = static_cast<double>(sim::dtype_size(dtype));
+  const auto e = static_cast<double>(plan::dtype_size(dtype));
   m.description = fmt::format("GPT: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}", layers,
                               hidden, heads, sequence, vocabulary);
   // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
@@ -75,7 +75,7 @@ double activation_bytes(const Model& m, const LayerCost& l, int tp) {
   const auto s = static_cast<double>(m.sequence);
   const auto t = static_cast<double>(tp);
   // 16-bit activations; scale for other element sizes.
-  const double scale = static_cast<double>(sim::dtype_size(m.dtype)) / 2.0;
+  const double scale = static_cast<double>(plan::dtype_size(m.dtype)) / 2.0;
   return s * h * (10 + 24 / t + 5 * static_cast<double>(m.heads) * s / (h * t)) * scale;
 }
 
@@ -87,7 +87,7 @@ Model model_from_json(const Json& j, const std::string& file) {
   if (kind == "gpt") {
     root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",
                      "vocabulary", "dtype"});
-    const sim::DType dt = root.has("dtype") ? sim::dtype_from_json(root["dtype"]) : sim::DType::f16;
+    const plan::DType dt = root.has("dtype") ? plan::dtype_from_json(root["dtype"]) : plan::DType::f16;
     const auto hidden = root["hidden"].as_int_in(1, INT64_C(1) << 20);
     const auto heads = root["heads"].as_int_in(1, 1 << 16);
     if (hidden % heads != 0)
@@ -103,7 +103,7 @@ Model model_from_json(const Json& j, const std::string& file) {
   Model m;
   m.name = root["name"].as_name();
   if (auto d = root.find("description")) m.description = d->as_string();
-  if (root.has("dtype")) m.dtype = sim::dtype_from_json(root["dtype"]);
+  if (root.has("dtype")) m.dtype = plan::dtype_from_json(root["dtype"]);
   const JsonCursor ls = root["layers"];
   if (ls.size() == 0) ls.fail("a model needs at least one layer");
   for (std::size_t i = 0; i < ls.size(); ++i) {

@@ -26,15 +26,15 @@ constexpr int kDataParallelStream = 5;
 
 // A resharding plan for one transfer, ready to be stamped out per microbatch.
 struct Template {
-  std::vector<sim::Task> tasks;    // roots (no dependencies) wait for the producing pass when stamped
+  std::vector<plan::Task> tasks;   // roots (no dependencies) wait for the producing pass when stamped
   std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
 };
 
-Template make_template(sim::Plan plan) {
+Template make_template(plan::Plan plan) {
   Template t;
   std::vector<bool> depended(plan.tasks.size(), false);
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    sim::Task& task = plan.tasks[i];
+    plan::Task& task = plan.tasks[i];
     task.payload.clear();
     for (std::size_t d : task.deps) depended[d] = true;
   }
@@ -108,7 +108,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
   it.config = cfg;
   it.global_batch = cfg.dp * m * b;
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
-  const double elem = static_cast<double>(sim::dtype_size(model.dtype));
+  const double elem = static_cast<double>(plan::dtype_size(model.dtype));
 
   auto gpu_at = [&](int t, int d, int p) {
     return all_gpus[static_cast<std::size_t>(cfg.first_gpu + t + cfg.tp * (d + cfg.dp * p))];
@@ -141,7 +141,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       vs.forward_flops += lc.forward_flops;
       vs.param_bytes += lc.param_bytes;
       vs.activation_bytes += activation_bytes(model, lc, cfg.tp);
-      const double out = static_cast<double>(sim::Tensor{"", lc.output_shape, model.dtype}.bytes().count());
+      const double out = static_cast<double>(plan::Tensor{"", lc.output_shape, model.dtype}.bytes().count());
       vs.tp_allreduce_bytes += lc.tp_allreduces * out;
     }
     it.stages.push_back(vs);
@@ -166,7 +166,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       x.layer = static_cast<int>(l);
       x.shape.push_back(b);
       x.shape.insert(x.shape.end(), lc.output_shape.begin(), lc.output_shape.end());
-      x.bytes = sim::Tensor{"", x.shape, model.dtype}.bytes();
+      x.bytes = plan::Tensor{"", x.shape, model.dtype}.bytes();
       it.transfers.push_back(std::move(x));
     }
   }
@@ -194,7 +194,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
   it.ideal_makespan_s = ideal.makespan;
 
   // Resharding plans, one per (transfer, direction, replica).
-  sim::Plan& plan = it.plan;
+  plan::Plan& plan = it.plan;
   plan.name =
       fmt::format("{} dp{} tp{} pp{} {} m{}", model.name, cfg.dp, cfg.tp, pp, to_string(cfg.schedule), m);
   auto mesh_of = [&](int p, int d) {
@@ -220,7 +220,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     prob.src_spec.dims.assign(tr.shape.size(), {});
     prob.dst_spec.dims.assign(tr.shape.size(), {});
     const auto units = unit_tasks(prob);
-    sim::Plan sub;
+    plan::Plan sub;
     std::string strategy;
     if (cfg.reshard_auto) {
       AutoPlan a = plan_auto(topo, prob, units);
@@ -234,7 +234,7 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     return &templates.emplace(key, make_template(std::move(sub))).first->second;
   };
 
-  auto add_task = [&](sim::Task t, Kind k) {
+  auto add_task = [&](plan::Task t, Kind k) {
     plan.tasks.push_back(std::move(t));
     it.task_kind.push_back(k);
     return plan.tasks.size() - 1;
@@ -243,8 +243,8 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
   auto stamp = [&](const Template& tpl, const std::string& prefix, int stream,
                    const std::vector<std::size_t>& after) {
     const std::size_t base = plan.tasks.size();
-    for (const sim::Task& src : tpl.tasks) {
-      sim::Task t = src;
+    for (const plan::Task& src : tpl.tasks) {
+      plan::Task t = src;
       t.id = prefix + "/" + src.id;
       t.stream = stream;
       if (t.deps.empty()) {
@@ -305,9 +305,9 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       if (op.pass != Pass::weight) waits = incoming_at(op.pass == Pass::backward, s, op.microbatch, d);
       std::vector<std::size_t> end;
       for (int t = 0; t < cfg.tp; ++t) {
-        sim::Task c;
+        plan::Task c;
         c.id = fmt::format("{}/t{}", prefix, t);
-        c.kind = sim::TaskKind::compute;
+        c.kind = plan::TaskKind::compute;
         c.devices = {topo.node(gpu_at(t, d, ev.device)).name};
         c.stream = kComputeStream;
         c.deps = waits;
@@ -319,10 +319,10 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       computes[static_cast<std::size_t>(d)] = end;
       const double ar_bytes = b * vs.tp_allreduce_bytes;
       if (cfg.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
-        sim::Task ar;
+        plan::Task ar;
         ar.id = prefix + "/tp-allreduce";
-        ar.kind = sim::TaskKind::collective;
-        ar.op = sim::CollectiveOp::all_reduce;
+        ar.kind = plan::TaskKind::collective;
+        ar.op = plan::CollectiveOp::all_reduce;
         for (int t = 0; t < cfg.tp; ++t) ar.devices.push_back(topo.node(gpu_at(t, d, ev.device)).name);
         ar.stream = kComputeStream;
         ar.deps = end;
@@ -350,10 +350,10 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
         last_of_chunk[static_cast<std::size_t>(ev.device)][static_cast<std::size_t>(op.chunk)] == ev.index &&
         vs.param_bytes > 0) {
       for (int t = 0; t < cfg.tp; ++t) {
-        sim::Task ar;
+        plan::Task ar;
         ar.id = fmt::format("dp-allreduce/s{}/t{}", s, t);
-        ar.kind = sim::TaskKind::collective;
-        ar.op = sim::CollectiveOp::all_reduce;
+        ar.kind = plan::TaskKind::collective;
+        ar.op = plan::CollectiveOp::all_reduce;
         for (int d = 0; d < cfg.dp; ++d) {
           ar.devices.push_back(topo.node(gpu_at(t, d, ev.device)).name);
           ar.deps.push_back(computes[static_cast<std::size_t>(d)][static_cast<std::size_t>(t)]);
@@ -394,13 +394,13 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
     for (int d = 0; d < cfg.dp; ++d)
       for (int t = 0; t < cfg.tp; ++t) {
         const topology::NodeId g = gpu_at(t, d, p);
-        sim::Task opt;
+        plan::Task opt;
         opt.id = fmt::format("optimizer/{}", topo.node(g).name);
-        opt.kind = sim::TaskKind::compute;
+        opt.kind = plan::TaskKind::compute;
         opt.devices = {topo.node(g).name};
         opt.stream = kComputeStream;
         opt.deps = dp_tasks_of[g];
-        opt.dtype = sim::DType::f32;
+        opt.dtype = plan::DType::f32;
         opt.mem_bytes = Bytes(static_cast<std::int64_t>(params * kOptimizerBytesPerParam));
         add_task(std::move(opt), Kind::optimizer);
       }

@@ -48,12 +48,12 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan.h"
 #include "planner/model.h"
 #include "planner/pipeline_schedule.h"
 #include "planner/reshard.h"
 #include "sim/compute_model.h"
 #include "sim/executor.h"
-#include "sim/plan.h"
 #include "topology/topology.h"
 
 namespace meshsim::planner {
@@ -100,7 +100,7 @@ struct DeviceMemory {
 };
 
 struct PipelineIteration {
-  sim::Plan plan;
+  plan::Plan plan;
   ParallelConfig config;
   std::vector<VirtualStage> stages;
   std::vector<StageTransfer> transfers;

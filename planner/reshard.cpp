@@ -76,18 +76,18 @@ std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
   const auto src = replica_groups(p.tensor.shape, p.src_spec, p.src);
   const auto dst = replica_groups(p.tensor.shape, p.dst_spec, p.dst);
   std::vector<UnitTask> out;
-  const sim::Tensor& tensor = p.tensor;
+  const plan::Tensor& tensor = p.tensor;
   for (const auto& [dbox, receivers] : dst)
     for (const auto& [sbox, senders] : src) {
       Box slice = intersect(dbox, sbox);
       if (slice.empty()) continue;
-      const Bytes bytes = sim::region_bytes(tensor, sim::Region{tensor.name, slice, {}, {}, {}, {}});
+      const Bytes bytes = plan::region_bytes(tensor, plan::Region{tensor.name, slice, {}, {}, {}, {}});
       out.push_back(UnitTask{std::move(slice), bytes, senders, receivers});
     }
   return out;
 }
 
-ReshardProblem make_problem(const Topology& t, sim::Tensor tensor, const std::string& src_mesh,
+ReshardProblem make_problem(const Topology& t, plan::Tensor tensor, const std::string& src_mesh,
                             const std::string& src_spec, const std::string& dst_mesh,
                             const std::string& dst_spec) {
   ReshardProblem p;
@@ -99,11 +99,11 @@ ReshardProblem make_problem(const Topology& t, sim::Tensor tensor, const std::st
   return p;
 }
 
-sim::Tensor parse_tensor_arg(const std::string& text) {
+plan::Tensor parse_tensor_arg(const std::string& text) {
   const auto colon = text.find(':');
   const std::string dims = text.substr(0, colon);
   const std::string type = colon == std::string::npos ? "float32" : text.substr(colon + 1);
-  sim::Tensor t{std::string(1, 'x'), {}, sim::DType::f32};  // (g++ 12 warns falsely on = "x")
+  plan::Tensor t{std::string(1, 'x'), {}, plan::DType::f32};  // (g++ 12 warns falsely on = "x")
   std::size_t start = 0;
   while (start <= dims.size()) {
     const auto x = dims.find('x', start);
@@ -117,12 +117,12 @@ sim::Tensor parse_tensor_arg(const std::string& text) {
     if (x == std::string::npos) break;
     start = x + 1;
   }
-  static const std::pair<const char*, sim::DType> kTypes[] = {
-      {"float32", sim::DType::f32}, {"f32", sim::DType::f32},       {"float16", sim::DType::f16},
-      {"f16", sim::DType::f16},     {"bfloat16", sim::DType::bf16}, {"bf16", sim::DType::bf16},
-      {"float64", sim::DType::f64}, {"f64", sim::DType::f64},       {"int32", sim::DType::i32},
-      {"i32", sim::DType::i32},     {"int8", sim::DType::i8},       {"i8", sim::DType::i8},
-      {"uint8", sim::DType::u8},    {"u8", sim::DType::u8}};
+  static const std::pair<const char*, plan::DType> kTypes[] = {
+      {"float32", plan::DType::f32}, {"f32", plan::DType::f32},       {"float16", plan::DType::f16},
+      {"f16", plan::DType::f16},     {"bfloat16", plan::DType::bf16}, {"bf16", plan::DType::bf16},
+      {"float64", plan::DType::f64}, {"f64", plan::DType::f64},       {"int32", plan::DType::i32},
+      {"i32", plan::DType::i32},     {"int8", plan::DType::i8},       {"i8", plan::DType::i8},
+      {"uint8", plan::DType::u8},    {"u8", plan::DType::u8}};
   for (const auto& [name, d] : kTypes)
     if (type == name) {
       t.dtype = d;

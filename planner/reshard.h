@@ -49,8 +49,8 @@
 #include <vector>
 
 #include "core/units.h"
+#include "plan/plan.h"
 #include "planner/sharding.h"
-#include "sim/plan.h"
 #include "topology/mesh.h"
 #include "topology/topology.h"
 
@@ -65,7 +65,7 @@ enum class Balance { none, device, host_size, host_order, search };
 [[nodiscard]] std::optional<Balance> balance_from(std::string_view s);
 
 struct ReshardProblem {
-  sim::Tensor tensor;  // name, shape, dtype
+  plan::Tensor tensor;  // name, shape, dtype
   topology::DeviceMesh src;
   topology::DeviceMesh dst;
   ShardingSpec src_spec;
@@ -75,14 +75,14 @@ struct ReshardProblem {
 /// The problem of moving `tensor` from `src_mesh` (mesh selector, see
 /// topology/mesh.h) sharded as `src_spec` to `dst_mesh` as `dst_spec`;
 /// UsageError naming a bad selector or spec.
-[[nodiscard]] ReshardProblem make_problem(const topology::Topology& t, sim::Tensor tensor,
+[[nodiscard]] ReshardProblem make_problem(const topology::Topology& t, plan::Tensor tensor,
                                           const std::string& src_mesh, const std::string& src_spec,
                                           const std::string& dst_mesh, const std::string& dst_spec);
 
 /// "1024x1024x512:int32" (types float32, float16, bfloat16, float64, int32,
 /// int8, uint8, or f32, f16, bf16, f64, i32, i8, u8); the tensor is named "x".
 /// UsageError naming the bad part.
-[[nodiscard]] sim::Tensor parse_tensor_arg(const std::string& text);
+[[nodiscard]] plan::Tensor parse_tensor_arg(const std::string& text);
 
 struct UnitTask {
   Box slice;
@@ -118,13 +118,13 @@ struct Assignment {
                                          const std::vector<UnitTask>& tasks);
 [[nodiscard]] Assignment assign_senders(const topology::Topology& t, const std::vector<UnitTask>& tasks,
                                         const std::vector<Job>& jobs, Balance b, std::uint64_t seed = 1);
-[[nodiscard]] sim::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p,
-                                  const std::vector<UnitTask>& tasks, Strategy s,
-                                  const std::vector<Job>& jobs, const Assignment& a);
+[[nodiscard]] plan::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p,
+                                   const std::vector<UnitTask>& tasks, Strategy s,
+                                   const std::vector<Job>& jobs, const Assignment& a);
 
 /// make_jobs + assign_senders + emit_plan.
-[[nodiscard]] sim::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,
-                                   const std::vector<UnitTask>& tasks, Strategy s, Balance b);
+[[nodiscard]] plan::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,
+                                    const std::vector<UnitTask>& tasks, Strategy s, Balance b);
 
 }  // namespace meshsim::planner
 
@@ -139,7 +139,7 @@ namespace meshsim::planner {
 struct AutoPlan {
   Strategy strategy = Strategy::broadcast;
   Balance start = Balance::none;  // the mode the search started from
-  sim::Plan plan;
+  plan::Plan plan;
   Time makespan;
   int evaluations = 0;
   int improvements = 0;

@@ -17,7 +17,7 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
   Assignment best_assignment;
   auto evaluate = [&](Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
     ++best.evaluations;
-    sim::Plan plan = emit_plan(t, p, tasks, s, jobs, a);
+    plan::Plan plan = emit_plan(t, p, tasks, s, jobs, a);
     return std::pair{sim::simulate(plan, t).makespan, std::move(plan)};
   };
   for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {

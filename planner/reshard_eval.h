@@ -15,7 +15,7 @@ struct ReshardOutcome {
   std::string name;     // strategy, or "auto"
   std::string balance;  // balancing mode, or "<strategy>/<mode>+<improvements>" for auto
   bool moves_data = true;
-  sim::Plan plan;
+  plan::Plan plan;
   sim::SimResult result;
   double network_bytes = 0;  // bytes that left NICs for the fabric
   std::string busiest_nic;   // the NIC that sent the most

@@ -234,40 +234,40 @@ class Emitter {
     auto add_buffers = [&](const topology::DeviceMesh& m, const ShardingSpec& spec, bool src) {
       const auto all = tiles(p.tensor.shape, spec, m.rows, m.cols);
       for (std::size_t i = 0; i < all.size(); ++i)
-        plan_.buffers.push_back(sim::Buffer{buffer_name(t, m.devices[i], src), t.node(m.devices[i]).name,
-                                            bytes_of(all[i]), p.tensor.name, all[i]});
+        plan_.buffers.push_back(plan::Buffer{buffer_name(t, m.devices[i], src), t.node(m.devices[i]).name,
+                                             bytes_of(all[i]), p.tensor.name, all[i]});
     };
     add_buffers(p.src, p.src_spec, true);
     add_buffers(p.dst, p.dst_spec, false);
   }
 
   Bytes bytes_of(const Box& box) const {
-    return sim::region_bytes(p_.tensor, sim::Region{p_.tensor.name, box, {}, {}, {}, {}});
+    return plan::region_bytes(p_.tensor, plan::Region{p_.tensor.name, box, {}, {}, {}, {}});
   }
-  sim::Region region(const Box& box, NodeId from, bool from_src, NodeId to) const {
-    return sim::Region{
+  plan::Region region(const Box& box, NodeId from, bool from_src, NodeId to) const {
+    return plan::Region{
         p_.tensor.name, box, buffer_name(t_, from, from_src), Bytes(0), buffer_name(t_, to, false), Bytes(0)};
   }
-  std::size_t add(sim::Task task) {
+  std::size_t add(plan::Task task) {
     task.id = fmt::format("t{}", plan_.tasks.size());
     plan_.tasks.push_back(std::move(task));
     return plan_.tasks.size() - 1;
   }
   std::size_t send(NodeId from, NodeId to, const Box& box, const std::vector<std::size_t>& deps) {
-    sim::Task task;
-    task.kind = sim::TaskKind::send;
+    plan::Task task;
+    task.kind = plan::TaskKind::send;
     task.devices = {t_.node(from).name, t_.node(to).name};
     task.size = bytes_of(box);
     task.deps = deps;
     task.payload.push_back(region(box, from, true, to));
     return add(std::move(task));
   }
-  sim::Plan take() { return std::move(plan_); }
+  plan::Plan take() { return std::move(plan_); }
 
  private:
   const Topology& t_;
   const ReshardProblem& p_;
-  sim::Plan plan_;
+  plan::Plan plan_;
 };
 
 }  // namespace
@@ -317,8 +317,8 @@ Assignment assign_senders(const Topology& t, const std::vector<UnitTask>& tasks,
   return a;
 }
 
-sim::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
-                    Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
+plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
+                     Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
   Emitter e(t, p);
   std::map<int, std::size_t> last_on_host;  // host -> final task of the last job there
   for (std::size_t j : a.order) {
@@ -338,14 +338,14 @@ sim::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vecto
       case Strategy::send_recv: last = e.send(sender, job.receivers.front(), u.slice, deps); break;
       case Strategy::broadcast:
       case Strategy::signal: {
-        sim::Task bc;
+        plan::Task bc;
         bc.devices = {t.node(sender).name};
         auto groups = by_host(t, job.receivers);
         std::stable_partition(groups.begin(), groups.end(),
                               [&](const auto& g) { return t.node(g.front()).host == t.node(sender).host; });
         for (const auto& g : groups)
           for (NodeId r : g) bc.devices.push_back(t.node(r).name);
-        bc.kind = bc.devices.size() == 2 ? sim::TaskKind::send : sim::TaskKind::broadcast;
+        bc.kind = bc.devices.size() == 2 ? plan::TaskKind::send : plan::TaskKind::broadcast;
         bc.deps = deps;
         if (s == Strategy::signal) {
           bc.size = Bytes(1);
@@ -380,9 +380,9 @@ sim::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vecto
           sends.push_back(e.send(sender, group[static_cast<std::size_t>(k)], part, deps));
           parts.push_back(std::move(part));
         }
-        sim::Task ag;
-        ag.kind = sim::TaskKind::collective;
-        ag.op = sim::CollectiveOp::all_gather;
+        plan::Task ag;
+        ag.kind = plan::TaskKind::collective;
+        ag.op = plan::CollectiveOp::all_gather;
         for (NodeId recv : group) ag.devices.push_back(t.node(recv).name);
         ag.size = u.bytes;
         ag.deps = sends;
@@ -395,15 +395,15 @@ sim::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vecto
     }
     for (int h : hosts) last_on_host[h] = last;
   }
-  sim::Plan plan = e.take();
+  plan::Plan plan = e.take();
   plan.name = fmt::format("reshard {} -> {} ({})", p.src_spec.str(), p.dst_spec.str(), to_string(s));
   return plan;
 }
 
-sim::Plan build_plan(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
-                     Strategy s, Balance b) {
+plan::Plan build_plan(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
+                      Strategy s, Balance b) {
   const auto jobs = make_jobs(t, s, tasks);
-  sim::Plan plan = emit_plan(t, p, tasks, s, jobs, assign_senders(t, tasks, jobs, b));
+  plan::Plan plan = emit_plan(t, p, tasks, s, jobs, assign_senders(t, tasks, jobs, b));
   plan.name = fmt::format("reshard {} -> {} ({}, {})", p.src_spec.str(), p.dst_spec.str(), to_string(s),
                           to_string(b));
   return plan;

@@ -16,11 +16,11 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // α and β from the simulated times of `make(bytes)` at 1 MiB and 64 MiB.
-AlphaBeta fit(const topology::Topology& topo, const std::function<sim::Task(Bytes)>& make) {
+AlphaBeta fit(const topology::Topology& topo, const std::function<plan::Task(Bytes)>& make) {
   const Bytes small = Bytes::MiB(1);
   const Bytes large = Bytes::MiB(64);
   auto run = [&](Bytes b) {
-    sim::Plan p;
+    plan::Plan p;
     p.name = "terapipe-fit";
     p.tasks.push_back(make(b));
     return sim::simulate(p, topo).makespan.seconds();
@@ -155,10 +155,10 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   c.tp = tp;
   if (tp > 1)
     c.tp_allreduce = fit(topo, [&](Bytes b) {
-      sim::Task t;
+      plan::Task t;
       t.id = "tp-allreduce";
-      t.kind = sim::TaskKind::collective;
-      t.op = sim::CollectiveOp::all_reduce;
+      t.kind = plan::TaskKind::collective;
+      t.op = plan::CollectiveOp::all_reduce;
       for (int k = 0; k < tp; ++k) t.devices.push_back(name(k));
       t.size = b;
       return t;
@@ -166,9 +166,9 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   // The slowest stage boundary sets the pace.
   for (int p = 0; p + 1 < pp; ++p) {
     const AlphaBeta ab = fit(topo, [&](Bytes b) {
-      sim::Task t;
+      plan::Task t;
       t.id = "stage-send";
-      t.kind = sim::TaskKind::send;
+      t.kind = plan::TaskKind::send;
       t.devices = {name(p * tp), name((p + 1) * tp)};
       t.size = b;
       return t;
@@ -180,9 +180,9 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
 
 SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
   const auto h = static_cast<double>(m.hidden);
-  const auto e = static_cast<double>(sim::dtype_size(m.dtype));
+  const auto e = static_cast<double>(plan::dtype_size(m.dtype));
   const double tp = c.tp;
-  const sim::DType dtype = m.dtype;
+  const plan::DType dtype = m.dtype;
   const double launches = 3.0 * SliceCostModel::kKernelsPerLayer - 1;  // kernel_time adds one
   return [=](int len, int ctx, int b) {
     const double l = len;

@@ -21,13 +21,13 @@ Time elapsed(Clock::time_point a, Clock::time_point b) {
   return Time::ps(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count() * 1000);
 }
 
-sim::Calibration calibrate_host(const CalibrateOptions& opts) {
+plan::Calibration calibrate_host(const CalibrateOptions& opts) {
   const int threads =
       opts.threads > 0 ? opts.threads : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
   const auto max = static_cast<std::size_t>(opts.max_size.count());
   std::vector<std::byte> a(max, std::byte{1});
   std::vector<std::byte> b(max, std::byte{2});
-  std::vector<sim::CopyPoint> pts;
+  std::vector<plan::CopyPoint> pts;
   for (Bytes s : sweep_sizes(opts.min_size, opts.max_size)) {
     Time best = Time::max();
     for (int r = 0; r < opts.repeats; ++r) {
@@ -38,9 +38,9 @@ sim::Calibration calibrate_host(const CalibrateOptions& opts) {
     }
     pts.push_back({s, best});
   }
-  sim::Calibration c;
+  plan::Calibration c;
   c.backend = "host";
-  c.copy = sim::fit_copy(std::move(pts));
+  c.copy = plan::fit_copy(std::move(pts));
   if (opts.progress)
     opts.progress(fmt::format("memcpy: {} per copy, latency {}", human_string(c.copy->bandwidth),
                               human_string(c.copy->latency)));
@@ -59,7 +59,7 @@ sim::Calibration calibrate_host(const CalibrateOptions& opts) {
     best = std::min(best, elapsed(t0, Clock::now()));
   }
   const double bytes = static_cast<double>(each) * threads;
-  c.copy->aggregate_bandwidth = sim::round_rate(bytes / std::max(best.seconds(), 1e-12));
+  c.copy->aggregate_bandwidth = plan::round_rate(bytes / std::max(best.seconds(), 1e-12));
   if (opts.progress)
     opts.progress(fmt::format("memcpy on {} threads at once: {} in all", threads,
                               human_string(*c.copy->aggregate_bandwidth)));
@@ -76,7 +76,7 @@ std::vector<Bytes> sweep_sizes(Bytes min, Bytes max) {
   return out;
 }
 
-sim::Calibration calibrate(const CalibrateOptions& opts) {
+plan::Calibration calibrate(const CalibrateOptions& opts) {
   if (opts.min_size.count() <= 0 || opts.max_size < opts.min_size)
     throw UsageError("calibration sizes: need 0 < min <= max");
   if (opts.repeats < 1) throw UsageError("calibration repeats must be at least 1");

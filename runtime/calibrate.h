@@ -1,6 +1,6 @@
 #pragma once
 // `meshsim calibrate`: measure the machine a backend runs on and write a
-// sim::Calibration (meshsim.calibration/1).
+// plan::Calibration (meshsim.calibration/1).
 //
 // host   memcpy between two host arrays, sizes min..max (x4 steps), the
 //        fastest of `repeats` runs per size → copy fit (latency,
@@ -17,9 +17,10 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "core/units.h"
-#include "sim/calibration.h"
+#include "plan/calibration.h"
 
 namespace meshsim::runtime {
 
@@ -30,17 +31,20 @@ struct CalibrateOptions {
   int repeats = 5;
   int threads = 0;                                   // host: 0 = the hardware's threads
   std::function<void(const std::string&)> progress;  // one line per measurement group
+  /// cuda: the dense peak FLOP/s of a GPU model for a dtype (0 when unknown),
+  /// against which GEMM efficiencies are written; none: no efficiencies.
+  std::function<double(std::string_view gpu_model, plan::DType)> peak_flops;
 };
 
 /// UsageError for a backend this build lacks or nonsense options.
-[[nodiscard]] sim::Calibration calibrate(const CalibrateOptions& opts);
+[[nodiscard]] plan::Calibration calibrate(const CalibrateOptions& opts);
 
 /// The sizes a sweep visits: min, 4·min, ... up to max (max included).
 [[nodiscard]] std::vector<Bytes> sweep_sizes(Bytes min, Bytes max);
 
 // Backends compiled only with CUDA (cuda_backend.cpp, nccl_backend.cpp);
 // without it they throw UsageError.
-[[nodiscard]] sim::Calibration calibrate_cuda(const CalibrateOptions& opts);
-[[nodiscard]] sim::Calibration calibrate_nccl(const CalibrateOptions& opts);
+[[nodiscard]] plan::Calibration calibrate_cuda(const CalibrateOptions& opts);
+[[nodiscard]] plan::Calibration calibrate_nccl(const CalibrateOptions& opts);
 
 }  // namespace meshsim::runtime

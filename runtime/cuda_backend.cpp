@@ -23,8 +23,8 @@ namespace {
 constexpr std::int64_t kCallsPerGemm = 3;
 
 // Whether a task runs as cuBLAS GEMMs (when cuBLAS is there), not the busy kernel.
-bool runs_as_gemm(const sim::Task& t) {
-  return t.kind == sim::TaskKind::compute && !t.duration && t.flops > 0 && Cublas::runs(t.dtype);
+bool runs_as_gemm(const plan::Task& t) {
+  return t.kind == plan::TaskKind::compute && !t.duration && t.flops > 0 && Cublas::runs(t.dtype);
 }
 
 class CudaBackend final : public Backend {
@@ -55,7 +55,7 @@ class CudaBackend final : public Backend {
                        opts_.device, gpu_name_, cublas_->available() ? "cuBLAS GEMM" : cublas_->why_not());
   }
 
-  void load(const sim::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
+  void load(const plan::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release();
     gate_->loaded();
@@ -117,7 +117,7 @@ class CudaBackend final : public Backend {
     cuda_check(cudaDeviceSynchronize(), "loading the plan");
   }
 
-  [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
+  [[nodiscard]] std::vector<TaskSpan> run(const plan::Plan& plan, const Schedule& schedule) override {
     const std::size_t n = plan.tasks.size();
     MESHSIM_ASSERT(task_stream_.size() == n, "run() before load()");
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
@@ -159,7 +159,7 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] std::vector<std::string> notes() const override { return gate_->notes(); }
 
-  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
+  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const plan::Plan& plan) override {
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
@@ -180,7 +180,7 @@ class CudaBackend final : public Backend {
                                     work_.devices.begin());
   }
 
-  void enqueue(const sim::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
+  void enqueue(const plan::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
     if (w.compute) {
       if (runs_as_gemm(task) && gemm_work_ != nullptr) {  // gemm_work_: cuBLAS is there
         const GemmShape g = gemm_shape_for(task.flops);
@@ -209,7 +209,7 @@ class CudaBackend final : public Backend {
 
   // Polls the end events; no progress for opts_.timeout → the first task
   // (in schedule order) still waiting is named.
-  void wait_all(const sim::Plan& plan, const Schedule& schedule) {
+  void wait_all(const plan::Plan& plan, const Schedule& schedule) {
     using Clock = std::chrono::steady_clock;
     std::vector<bool> done(plan.tasks.size(), false);
     std::size_t left = plan.tasks.size();

@@ -10,7 +10,6 @@
 #include "runtime/calibrate.h"
 #include "runtime/cuda_util.h"
 #include "runtime/kernels.h"
-#include "sim/compute_model.h"
 
 namespace meshsim::runtime {
 
@@ -62,21 +61,21 @@ int batch_for(Bytes s) {
   return s < Bytes::MiB(1) ? 100 : s < Bytes::MiB(64) ? 10 : 1;
 }
 
-sim::CopyFit sweep(const CalibrateOptions& o, cudaStream_t s, void* dst, const void* src, cudaMemcpyKind kind,
-                   HostGate& gate) {
+plan::CopyFit sweep(const CalibrateOptions& o, cudaStream_t s, void* dst, const void* src,
+                    cudaMemcpyKind kind, HostGate& gate) {
   Timer t(s, &gate);
-  std::vector<sim::CopyPoint> pts;
+  std::vector<plan::CopyPoint> pts;
   for (Bytes size : sweep_sizes(o.min_size, o.max_size))
     pts.push_back({size, t.best(o.repeats, batch_for(size), [&] {
                      cuda_check(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(size.count()), kind, s),
                                 "cudaMemcpyAsync");
                    })});
-  return sim::fit_copy(std::move(pts));
+  return plan::fit_copy(std::move(pts));
 }
 
 }  // namespace
 
-sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
+plan::Calibration calibrate_cuda(const CalibrateOptions& o) {
   int gpus = 0;
   cuda_check(cudaGetDeviceCount(&gpus), "no usable GPU");
   if (gpus == 0) throw UsageError("no GPU on this machine");
@@ -92,7 +91,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
     if (o.progress) o.progress(s);
   };
 
-  sim::Calibration c;
+  plan::Calibration c;
   c.backend = "cuda";
   c.machine = Json{{"gpu", prop.name},
                    {"gpu_model", model},
@@ -149,7 +148,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
       if (r > 0) best = std::min(best, ms_to_time(worst));
     }
     c.copy->aggregate_bandwidth =
-        sim::round_rate(static_cast<double>(piece * kStreams) / std::max(best.seconds(), 1e-12));
+        plan::round_rate(static_cast<double>(piece * kStreams) / std::max(best.seconds(), 1e-12));
     say(fmt::format("device copies on {} streams at once: {} in all", kStreams,
                     human_string(*c.copy->aggregate_bandwidth)));
     for (auto x : ss) (void)cudaStreamDestroy(x);
@@ -185,7 +184,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
       cuda_check(cudaSetDevice(j), "cudaSetDevice");
       cuda_check(cudaMalloc(&remote, max), "cudaMalloc (peer)");
       cuda_check(cudaSetDevice(i), "cudaSetDevice");
-      std::vector<sim::CopyPoint> pts;
+      std::vector<plan::CopyPoint> pts;
       {
         Timer t(si, &gate);
         for (Bytes size : sweep_sizes(o.min_size, o.max_size))
@@ -195,7 +194,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
                                       "cudaMemcpyPeerAsync");
                          })});
       }
-      c.peers.push_back({i, j, sim::fit_copy(std::move(pts))});
+      c.peers.push_back({i, j, plan::fit_copy(std::move(pts))});
       say(fmt::format("GPU {} -> GPU {}: {}", i, j, human_string(c.peers.back().fit.bandwidth)));
       cuda_check(cudaSetDevice(j), "cudaSetDevice");
       (void)cudaFree(remote);
@@ -211,7 +210,7 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
   Timer launches(s, &gate);
   const Time launch =
       launches.best(o.repeats, 256, [&] { cuda_check(meshsim_launch_spin(0, s), "busy kernel"); });
-  sim::ComputeCalibration cc;
+  plan::ComputeCalibration cc;
   cc.gpu_model = model;
   cc.launch_overhead = launch;
   cc.memory_bandwidth = c.copy->bandwidth * 2;  // a copy reads and writes each byte
@@ -221,11 +220,12 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
   void* workspace = nullptr;
   cuda_check(cudaMalloc(&workspace, static_cast<std::size_t>(Cublas::kWorkspaceBytes)),
              "cudaMalloc (cuBLAS)");
-  const sim::DeviceModel* peaks = sim::find_device_model(model);
+  auto peak = [&](plan::DType dt) { return o.peak_flops ? o.peak_flops(model, dt) : 0.0; };
+  const bool peaks = peak(plan::DType::f32) > 0;
   if (!blas.available()) {
     say(fmt::format("GEMM not measured: {}", blas.why_not()));
   } else {
-    for (sim::DType dt : {sim::DType::f32, sim::DType::f16, sim::DType::bf16}) {
+    for (plan::DType dt : {plan::DType::f32, plan::DType::f16, plan::DType::bf16}) {
       double best_eff = 0;
       for (std::int64_t n : {1024, 2048, 4096, 8192}) {
         const auto bytes = static_cast<std::size_t>(Cublas::work_bytes(n, dt));
@@ -240,14 +240,14 @@ sim::Calibration calibrate_cuda(const CalibrateOptions& o) {
         (void)cudaFree(w);
         const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
         cc.points.push_back({dt, n, flops, tm});
-        if (peaks != nullptr) best_eff = std::max(best_eff, flops / tm.seconds() / peaks->peak(dt));
+        if (peaks) best_eff = std::max(best_eff, flops / tm.seconds() / peak(dt));
       }
-      auto& slot = cc.efficiency[static_cast<std::size_t>(sim::dtype_class(dt))];  // f16 and bf16 share one
-      if (peaks != nullptr && best_eff > 0) slot = std::min(1.0, std::max(slot.value_or(0.0), best_eff));
-      say(fmt::format("GEMM {}: {:.0f} % of the {} peak", sim::to_string(dt), 100 * best_eff, model));
+      auto& slot = cc.efficiency[static_cast<std::size_t>(plan::dtype_class(dt))];  // f16 and bf16 share one
+      if (peaks && best_eff > 0) slot = std::min(1.0, std::max(slot.value_or(0.0), best_eff));
+      say(fmt::format("GEMM {}: {:.0f} % of the {} peak", plan::to_string(dt), 100 * best_eff, model));
     }
   }
-  if (peaks != nullptr)
+  if (peaks)
     c.compute.push_back(std::move(cc));
   else
     say(fmt::format("no built-in peaks for {}: compute efficiencies are not written", model));

@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "runtime/kernels.h"
-#include "sim/compute_model.h"
 
 namespace meshsim::runtime {
 
@@ -52,20 +51,20 @@ Cublas::~Cublas() {
   if (handle_ != nullptr && destroy_ != nullptr) destroy_(handle_);
 }
 
-bool Cublas::runs(sim::DType dtype) {
-  const auto c = sim::dtype_class(dtype);
-  return c == sim::DTypeClass::fp32 || c == sim::DTypeClass::fp16;
+bool Cublas::runs(plan::DType dtype) {
+  const auto c = plan::dtype_class(dtype);
+  return c == plan::DTypeClass::fp32 || c == plan::DTypeClass::fp16;
 }
 
-std::int64_t Cublas::work_bytes(std::int64_t n, sim::DType dtype) {
-  const bool half = sim::dtype_class(dtype) == sim::DTypeClass::fp16;
+std::int64_t Cublas::work_bytes(std::int64_t n, plan::DType dtype) {
+  const bool half = plan::dtype_class(dtype) == plan::DTypeClass::fp16;
   return 3 * n * n * (half ? 2 : 4);
 }
 
-void Cublas::gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream, void* workspace) {
+void Cublas::gemm(std::int64_t n, plan::DType dtype, void* work, cudaStream_t stream, void* workspace) {
   MESHSIM_ASSERT(available(), "gemm without cuBLAS");
-  const bool half = sim::dtype_class(dtype) == sim::DTypeClass::fp16;
-  const cudaDataType t = !half ? CUDA_R_32F : dtype == sim::DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
+  const bool half = plan::dtype_class(dtype) == plan::DTypeClass::fp16;
+  const cudaDataType t = !half ? CUDA_R_32F : dtype == plan::DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const std::int64_t e = half ? 2 : 4;
   auto* base = static_cast<char*>(work);
   const float alpha = 1.0F;

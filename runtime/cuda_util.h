@@ -11,9 +11,9 @@
 #include <cuda_runtime_api.h>
 
 #include "core/units.h"
+#include "plan/plan.h"
 #include "runtime/dynlib.h"
 #include "runtime/layout.h"
-#include "sim/plan.h"
 
 namespace meshsim::runtime {
 
@@ -37,15 +37,15 @@ class Cublas {
   [[nodiscard]] const std::string& why_not() const { return why_not_; }
   /// Whether gemm() runs this dtype: fp32 and fp16/bf16 classes (f64 and
   /// int8 tasks use the busy kernel instead).
-  [[nodiscard]] static bool runs(sim::DType dtype);
+  [[nodiscard]] static bool runs(plan::DType dtype);
   /// C = A·B, all n x n, in `dtype`'s class (see cuda_backend.h), on `stream`;
   /// the three matrices live in `work` (3·n²·element bytes). `workspace`
   /// (kWorkspaceBytes, one per stream) is cuBLAS's scratch: given, cuBLAS
   /// allocates nothing while a run is enqueued (cublasSetStream would
   /// otherwise switch it back to its own pool).
-  void gemm(std::int64_t n, sim::DType dtype, void* work, cudaStream_t stream, void* workspace = nullptr);
+  void gemm(std::int64_t n, plan::DType dtype, void* work, cudaStream_t stream, void* workspace = nullptr);
   /// Bytes gemm() needs for n.
-  [[nodiscard]] static std::int64_t work_bytes(std::int64_t n, sim::DType dtype);
+  [[nodiscard]] static std::int64_t work_bytes(std::int64_t n, plan::DType dtype);
   /// cuBLAS's recommended workspace on Hopper.
   static constexpr std::int64_t kWorkspaceBytes = std::int64_t{32} << 20;
 

@@ -9,10 +9,10 @@
 
 namespace meshsim::runtime {
 
-RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& opts) {
+RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& opts) {
   if (opts.iterations < 1) throw UsageError("iterations must be at least 1");
   if (opts.warmup < 0) throw UsageError("warm-up runs must not be negative");
-  const Schedule schedule = make_schedule(plan);
+  const Schedule schedule = plan::make_schedule(plan, plan::plan_origin(plan));
   const PlanWork work = lower(plan);
   RunReport rep;
   rep.backend = backend.name();
@@ -37,34 +37,12 @@ RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& op
     return rep.makespans[a] != rep.makespans[b] ? rep.makespans[a] < rep.makespans[b] : a < b;
   });
   const std::size_t median = idx[idx.size() / 2];
-  rep.tasks = std::move(runs[median]);
-  rep.makespan = rep.makespans[median];
+  rep.timeline = plan::make_timeline(schedule, std::move(runs[median]));
   if (opts.verify) {
     rep.verified = true;
     rep.check = verify_images(plan, backend.read_back(plan));
   }
   return rep;
-}
-
-sim::SimResult as_sim_result(const sim::Plan& plan, const RunReport& report) {
-  MESHSIM_ASSERT(report.tasks.size() == plan.tasks.size(), "one span per task");
-  const Schedule s = make_schedule(plan);
-  sim::SimResult r;
-  r.makespan = report.makespan;
-  r.tasks.resize(plan.tasks.size());
-  std::size_t last = sim::kNoTask;
-  for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    auto& tm = r.tasks[i];
-    tm.start = report.tasks[i].start;
-    tm.end = report.tasks[i].end;
-    for (std::size_t p : s.preds[i])
-      if (tm.released_by == sim::kNoTask || report.tasks[p].end > report.tasks[tm.released_by].end)
-        tm.released_by = p;
-    if (last == sim::kNoTask || tm.end > r.tasks[last].end) last = i;
-  }
-  for (std::size_t i = last; i != sim::kNoTask; i = r.tasks[i].released_by) r.critical_path.push_back(i);
-  std::reverse(r.critical_path.begin(), r.critical_path.end());
-  return r;
 }
 
 }  // namespace meshsim::runtime

@@ -8,8 +8,8 @@
 //      the reported timeline is the iteration with the median makespan
 //      (makespan = the last task's end; times start at the run's start);
 //   3. every buffer is read back and verified (verify.h).
-// The measured timeline converts into a sim::SimResult (no link data), so
-// the simulator's trace and CSV writers draw measured runs the same way.
+// The measured timeline is a plan::Timeline, with the makespan and critical
+// path defined once for simulated and measured runs (plan/schedule.h).
 
 #include <cstdint>
 #include <string>
@@ -17,7 +17,6 @@
 
 #include "runtime/backend.h"
 #include "runtime/verify.h"
-#include "sim/executor.h"
 
 namespace meshsim::runtime {
 
@@ -30,8 +29,7 @@ struct RunOptions {
 struct RunReport {
   std::string backend;
   std::string backend_description;
-  std::vector<TaskSpan> tasks;  // the median iteration
-  Time makespan;                // median over iterations
+  plan::Timeline timeline;      // the iteration with the median makespan
   std::vector<Time> makespans;  // every timed iteration, in order
   std::int64_t payload_bytes = 0;
   std::int64_t scratch_bytes = 0;
@@ -41,11 +39,6 @@ struct RunReport {
 };
 
 /// UsageError for iterations < 1 or warmup < 0.
-[[nodiscard]] RunReport run_plan(const sim::Plan& plan, Backend& backend, const RunOptions& opts = {});
-
-/// The measured timeline in the simulator's result form: task spans,
-/// makespan, released_by (the predecessor that ended last before the task
-/// started) and the critical path that follows it back from the last task.
-[[nodiscard]] sim::SimResult as_sim_result(const sim::Plan& plan, const RunReport& report);
+[[nodiscard]] RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& opts = {});
 
 }  // namespace meshsim::runtime

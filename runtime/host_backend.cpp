@@ -37,7 +37,7 @@ class HostBackend final : public Backend {
                        opts_.threads);
   }
 
-  void load(const sim::Plan& /*plan*/, const Schedule& /*schedule*/, const PlanWork& work,
+  void load(const plan::Plan& /*plan*/, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     work_ = work;
     mem_ = images;
@@ -46,7 +46,7 @@ class HostBackend final : public Backend {
       scratch_.emplace_back(static_cast<std::size_t>(s), std::byte{0});
   }
 
-  [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
+  [[nodiscard]] std::vector<TaskSpan> run(const plan::Plan& plan, const Schedule& schedule) override {
     MESHSIM_ASSERT(work_.tasks.size() == plan.tasks.size(), "run() before load()");
     const std::size_t n = plan.tasks.size();
     std::vector<TaskSpan> spans(n);
@@ -100,12 +100,12 @@ class HostBackend final : public Backend {
     return spans;
   }
 
-  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& /*plan*/) override {
+  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const plan::Plan& /*plan*/) override {
     return mem_;
   }
 
  private:
-  void execute(const sim::Task& task, const TaskWork& w) {
+  void execute(const plan::Task& task, const TaskWork& w) {
     if (w.compute) {
       const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
       if (t > Time{}) {
@@ -137,7 +137,7 @@ std::unique_ptr<Backend> make_host_backend(const HostBackendOptions& opts) {
   return std::make_unique<HostBackend>(opts);
 }
 
-Verification verify_on_host(const sim::Plan& plan) {
+Verification verify_on_host(const plan::Plan& plan) {
   HostBackend backend(HostBackendOptions{.threads = 2, .compute_time = {}});
   return run_plan(plan, backend).check;
 }

@@ -21,13 +21,13 @@ namespace meshsim::runtime {
 
 struct HostBackendOptions {
   int threads = 0;  // workers; 0: the hardware's threads (at least 2)
-  std::function<Time(const sim::Task&)> compute_time;
+  std::function<Time(const plan::Task&)> compute_time;
 };
 
 [[nodiscard]] std::unique_ptr<Backend> make_host_backend(const HostBackendOptions& opts = {});
 
 /// Runs the plan once on the host backend and verifies it (the planners'
 /// end-to-end check).
-[[nodiscard]] Verification verify_on_host(const sim::Plan& plan);
+[[nodiscard]] Verification verify_on_host(const plan::Plan& plan);
 
 }  // namespace meshsim::runtime

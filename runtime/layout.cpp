@@ -39,7 +39,7 @@ std::vector<std::int64_t> extents(const Box& b) {
 
 // Offset of the region's first element, and the byte stride per region
 // dimension, in buffer `buf`.
-std::pair<std::int64_t, std::vector<std::int64_t>> placement(const sim::Region& r, const sim::Buffer& buf,
+std::pair<std::int64_t, std::vector<std::int64_t>> placement(const plan::Region& r, const plan::Buffer& buf,
                                                              Bytes offset, std::int64_t e) {
   if (buf.box.empty()) return {offset.count(), strides(extents(r.box), e)};
   auto s = strides(extents(buf.box), e);
@@ -56,10 +56,10 @@ std::int64_t StridedCopy::rows() const {
   return n;
 }
 
-StridedCopy copy_of(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src,
-                    const sim::Buffer& dst) {
+StridedCopy copy_of(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src,
+                    const plan::Buffer& dst) {
   MESHSIM_ASSERT(r.box.size() == t.shape.size(), "region rank differs from its tensor's");
-  const std::int64_t e = sim::dtype_size(t.dtype);
+  const std::int64_t e = plan::dtype_size(t.dtype);
   const auto [sbase, sstr] = placement(r, src, r.src_offset, e);
   const auto [dbase, dstr] = placement(r, dst, r.dst_offset, e);
   StridedCopy c;
@@ -95,7 +95,7 @@ StridedCopy copy_of(const sim::Tensor& t, const sim::Region& r, const sim::Buffe
   return c;
 }
 
-std::int64_t offset_in_box(const sim::Tensor& t, const Box& box, std::int64_t g) {
+std::int64_t offset_in_box(const plan::Tensor& t, const Box& box, std::int64_t g) {
   const std::size_t rank = t.shape.size();
   std::int64_t pos = 0;
   std::int64_t scale = 1;
@@ -105,7 +105,7 @@ std::int64_t offset_in_box(const sim::Tensor& t, const Box& box, std::int64_t g)
     pos += (c - box[d].first) * scale;
     scale *= box[d].second - box[d].first;
   }
-  return pos * sim::dtype_size(t.dtype);
+  return pos * plan::dtype_size(t.dtype);
 }
 
 void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out) {
@@ -130,7 +130,7 @@ void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std
   }
 }
 
-std::vector<bool> written_buffers(const sim::Plan& plan) {
+std::vector<bool> written_buffers(const plan::Plan& plan) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t b = 0; b < plan.buffers.size(); ++b) index.emplace(plan.buffers[b].name, b);
   std::vector<bool> written(plan.buffers.size(), false);
@@ -139,7 +139,7 @@ std::vector<bool> written_buffers(const sim::Plan& plan) {
   return written;
 }
 
-std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
+std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
   std::unordered_map<std::string, std::size_t> tensor_index;
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
   std::unordered_map<std::string, std::size_t> buffer_index;
@@ -152,8 +152,8 @@ std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
     img[b].assign(static_cast<std::size_t>(buf.size.count()), written[b] ? kPoison : std::byte{0});
     if (written[b] || buf.box.empty()) continue;
     const std::size_t ti = tensor_index.at(buf.tensor);
-    const sim::Tensor& t = plan.tensors[ti];
-    const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
+    const plan::Tensor& t = plan.tensors[ti];
+    const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
     for_each_box_row(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
       fill_pattern(
           ti, g, static_cast<std::int64_t>(e),
@@ -166,8 +166,8 @@ std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan) {
       const std::size_t sb = buffer_index.at(r.src_buffer);
       if (written[sb] || !plan.buffers[sb].box.empty()) continue;
       const std::size_t ti = tensor_index.at(r.tensor);
-      const sim::Tensor& t = plan.tensors[ti];
-      const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
+      const plan::Tensor& t = plan.tensors[ti];
+      const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
       const auto base = static_cast<std::size_t>(r.src_offset.count());
       for_each_box_row(r.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
         fill_pattern(ti, g, static_cast<std::int64_t>(e),

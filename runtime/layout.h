@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/plan.h"
+#include "plan/plan.h"
 
 namespace meshsim::runtime {
 
@@ -54,12 +54,12 @@ struct StridedCopy {
 };
 
 /// The copy that moves region `r` (of tensor `t`) from buffer `src` to buffer `dst`.
-[[nodiscard]] StridedCopy copy_of(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src,
-                                  const sim::Buffer& dst);
+[[nodiscard]] StridedCopy copy_of(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src,
+                                  const plan::Buffer& dst);
 
 /// Byte offset of global element `g` of `t` inside a buffer that declares a box
 /// containing it.
-[[nodiscard]] std::int64_t offset_in_box(const sim::Tensor& t,
+[[nodiscard]] std::int64_t offset_in_box(const plan::Tensor& t,
                                          const std::vector<std::pair<std::int64_t, std::int64_t>>& box,
                                          std::int64_t g);
 
@@ -77,10 +77,10 @@ void for_each_box_row(const std::vector<std::pair<std::int64_t, std::int64_t>>& 
 /// The initial contents of every plan buffer: buffers that some region reads
 /// and none writes hold their elements' patterns (boxed buffers over their
 /// box; others at each reading region's bytes); written buffers hold kPoison.
-[[nodiscard]] std::vector<std::vector<std::byte>> initial_images(const sim::Plan& plan);
+[[nodiscard]] std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan);
 
 /// Per plan buffer: whether some region writes it (a destination).
-[[nodiscard]] std::vector<bool> written_buffers(const sim::Plan& plan);
+[[nodiscard]] std::vector<bool> written_buffers(const plan::Plan& plan);
 
 // ---- implementation of the templates ----
 

@@ -88,15 +88,15 @@ struct Nccl {
 };
 
 // A region's bytes seen from one side, packed contiguously from offset 0.
-StridedCopy pack_copy(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& src) {
-  sim::Region packed = r;
+StridedCopy pack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src) {
+  plan::Region packed = r;
   packed.dst_offset = Bytes(0);
-  return copy_of(t, packed, src, sim::Buffer{"staging", src.device, Bytes(0), {}, {}});
+  return copy_of(t, packed, src, plan::Buffer{"staging", src.device, Bytes(0), {}, {}});
 }
-StridedCopy unpack_copy(const sim::Tensor& t, const sim::Region& r, const sim::Buffer& dst) {
-  sim::Region packed = r;
+StridedCopy unpack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& dst) {
+  plan::Region packed = r;
   packed.src_offset = Bytes(0);
-  return copy_of(t, packed, sim::Buffer{"staging", dst.device, Bytes(0), {}, {}}, dst);
+  return copy_of(t, packed, plan::Buffer{"staging", dst.device, Bytes(0), {}, {}}, dst);
 }
 
 class NcclBackend final : public Backend {
@@ -121,7 +121,7 @@ class NcclBackend final : public Backend {
                        nccl_.lib.name());
   }
 
-  void load(const sim::Plan& plan, const Schedule& schedule, const PlanWork& work,
+  void load(const plan::Plan& plan, const Schedule& schedule, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     release(false);
     prog_ = nccl_program(plan, schedule);
@@ -255,7 +255,7 @@ class NcclBackend final : public Backend {
     gate_->loaded();
   }
 
-  [[nodiscard]] std::vector<TaskSpan> run(const sim::Plan& plan, const Schedule& schedule) override {
+  [[nodiscard]] std::vector<TaskSpan> run(const plan::Plan& plan, const Schedule& schedule) override {
     const auto n = static_cast<int>(prog_.devices.size());
     // Per rank: the calls of each task, in program order.
     std::vector<std::size_t> next(static_cast<std::size_t>(n), 0);
@@ -287,7 +287,7 @@ class NcclBackend final : public Backend {
     }
     int groups_held = 0;
     for (std::size_t i : schedule.order) {
-      const sim::Task& task = plan.tasks[i];
+      const plan::Task& task = plan.tasks[i];
       // Waits, start events, packing.
       std::map<int, std::vector<const NcclCall*>> calls;
       for (int r : task_ranks_[i]) {
@@ -305,7 +305,7 @@ class NcclBackend final : public Backend {
           }
         gate_->admit(2);  // the start event, and a busy kernel
         cuda_check(cudaEventRecord(events_.at({i, r}).first, s), "cudaEventRecord");
-        if (task.kind == sim::TaskKind::compute) {
+        if (task.kind == plan::TaskKind::compute) {
           const Time t = task.duration        ? *task.duration
                          : opts_.compute_time ? opts_.compute_time(task)
                                               : Time{};
@@ -373,7 +373,7 @@ class NcclBackend final : public Backend {
 
   [[nodiscard]] std::vector<std::string> notes() const override { return gate_->notes(); }
 
-  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const sim::Plan& plan) override {
+  [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const plan::Plan& plan) override {
     std::vector<std::vector<std::byte>> out(plan.buffers.size());
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
       out[b].resize(static_cast<std::size_t>(plan.buffers[b].size.count()));
@@ -403,11 +403,11 @@ class NcclBackend final : public Backend {
 
   // The device pointer a call reads or writes; strided sources are packed
   // into staging now, strided destinations received there (unpack() later).
-  void* pointer(const sim::Plan& plan, const sim::Task& task, int r, const NcclCall& c, cudaStream_t s,
+  void* pointer(const plan::Plan& plan, const plan::Task& task, int r, const NcclCall& c, cudaStream_t s,
                 std::int64_t& staged) {
     if (c.region == kScratch) return scratch_[static_cast<std::size_t>(r)];
-    const sim::Region& reg = task.payload[c.region];
-    const sim::Tensor& t = *tensors_.at(reg.tensor);
+    const plan::Region& reg = task.payload[c.region];
+    const plan::Tensor& t = *tensors_.at(reg.tensor);
     const std::size_t sb = buffer_index_.at(reg.src_buffer);
     const std::size_t db = buffer_index_.at(reg.dst_buffer);
     const bool sending = c.op == NcclOp::send || c.op == NcclOp::local_copy ||
@@ -432,10 +432,10 @@ class NcclBackend final : public Backend {
     return at;
   }
 
-  void unpack(const sim::Plan& plan, const sim::Task& task, int r, const NcclCall& c, void* at,
+  void unpack(const plan::Plan& plan, const plan::Task& task, int r, const NcclCall& c, void* at,
               cudaStream_t s) {
     if (c.region == kScratch || c.op == NcclOp::send || c.op == NcclOp::local_copy) return;
-    const sim::Region& reg = task.payload[c.region];
+    const plan::Region& reg = task.payload[c.region];
     const std::size_t db = buffer_index_.at(reg.dst_buffer);
     if (rank_of(plan.buffers[db].device) != r) return;  // the broadcast root
     const StridedCopy uc = unpack_copy(*tensors_.at(reg.tensor), reg, plan.buffers[db]);
@@ -466,7 +466,7 @@ class NcclBackend final : public Backend {
                     "ncclAllGather");
         return;
       case NcclOp::reduce_scatter: {
-        const auto esz = static_cast<std::size_t>(sim::dtype_size(c.dtype));
+        const auto esz = static_cast<std::size_t>(plan::dtype_size(c.dtype));
         const std::size_t count = bytes / nm / esz;  // elements per rank
         nccl_.check(
             nccl_.reduce_scatter(b, b + me * count * esz, count, nccl_type(c.dtype), ncclSum, comm, s),
@@ -474,14 +474,14 @@ class NcclBackend final : public Backend {
         return;
       }
       case NcclOp::all_reduce: {
-        const auto count = bytes / static_cast<std::size_t>(sim::dtype_size(c.dtype));
+        const auto count = bytes / static_cast<std::size_t>(plan::dtype_size(c.dtype));
         nccl_.check(nccl_.all_reduce(b, b, count, nccl_type(c.dtype), ncclSum, comm, s), "ncclAllReduce");
         return;
       }
     }
   }
 
-  void wait_all(const sim::Plan& plan, const Schedule& schedule) {
+  void wait_all(const plan::Plan& plan, const Schedule& schedule) {
     using Clock = std::chrono::steady_clock;
     std::map<std::pair<std::size_t, int>, bool> done;
     std::size_t left = events_.size();
@@ -561,7 +561,7 @@ class NcclBackend final : public Backend {
   int gpus_ = 0;
   NcclProgram prog_;
   PlanWork work_;
-  std::unordered_map<std::string, const sim::Tensor*> tensors_;
+  std::unordered_map<std::string, const plan::Tensor*> tensors_;
   std::unordered_map<std::string, std::size_t> buffer_index_;
   std::vector<std::byte*> buffers_;
   std::vector<std::byte*> scratch_;
@@ -582,7 +582,7 @@ std::unique_ptr<Backend> make_nccl_backend(const NcclBackendOptions& opts) {
   return std::make_unique<NcclBackend>(opts);
 }
 
-sim::Calibration calibrate_nccl(const CalibrateOptions& o) {
+plan::Calibration calibrate_nccl(const CalibrateOptions& o) {
   int gpus = 0;
   cuda_check(cudaGetDeviceCount(&gpus), "no usable GPU");
   if (gpus < 2)
@@ -605,7 +605,7 @@ sim::Calibration calibrate_nccl(const CalibrateOptions& o) {
     cuda_check(cudaEventCreate(&a[r]), "cudaEventCreate");
     cuda_check(cudaEventCreate(&b[r]), "cudaEventCreate");
   }
-  sim::Calibration c;
+  plan::Calibration c;
   c.backend = "nccl";
   cudaDeviceProp prop{};
   cuda_check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");

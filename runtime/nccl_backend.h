@@ -36,7 +36,7 @@ namespace meshsim::runtime {
 
 struct NcclBackendOptions {
   Time timeout = Time::s(60);
-  std::function<Time(const sim::Task&)> compute_time;
+  std::function<Time(const plan::Task&)> compute_time;
 };
 
 /// UsageError when this build has no CUDA, NCCL cannot be loaded, or the

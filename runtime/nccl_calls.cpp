@@ -15,8 +15,8 @@ namespace meshsim::runtime {
 namespace {
 
 // Records on `comm` what the collective task `t` forces, in NCCL's names.
-void force_choices(NcclComm& comm, const sim::Task& t) {
-  const std::string algo = t.algorithm && *t.algorithm != sim::Algorithm::direct
+void force_choices(NcclComm& comm, const plan::Task& t) {
+  const std::string algo = t.algorithm && *t.algorithm != plan::Algorithm::direct
                                ? std::string(plan::traits(*t.algorithm).nccl_name)
                                : std::string();
   const std::string proto = t.protocol ? std::string(plan::traits(*t.protocol).nccl_name) : std::string();
@@ -44,7 +44,7 @@ std::string_view to_string(NcclOp op) {
   return "?";
 }
 
-NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
+NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
   NcclProgram p;
   p.devices = plan_devices(plan);
   auto rank = [&](const std::string& d) {
@@ -52,7 +52,7 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   };
   std::unordered_map<std::string, int> buffer_rank;
   for (const auto& b : plan.buffers) buffer_rank.emplace(b.name, rank(b.device));
-  std::unordered_map<std::string, const sim::Tensor*> tensors;
+  std::unordered_map<std::string, const plan::Tensor*> tensors;
   for (const auto& t : plan.tensors) tensors.emplace(t.name, &t);
 
   p.calls.resize(p.devices.size());
@@ -74,7 +74,7 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
     }
     return it->second;
   };
-  auto group_comm = [&](const sim::Task& t, std::size_t task) {
+  auto group_comm = [&](const plan::Task& t, std::size_t task) {
     std::vector<int> ranks;
     for (const auto& d : t.devices) ranks.push_back(rank(d));
     auto [it, fresh] = comm_of.emplace(std::pair{ranks, t.stream}, static_cast<int>(p.comms.size()));
@@ -96,8 +96,8 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
     p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, comm, b, bytes, region});
     p.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, comm, a, bytes, region});
   };
-  auto region_bytes = [&](const sim::Region& r) {
-    return sim::region_bytes(*tensors.at(r.tensor), r).count();
+  auto region_bytes = [&](const plan::Region& r) {
+    return plan::region_bytes(*tensors.at(r.tensor), r).count();
   };
   auto regions_as_pairs = [&](std::size_t i) {
     const auto& t = plan.tasks[i];
@@ -110,14 +110,14 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   for (std::size_t i : schedule.order) {
     const auto& t = plan.tasks[i];
     switch (t.kind) {
-      case sim::TaskKind::compute: break;
-      case sim::TaskKind::send:
+      case plan::TaskKind::compute: break;
+      case plan::TaskKind::send:
         if (t.payload.empty())
           pair(i, rank(t.devices[0]), rank(t.devices[1]), t.size.count(), kScratch);
         else
           regions_as_pairs(i);
         break;
-      case sim::TaskKind::broadcast: {
+      case plan::TaskKind::broadcast: {
         const int root = rank(t.devices[0]);
         bool one_box = !t.payload.empty();
         for (const auto& r : t.payload)
@@ -149,12 +149,12 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
         }
         break;
       }
-      case sim::TaskKind::collective: {
+      case plan::TaskKind::collective: {
         if (!t.payload.empty()) {
           regions_as_pairs(i);
           break;
         }
-        if (t.op == sim::CollectiveOp::all_to_all) {
+        if (t.op == plan::CollectiveOp::all_to_all) {
           const auto n = static_cast<std::int64_t>(t.devices.size());
           for (const auto& a : t.devices)
             for (const auto& b : t.devices)
@@ -163,13 +163,13 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
         }
         const int comm = group_comm(t, i);
         force_choices(p.comms[static_cast<std::size_t>(comm)], t);
-        const NcclOp op = t.op == sim::CollectiveOp::all_gather       ? NcclOp::all_gather
-                          : t.op == sim::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
-                                                                      : NcclOp::all_reduce;
+        const NcclOp op = t.op == plan::CollectiveOp::all_gather       ? NcclOp::all_gather
+                          : t.op == plan::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
+                                                                       : NcclOp::all_reduce;
         for (const auto& d : t.devices)
           p.calls[static_cast<std::size_t>(rank(d))].push_back(
               {i, op, comm, -1, t.size.count(), kScratch,
-               plan::traits(t.op).reduces ? t.dtype : sim::DType::u8});
+               plan::traits(t.op).reduces ? t.dtype : plan::DType::u8});
         break;
       }
     }
@@ -177,7 +177,7 @@ NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule) {
   return p;
 }
 
-std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& plan) {
+std::vector<std::string> check_program(const NcclProgram& p, const plan::Plan& plan) {
   std::vector<std::string> problems;
   for (std::size_t c = 0; c < p.comms.size(); ++c)
     if (p.comms[c].mixed)

@@ -63,8 +63,8 @@ struct NcclCall {
   int comm = 0;   // index into NcclProgram::comms
   int peer = -1;  // send/recv: the other rank (world); broadcast: root's comm rank
   std::int64_t bytes = 0;
-  std::size_t region = kScratch;      // payload region of the task, or kScratch (scratch area)
-  sim::DType dtype = sim::DType::u8;  // reduce_scatter, all_reduce: the element type summed
+  std::size_t region = kScratch;        // payload region of the task, or kScratch (scratch area)
+  plan::DType dtype = plan::DType::u8;  // reduce_scatter, all_reduce: the element type summed
 
   friend bool operator==(const NcclCall&, const NcclCall&) = default;
 };
@@ -90,10 +90,10 @@ struct NcclProgram {
   std::vector<std::vector<NcclCall>> calls;  // per rank, in issue order
 };
 
-[[nodiscard]] NcclProgram nccl_program(const sim::Plan& plan, const Schedule& schedule);
+[[nodiscard]] NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule);
 
 /// What breaks NCCL's ordering rules, or asks a communicator for two
 /// different forced choices, one line per problem; empty if none.
-[[nodiscard]] std::vector<std::string> check_program(const NcclProgram& p, const sim::Plan& plan);
+[[nodiscard]] std::vector<std::string> check_program(const NcclProgram& p, const plan::Plan& plan);
 
 }  // namespace meshsim::runtime

@@ -4,15 +4,15 @@
 
 namespace meshsim::runtime {
 
-ncclDataType_t nccl_type(sim::DType d) {
+ncclDataType_t nccl_type(plan::DType d) {
   switch (d) {
-    case sim::DType::f32: return ncclFloat32;
-    case sim::DType::f16: return ncclFloat16;
-    case sim::DType::bf16: return ncclBfloat16;
-    case sim::DType::f64: return ncclFloat64;
-    case sim::DType::i32: return ncclInt32;
-    case sim::DType::i8: return ncclInt8;
-    case sim::DType::u8: return ncclUint8;
+    case plan::DType::f32: return ncclFloat32;
+    case plan::DType::f16: return ncclFloat16;
+    case plan::DType::bf16: return ncclBfloat16;
+    case plan::DType::f64: return ncclFloat64;
+    case plan::DType::i32: return ncclInt32;
+    case plan::DType::i8: return ncclInt8;
+    case plan::DType::u8: return ncclUint8;
   }
   return ncclUint8;
 }

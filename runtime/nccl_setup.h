@@ -8,13 +8,13 @@
 
 #include <nccl.h>
 
+#include "plan/plan.h"
 #include "runtime/nccl_calls.h"
-#include "sim/plan.h"
 
 namespace meshsim::runtime {
 
 /// NCCL's name for a plan element type.
-[[nodiscard]] ncclDataType_t nccl_type(sim::DType d);
+[[nodiscard]] ncclDataType_t nccl_type(plan::DType d);
 
 /// Sets NCCL_ALGO, NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS to what a
 /// communicator's collectives force while it lives, restoring the caller's

@@ -19,7 +19,7 @@ namespace {
 std::unique_ptr<Backend> make_cuda_backend(const CudaBackendOptions& /*opts*/) {
   absent("the cuda backend");
 }
-sim::Calibration calibrate_cuda(const CalibrateOptions& /*opts*/) {
+plan::Calibration calibrate_cuda(const CalibrateOptions& /*opts*/) {
   absent("cuda calibration");
 }
 

@@ -20,7 +20,7 @@ namespace {
 std::unique_ptr<Backend> make_nccl_backend(const NcclBackendOptions& /*opts*/) {
   absent("the nccl backend");
 }
-sim::Calibration calibrate_nccl(const CalibrateOptions& /*opts*/) {
+plan::Calibration calibrate_nccl(const CalibrateOptions& /*opts*/) {
   absent("nccl calibration");
 }
 

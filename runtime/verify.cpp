@@ -50,7 +50,7 @@ std::string Mismatch::describe() const {
       bad_in_buffer > 1 ? fmt::format(" ({} bad elements in this buffer)", bad_in_buffer) : "");
 }
 
-Verification verify_images(const sim::Plan& plan, const std::vector<std::vector<std::byte>>& images) {
+Verification verify_images(const plan::Plan& plan, const std::vector<std::vector<std::byte>>& images) {
   MESHSIM_ASSERT(images.size() == plan.buffers.size(), "one image per buffer");
   std::unordered_map<std::string, std::size_t> tensor_index;
   for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
@@ -75,8 +75,8 @@ Verification verify_images(const sim::Plan& plan, const std::vector<std::vector<
     std::int64_t bad = 0;
     Mismatch first;
     auto check = [&](std::size_t ti, std::int64_t g, std::int64_t byte_offset) {
-      const sim::Tensor& t = plan.tensors[ti];
-      const auto e = static_cast<std::size_t>(sim::dtype_size(t.dtype));
+      const plan::Tensor& t = plan.tensors[ti];
+      const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
       pattern(ti, g, std::span(want).first(e));
       ++v.elements_checked;
       const auto got = std::span(img).subspan(static_cast<std::size_t>(byte_offset), e);
@@ -100,7 +100,7 @@ Verification verify_images(const sim::Plan& plan, const std::vector<std::vector<
     // Row by row: one memcmp against the expected row; element by element
     // only where a row differs.
     auto check_row = [&](std::size_t ti, std::int64_t g0, std::int64_t byte_offset, std::int64_t len) {
-      const std::int64_t e = sim::dtype_size(plan.tensors[ti].dtype);
+      const std::int64_t e = plan::dtype_size(plan.tensors[ti].dtype);
       row.resize(static_cast<std::size_t>(len * e));
       fill_pattern(ti, g0, e, row);
       if (std::memcmp(img.data() + byte_offset, row.data(), row.size()) == 0) {
@@ -111,7 +111,7 @@ Verification verify_images(const sim::Plan& plan, const std::vector<std::vector<
     };
     if (!buf.box.empty()) {
       const std::size_t ti = tensor_index.at(buf.tensor);
-      const auto e = sim::dtype_size(plan.tensors[ti].dtype);
+      const auto e = plan::dtype_size(plan.tensors[ti].dtype);
       for_each_box_row(
           buf.box, plan.tensors[ti].shape,
           [&](std::int64_t g, std::int64_t pos, std::int64_t len) { check_row(ti, g, pos * e, len); });
@@ -119,7 +119,7 @@ Verification verify_images(const sim::Plan& plan, const std::vector<std::vector<
       for (const auto& [task, k] : writers[b]) {
         const auto& r = plan.tasks[task].payload[k];
         const std::size_t ti = tensor_index.at(r.tensor);
-        const auto e = sim::dtype_size(plan.tensors[ti].dtype);
+        const auto e = plan::dtype_size(plan.tensors[ti].dtype);
         const auto base = r.dst_offset.count();
         for_each_box_row(r.box, plan.tensors[ti].shape,
                          [&](std::int64_t g, std::int64_t pos, std::int64_t len) {

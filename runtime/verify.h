@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/plan.h"
+#include "plan/plan.h"
 
 namespace meshsim::runtime {
 
@@ -43,7 +43,7 @@ struct Verification {
 };
 
 /// Checks `images` (one byte image per plan buffer, as read back after a run).
-[[nodiscard]] Verification verify_images(const sim::Plan& plan,
+[[nodiscard]] Verification verify_images(const plan::Plan& plan,
                                          const std::vector<std::vector<std::byte>>& images);
 
 }  // namespace meshsim::runtime

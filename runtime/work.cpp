@@ -17,7 +17,7 @@ void scratch_copy(TaskWork& w, std::size_t a, std::size_t b, std::int64_t bytes,
 
 }  // namespace
 
-std::vector<std::string> plan_devices(const sim::Plan& plan) {
+std::vector<std::string> plan_devices(const plan::Plan& plan) {
   std::vector<std::string> d;
   for (const auto& t : plan.tasks) d.insert(d.end(), t.devices.begin(), t.devices.end());
   for (const auto& b : plan.buffers) d.push_back(b.device);
@@ -26,7 +26,7 @@ std::vector<std::string> plan_devices(const sim::Plan& plan) {
   return d;
 }
 
-PlanWork lower(const sim::Plan& plan) {
+PlanWork lower(const plan::Plan& plan) {
   PlanWork pw;
   pw.devices = plan_devices(plan);
   auto dev = [&](const std::string& d) {
@@ -43,7 +43,7 @@ PlanWork lower(const sim::Plan& plan) {
   pw.scratch_bytes.assign(pw.devices.size(), 0);
   // Scratch areas: each device gets the largest payload-less size it takes part in.
   for (const auto& t : plan.tasks)
-    if (t.kind != sim::TaskKind::compute && t.payload.empty())
+    if (t.kind != plan::TaskKind::compute && t.payload.empty())
       for (const auto& d : t.devices)
         pw.scratch_bytes[dev(d)] = std::max(pw.scratch_bytes[dev(d)], t.size.count());
 
@@ -51,7 +51,7 @@ PlanWork lower(const sim::Plan& plan) {
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
     TaskWork& w = pw.tasks[i];
-    if (t.kind == sim::TaskKind::compute) {
+    if (t.kind == plan::TaskKind::compute) {
       w.compute = true;
       continue;
     }
@@ -69,15 +69,15 @@ PlanWork lower(const sim::Plan& plan) {
     for (const auto& name : t.devices) d.push_back(dev(name));
     const auto n = static_cast<std::int64_t>(d.size());
     switch (t.kind) {
-      case sim::TaskKind::send: scratch_copy(w, d[0], d[1], s, s); break;
-      case sim::TaskKind::broadcast:
+      case plan::TaskKind::send: scratch_copy(w, d[0], d[1], s, s); break;
+      case plan::TaskKind::broadcast:
         for (std::size_t h = 0; h + 1 < d.size(); ++h) scratch_copy(w, d[h], d[h + 1], s, s);
         break;
-      case sim::TaskKind::collective: {
+      case plan::TaskKind::collective: {
         if (n < 2) break;
         // The host backend stands in with the ring's edge volumes (any
         // algorithm but direct) or direct's pair volumes, from the table.
-        if (t.algorithm != sim::Algorithm::direct && t.op != sim::CollectiveOp::all_to_all) {
+        if (t.algorithm != plan::Algorithm::direct && t.op != plan::CollectiveOp::all_to_all) {
           const std::int64_t edge = plan::ring_steps(t.op, n) * s / n;
           for (std::size_t k = 0; k < d.size(); ++k) scratch_copy(w, d[k], d[(k + 1) % d.size()], edge, s);
         } else {
@@ -87,7 +87,7 @@ PlanWork lower(const sim::Plan& plan) {
         }
         break;
       }
-      case sim::TaskKind::compute: break;
+      case plan::TaskKind::compute: break;
     }
     for (const auto& c : w.scratch) pw.scratch_moved += c.bytes;
   }

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "plan/plan.h"
 #include "runtime/layout.h"
-#include "sim/plan.h"
 
 namespace meshsim::runtime {
 
@@ -51,10 +51,10 @@ struct PlanWork {
   std::int64_t scratch_moved = 0;           // sum of all scratch copies
 };
 
-[[nodiscard]] PlanWork lower(const sim::Plan& plan);
+[[nodiscard]] PlanWork lower(const plan::Plan& plan);
 
 /// Every device a plan names (tasks and buffers), sorted, once each: the
 /// order in which backends number them (the NCCL backend's ranks).
-[[nodiscard]] std::vector<std::string> plan_devices(const sim::Plan& plan);
+[[nodiscard]] std::vector<std::string> plan_devices(const plan::Plan& plan);
 
 }  // namespace meshsim::runtime

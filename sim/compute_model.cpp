@@ -7,6 +7,9 @@
 
 namespace meshsim::sim {
 
+using plan::DType;
+using plan::DTypeClass;
+
 namespace {
 // Public dense peaks: V100 SXM2 (15.7 FP32, 125 FP16 tensor, 7.8 FP64,
 // 900 GB/s); A100 SXM 40 GB (19.5, 312, 9.7, 624 INT8, 1,555 GB/s);
@@ -32,21 +35,8 @@ const std::array kModels{
 };
 }  // namespace
 
-DTypeClass dtype_class(DType d) {
-  switch (d) {
-    case DType::f32:
-    case DType::i32: return DTypeClass::fp32;
-    case DType::f16:
-    case DType::bf16: return DTypeClass::fp16;
-    case DType::f64: return DTypeClass::fp64;
-    case DType::i8:
-    case DType::u8: return DTypeClass::int8;
-  }
-  return DTypeClass::fp32;
-}
-
 double DeviceModel::peak(DType d) const {
-  switch (dtype_class(d)) {
+  switch (plan::dtype_class(d)) {
     case DTypeClass::fp32: return fp32_flops;
     case DTypeClass::fp16: return fp16_flops;
     case DTypeClass::fp64: return fp64_flops;
@@ -57,7 +47,8 @@ double DeviceModel::peak(DType d) const {
 
 Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
   MESHSIM_ASSERT(flops >= 0 && bytes.count() >= 0, "kernel work is non-negative");
-  const double compute_s = flops / (peak(d) * compute_efficiency[static_cast<std::size_t>(dtype_class(d))]);
+  const double compute_s =
+      flops / (peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))]);
   const double memory_s = static_cast<double>(bytes.count()) / memory_bandwidth.bytes_per_second_f();
   const double s = std::max(compute_s, memory_s) / efficiency;
   return Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12))) + launch_overhead;

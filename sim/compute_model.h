@@ -18,12 +18,9 @@
 #include <vector>
 
 #include "core/units.h"
-#include "sim/plan.h"
+#include "plan/plan.h"
 
 namespace meshsim::sim {
-
-enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
-[[nodiscard]] DTypeClass dtype_class(DType d);
 
 struct DeviceModel {
   std::string name;
@@ -37,9 +34,9 @@ struct DeviceModel {
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
   Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
 
-  [[nodiscard]] double peak(DType d) const;
+  [[nodiscard]] double peak(plan::DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.
-  [[nodiscard]] Time kernel_time(double flops, Bytes bytes, DType d) const;
+  [[nodiscard]] Time kernel_time(double flops, Bytes bytes, plan::DType d) const;
 };
 
 /// V100, A100, H100, H200 (SXM); nullptr for an unknown model name.

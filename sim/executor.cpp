@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -11,10 +10,13 @@
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
-#include "sim/plan_json.h"
 #include "sim/ring_order.h"
 
 namespace meshsim::sim {
+
+using plan::Plan;
+using plan::Task;
+using plan::TaskKind;
 
 namespace {
 
@@ -22,8 +24,10 @@ using topology::NodeId;
 
 class Run {
  public:
-  Run(const Plan& plan, const topology::Topology& topo, const SimOptions& opts)
+  Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
+      const SimOptions& opts)
       : plan_(plan),
+        schedule_(schedule),
         topo_(topo),
         net_(engine_, topo),
         opts_(opts),
@@ -36,15 +40,12 @@ class Run {
     result_.compute_busy.assign(topo.node_count(), Time::zero());
     result_.comm_busy.assign(topo.node_count(), Time::zero());
     devices_.resize(n);
-    deps_left_.resize(n);
-    dependents_.resize(n);
+    preds_left_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
       for (const auto& d : t.devices) devices_[i].push_back(topo.at(d));
       result_.task_device[i] = devices_[i].front();
-      deps_left_[i] = t.deps.size();
-      for (std::size_t d : t.deps) dependents_[d].push_back(i);
-      for (NodeId dev : devices_[i]) queues_[{dev, t.stream}].push_back(i);
+      preds_left_[i] = schedule.preds[i].size();
       if (t.kind == TaskKind::compute && !t.duration) {
         const std::string& model = topo.node(devices_[i][0]).model;
         if (model_of(model) == nullptr)
@@ -54,14 +55,14 @@ class Run {
                           t.id, model, t.devices[0]));
       }
     }
-    for (auto& [key, q] : queues_) head_[key] = 0;
   }
 
   SimResult run() {
-    for (std::size_t i = 0; i < plan_.tasks.size(); ++i) try_start(i, kNoTask);
+    for (std::size_t i = 0; i < plan_.tasks.size(); ++i)
+      if (preds_left_[i] == 0) start_task(i);
     engine_.run();
     for (std::size_t i = 0; i < plan_.tasks.size(); ++i)
-      MESHSIM_ASSERT(finished_.contains(i), fmt::format("task \"{}\" never ran", plan_.tasks[i].id));
+      MESHSIM_ASSERT(finished_[i], fmt::format("task \"{}\" never ran", plan_.tasks[i].id));
     net_.settle();
     result_.link_bytes = net_.link_bytes();
     result_.link_capacity.resize(result_.link_bytes.size());
@@ -69,55 +70,29 @@ class Run {
       result_.link_capacity[l] = net_.link_capacity(l);
     if (net_.timeline().size() == result_.link_bytes.size()) result_.link_timeline = net_.timeline();
     result_.events = engine_.events_processed();
-    // Critical path: back from the task that ends last (the later in plan order on ties).
-    std::size_t last = kNoTask;
-    for (std::size_t i = 0; i < result_.tasks.size(); ++i)
-      if (last == kNoTask || result_.tasks[i].end >= result_.tasks[last].end) last = i;
-    for (std::size_t t = last; t != kNoTask; t = result_.tasks[t].released_by)
-      result_.critical_path.push_back(t);
-    std::reverse(result_.critical_path.begin(), result_.critical_path.end());
-    result_.makespan = last == kNoTask ? Time::zero() : result_.tasks[last].end;
+    plan::Timeline tl = plan::make_timeline(schedule_, std::move(result_.tasks));
+    result_.tasks = std::move(tl.tasks);
+    result_.makespan = tl.makespan;
+    result_.critical_path = std::move(tl.critical_path);
     return std::move(result_);
   }
 
  private:
-  using StreamKey = std::pair<NodeId, int>;
-
-  bool at_heads(std::size_t i) const {
-    for (NodeId dev : devices_[i]) {
-      const StreamKey key{dev, plan_.tasks[i].stream};
-      if (queues_.at(key)[head_.at(key)] != i) return false;
-    }
-    return true;
-  }
-
-  void try_start(std::size_t i, std::size_t released_by) {
-    if (started_.contains(i) || deps_left_[i] != 0 || !at_heads(i)) return;
-    started_.insert(i);
+  void start_task(std::size_t i) {
     result_.tasks[i].start = engine_.now();
-    result_.tasks[i].released_by = released_by;
     start(i);
   }
 
   void finish(std::size_t i) {
     const Time now = engine_.now();
     result_.tasks[i].end = now;
-    finished_.insert(i);
+    finished_[i] = true;
     const Task& t = plan_.tasks[i];
     const Time took = now - result_.tasks[i].start;
     for (NodeId dev : devices_[i])
       (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
-    std::vector<std::size_t> candidates;
-    for (std::size_t d : dependents_[i]) {
-      --deps_left_[d];
-      candidates.push_back(d);
-    }
-    for (NodeId dev : devices_[i]) {
-      const StreamKey key{dev, t.stream};
-      const auto& q = queues_.at(key);
-      if (++head_[key] < q.size()) candidates.push_back(q[head_[key]]);
-    }
-    for (std::size_t c : candidates) try_start(c, i);
+    for (std::size_t d : schedule_.succs[i])
+      if (--preds_left_[d] == 0) start_task(d);
   }
 
   // The route's links, plus the shared link when the options name one.
@@ -261,20 +236,17 @@ class Run {
   }
 
   const Plan& plan_;
+  const plan::Schedule& schedule_;
   const topology::Topology& topo_;
   Engine engine_;
   FlowNetwork net_;
   const SimOptions& opts_;
   SimResult result_;
   std::vector<std::vector<NodeId>> devices_;
-  std::vector<std::size_t> deps_left_;
-  std::vector<std::vector<std::size_t>> dependents_;
-  std::map<StreamKey, std::vector<std::size_t>> queues_;
-  std::map<StreamKey, std::size_t> head_;
-  std::set<std::size_t> started_;
+  std::vector<std::size_t> preds_left_;
   Router router_;
   std::map<std::string, CollectiveChoice> choices_;
-  std::set<std::size_t> finished_;
+  std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
 };
 
 }  // namespace
@@ -294,8 +266,33 @@ std::vector<LinkLoad> SimResult::bottlenecks(std::size_t k) const {
 }
 
 SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOptions& opts) {
-  check_plan_devices(plan, topo, plan.name.empty() ? std::string("<plan>") : plan.name);
-  return Run(plan, topo, opts).run();
+  const std::string origin = plan::plan_origin(plan);
+  check_plan_devices(plan, topo, origin);
+  const plan::Schedule schedule = plan::make_schedule(plan, origin);
+  return Run(plan, schedule, topo, opts).run();
+}
+
+void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file) {
+  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& task = p.tasks[i];
+    for (std::size_t k = 0; k < task.devices.size(); ++k) {
+      const std::string& d = task.devices[k];
+      const auto id = t.find(d);
+      std::string key;
+      switch (task.kind) {
+        case TaskKind::compute: key = "device"; break;
+        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
+        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
+        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
+      }
+      const std::string path = fmt::format("tasks[{}].{}", i, key);
+      if (!id)
+        throw ConfigError(file, path, fmt::format("no device named \"{}\" in topology \"{}\"", d, t.name));
+      if (t.node(*id).kind != topology::NodeKind::gpu)
+        throw ConfigError(file, path,
+                          fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
+    }
+  }
 }
 
 }  // namespace meshsim::sim

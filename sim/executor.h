@@ -18,30 +18,24 @@
 //               the collective table selects (recorded in
 //               SimResult::collectives). The group is put in ring order
 //               (ring_order.h) unless the task keeps its listed order.
-// The critical path follows, from the task that ends last, the predecessor
-// (dependency or stream predecessor) whose end released each task.
+// Tasks start in the plan's schedule (plan/schedule.h): once every
+// predecessor (dependency or stream predecessor) has ended. The makespan and
+// critical path are the timeline's (plan::make_timeline).
 
 #include <cstddef>
-#include <limits>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/units.h"
+#include "plan/plan.h"
+#include "plan/schedule.h"
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
 #include "sim/flow_network.h"
-#include "sim/plan.h"
 #include "topology/topology.h"
 
 namespace meshsim::sim {
-
-inline constexpr std::size_t kNoTask = std::numeric_limits<std::size_t>::max();
-
-struct TaskTiming {
-  Time start;
-  Time end;
-  std::size_t released_by = kNoTask;  // the predecessor whose end let it start
-};
 
 struct LinkLoad {
   topology::DirLinkId link = 0;
@@ -73,7 +67,7 @@ struct SimOptions {
 
 struct SimResult {
   Time makespan;
-  std::vector<TaskTiming> tasks;                      // indexed like Plan::tasks
+  std::vector<plan::TaskSpan> tasks;                  // indexed like Plan::tasks
   std::vector<topology::NodeId> task_device;          // first device of each task
   std::vector<double> link_bytes;                     // per directed link
   std::vector<double> link_capacity;                  // per directed link, bytes/s
@@ -91,9 +85,13 @@ struct SimResult {
 };
 
 /// Runs `plan` on `topo`. ConfigError (file = plan.name) for devices the
-/// topology lacks; UsageError for a compute task on a GPU model without a
-/// device model.
-[[nodiscard]] SimResult simulate(const Plan& plan, const topology::Topology& topo,
+/// topology lacks or a cycle through deps and stream order; UsageError for
+/// a compute task on a GPU model without a device model.
+[[nodiscard]] SimResult simulate(const plan::Plan& plan, const topology::Topology& topo,
                                  const SimOptions& opts = {});
+
+/// Checks that every device a plan names is a GPU of `t`; the error names
+/// the task's JSON path (e.g. `tasks[3].dst`).
+void check_plan_devices(const plan::Plan& p, const topology::Topology& t, const std::string& file);
 
 }  // namespace meshsim::sim

@@ -26,7 +26,7 @@ std::string link_name(const topology::Topology& topo, topology::DirLinkId l) {
   return fmt::format("{}->{}", topo.node(topo.from(l)).name, topo.node(topo.to(l)).name);
 }
 
-Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const sim::SimResult& r) {
+Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const sim::SimResult& r) {
   Json events = Json::array();
   // Processes: pid 0 is the network, pid h+1 is host h.
   events.push_back(
@@ -59,8 +59,8 @@ Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const s
     for (const auto& d : t.devices) {
       const topology::NodeId n = topo.at(d);
       Json args{{"kind", std::string(to_string(t.kind))}, {"critical", critical.contains(i)}};
-      if (t.kind != sim::TaskKind::compute) args["bytes"] = t.size.count();
-      if (t.kind == sim::TaskKind::collective) args["op"] = std::string(to_string(t.op));
+      if (t.kind != plan::TaskKind::compute) args["bytes"] = t.size.count();
+      if (t.kind == plan::TaskKind::collective) args["op"] = std::string(to_string(t.op));
       events.push_back(Json{{"ph", "X"},
                             {"name", t.id},
                             {"cat", std::string(to_string(t.kind))},
@@ -70,7 +70,7 @@ Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const s
                             {"dur", us(tm.end - tm.start)},
                             {"args", std::move(args)}});
     }
-    if (t.kind == sim::TaskKind::send) {
+    if (t.kind == plan::TaskKind::send) {
       const topology::NodeId a = topo.at(t.devices[0]);
       const topology::NodeId b = topo.at(t.devices[1]);
       events.push_back(Json{{"ph", "s"},
@@ -105,7 +105,7 @@ Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo, const s
   return Json{{"displayTimeUnit", "ns"}, {"traceEvents", std::move(events)}};
 }
 
-std::string task_csv(const sim::Plan& plan, const sim::SimResult& r) {
+std::string task_csv(const plan::Plan& plan, const sim::SimResult& r) {
   const std::set<std::size_t> critical(r.critical_path.begin(), r.critical_path.end());
   std::string out = "id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical\n";
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -115,7 +115,7 @@ std::string task_csv(const sim::Plan& plan, const sim::SimResult& r) {
     out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(t.id), to_string(t.kind),
                        csv_field(devices), t.stream, us(r.tasks[i].start), us(r.tasks[i].end),
                        us(r.tasks[i].end - r.tasks[i].start),
-                       t.kind == sim::TaskKind::compute ? 0 : t.size.count(), critical.contains(i) ? 1 : 0);
+                       t.kind == plan::TaskKind::compute ? 0 : t.size.count(), critical.contains(i) ? 1 : 0);
   }
   return out;
 }

@@ -12,17 +12,17 @@
 #include <string>
 
 #include "core/json.h"
+#include "plan/plan.h"
 #include "sim/executor.h"
-#include "sim/plan.h"
 #include "topology/topology.h"
 
 namespace meshsim::traces {
 
-[[nodiscard]] Json chrome_trace(const sim::Plan& plan, const topology::Topology& topo,
+[[nodiscard]] Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo,
                                 const sim::SimResult& r);
 
 /// id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical
-[[nodiscard]] std::string task_csv(const sim::Plan& plan, const sim::SimResult& r);
+[[nodiscard]] std::string task_csv(const plan::Plan& plan, const sim::SimResult& r);
 
 /// "h0/nic0->leaf0": a directed link for humans.
 [[nodiscard]] std::string link_name(const topology::Topology& topo, topology::DirLinkId l);

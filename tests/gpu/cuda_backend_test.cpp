@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "plan/plan_json.h"
 #include "planner/reshard.h"
 #include "runtime/executor.h"
-#include "sim/plan_json.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "topology/topology_json.h"
 
@@ -18,7 +18,7 @@ using namespace meshsim;
 
 namespace {
 
-runtime::RunReport run(const sim::Plan& plan, int iterations = 2) {
+runtime::RunReport run(const plan::Plan& plan, int iterations = 2) {
   auto backend = runtime::make_cuda_backend({.device = 0, .timeout = Time::s(30), .compute_time = {}});
   return runtime::run_plan(plan, *backend, {.warmup = 1, .iterations = iterations, .verify = true});
 }
@@ -30,7 +30,7 @@ int main() {
   gputest::Checks c;
   const std::string root = gputest::source_dir();
 
-  const auto strided = sim::load_plan_file(root + "/configs/plans/strided-tiles.json");
+  const auto strided = plan::load_plan_file(root + "/configs/plans/strided-tiles.json");
   const auto r1 = run(strided, 5);
   c.check(r1.check.ok && r1.check.elements_checked == 2580480,
           fmt::format("strided-tiles: {} elements verified ({})", r1.check.elements_checked,
@@ -41,7 +41,7 @@ int main() {
                                    r2.check.elements_checked, r2.check.bad_elements));
   if (!r2.check.mismatches.empty()) fmt::print("  {}\n", r2.check.mismatches[0].describe());
 
-  const auto corrupt = sim::load_plan_file(root + "/tests/data/plans/corrupted-offset.json");
+  const auto corrupt = plan::load_plan_file(root + "/tests/data/plans/corrupted-offset.json");
   const auto r3 = run(corrupt, 1);
   c.check(!r3.check.ok && !r3.check.mismatches.empty() && r3.check.mismatches[0].task == "unstage" &&
               r3.check.mismatches[0].index == 1310720,
@@ -51,8 +51,8 @@ int main() {
   for (const auto s :
        {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast}) {
     const planner::ReshardProblem p =
-        planner::make_problem(topo, sim::Tensor{"x", {96, 48, 10}, sim::DType::bf16}, "hosts=0-1", "S0 R S1",
-                              "hosts=2-4", "R S01 R");
+        planner::make_problem(topo, plan::Tensor{"x", {96, 48, 10}, plan::DType::bf16}, "hosts=0-1",
+                              "S0 R S1", "hosts=2-4", "R S01 R");
     const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), s, planner::Balance::host_order);
     const auto r = run(plan);
     c.check(r.check.ok,
@@ -61,43 +61,43 @@ int main() {
   }
 
   // A 2 ms compute task measures 2 ms (the busy kernel), within [1.9, 3] ms.
-  sim::Plan busy;
+  plan::Plan busy;
   busy.name = "busy";
-  sim::Task t;
+  plan::Task t;
   t.id = "spin";
   t.devices = {"h0/gpu0"};
   t.duration = Time::ms(2);
   busy.tasks.push_back(t);
-  sim::Task g = t;
+  plan::Task g = t;
   g.id = "gemm";
   g.duration.reset();
   g.flops = 2.0 * 4096 * 4096 * 4096;
-  g.dtype = sim::DType::bf16;
+  g.dtype = plan::DType::bf16;
   g.deps = {0};
   busy.tasks.push_back(g);
   const auto r4 = run(busy, 3);
-  const Time spin = r4.tasks[0].end - r4.tasks[0].start;
-  const Time gemm = r4.tasks[1].end - r4.tasks[1].start;
+  const Time spin = r4.timeline.tasks[0].end - r4.timeline.tasks[0].start;
+  const Time gemm = r4.timeline.tasks[1].end - r4.timeline.tasks[1].start;
   c.check(spin >= Time::us(1900) && spin <= Time::ms(3),
           fmt::format("busy kernel of 2 ms took {} us", spin.microseconds()));
   fmt::print("     a 4096^3 bf16 GEMM took {} us ({:.0f} TFLOP/s)\n", gemm.microseconds(),
              g.flops / std::max(gemm.seconds(), 1e-12) / 1e12);
-  c.check(r4.tasks[1].start >= r4.tasks[0].end, "the GEMM waited for its dependency");
+  c.check(r4.timeline.tasks[1].start >= r4.timeline.tasks[0].end, "the GEMM waited for its dependency");
 
   // 3,000 row copies on one stream: far more calls than a stream holds
   // pending, so the gate must open early instead of blocking the host
   // (which would hang); every row still arrives, and the run says so.
-  sim::Plan rows;
+  plan::Plan rows;
   rows.name = "rows";
   constexpr std::int64_t kRows = 3000;
-  rows.tensors.push_back({"T", {kRows, 256}, sim::DType::f32});
+  rows.tensors.push_back({"T", {kRows, 256}, plan::DType::f32});
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, kRows}, {0, 256}};
   rows.buffers.push_back({"a", "h0/gpu0", Bytes(kRows * 256 * 4), "T", all});
   rows.buffers.push_back({"b", "h0/gpu1", Bytes(kRows * 256 * 4), "T", all});
   for (std::int64_t k = 0; k < kRows; ++k) {
-    sim::Task row;
+    plan::Task row;
     row.id = fmt::format("row{}", k);
-    row.kind = sim::TaskKind::send;
+    row.kind = plan::TaskKind::send;
     row.devices = {"h0/gpu0", "h0/gpu1"};
     row.size = Bytes(256 * 4);
     row.payload.push_back({"T", {{k, k + 1}, {0, 256}}, "a", Bytes(k * 1024), "b", Bytes(k * 1024)});

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "plan/plan.h"
 #include "runtime/gpu_info.h"
-#include "sim/plan.h"
 
 namespace meshsim::gputest {
 
@@ -46,11 +46,11 @@ inline  // T is 8x12x10x6 f32 on one device. Regions to three others:
         //     (rows of 6 elements; strides nest: the 3-D copy path),
         //   [1,3)x[2,4)x[5,8)x[1,4) into a plain buffer (three outer dimensions: 2-D copies in a loop),
         //   all of T into a plain buffer (one run).
-    sim::Plan
+    plan::Plan
     boxes_plan() {
-  sim::Plan p;
+  plan::Plan p;
   p.name = "boxes";
-  p.tensors.push_back({"T", {8, 12, 10, 6}, sim::DType::f32});
+  p.tensors.push_back({"T", {8, 12, 10, 6}, plan::DType::f32});
   auto vol = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& b) {
     std::int64_t n = 4;
     for (const auto& [lo, hi] : b) n *= hi - lo;
@@ -65,9 +65,9 @@ inline  // T is 8x12x10x6 f32 on one device. Regions to three others:
   p.buffers.push_back({"odd", "h0/gpu2", vol(odd), {}, {}});
   p.buffers.push_back({"whole", "h0/gpu3", vol(all), {}, {}});
   auto send = [&](const char* id, const char* dst_dev, const char* dst, const auto& box) {
-    sim::Task t;
+    plan::Task t;
     t.id = id;
-    t.kind = sim::TaskKind::send;
+    t.kind = plan::TaskKind::send;
     t.devices = {"h0/gpu0", dst_dev};
     t.size = vol(box);
     t.payload.push_back({"T", box, "src", Bytes(0), dst, Bytes(0)});
@@ -77,9 +77,9 @@ inline  // T is 8x12x10x6 f32 on one device. Regions to three others:
   send("odd", "h0/gpu2", "odd", odd);
   send("whole", "h0/gpu3", "whole", all);
   // The slab buffer's box is only partly written: give the rest its own region.
-  sim::Task rest;
+  plan::Task rest;
   rest.id = "slab-rest";
-  rest.kind = sim::TaskKind::send;
+  rest.kind = plan::TaskKind::send;
   rest.devices = {"h0/gpu0", "h0/gpu1"};
   for (const auto& box :
        std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>{{{0, 2}, {3, 9}, {0, 10}, {0, 6}},

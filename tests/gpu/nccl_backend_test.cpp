@@ -20,18 +20,18 @@ int main() {
   // gpu1 (strided: packed and unpacked), and with 3+ GPUs the whole tensor
   // broadcast from gpu0 to every other GPU; then an all-reduce and an
   // all-gather of 64 MiB over every GPU.
-  sim::Plan p;
+  plan::Plan p;
   p.name = "nccl-smoke";
-  p.tensors.push_back({"T", {64, 40}, sim::DType::f32});
+  p.tensors.push_back({"T", {64, 40}, plan::DType::f32});
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, 64}, {0, 40}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> rows{{0, 32}, {0, 40}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> cols{{0, 64}, {8, 24}};
   p.buffers.push_back({"src", "h0/gpu0", Bytes(64 * 40 * 4), "T", all});
   p.buffers.push_back({"rows", "h0/gpu1", Bytes(32 * 40 * 4), "T", rows});
   p.buffers.push_back({"cols", "h0/gpu1", Bytes(64 * 16 * 4), "T", cols});
-  sim::Task s;
+  plan::Task s;
   s.id = "p2p";
-  s.kind = sim::TaskKind::send;
+  s.kind = plan::TaskKind::send;
   s.devices = {"h0/gpu0", "h0/gpu1"};
   s.payload = {{"T", rows, "src", Bytes(0), "rows", Bytes(0)}};
   s.size = Bytes(32 * 40 * 4);
@@ -43,9 +43,9 @@ int main() {
   std::vector<std::string> group;
   for (int g = 0; g < gpus; ++g) group.push_back(fmt::format("h0/gpu{}", g));
   if (gpus >= 3) {
-    sim::Task b;
+    plan::Task b;
     b.id = "bcast";
-    b.kind = sim::TaskKind::broadcast;
+    b.kind = plan::TaskKind::broadcast;
     b.devices = group;
     b.size = Bytes(64 * 40 * 4);
     for (int g = 1; g < gpus; ++g) {
@@ -55,10 +55,10 @@ int main() {
     }
     p.tasks.push_back(b);
   }
-  for (auto op : {sim::CollectiveOp::all_reduce, sim::CollectiveOp::all_gather}) {
-    sim::Task t;
+  for (auto op : {plan::CollectiveOp::all_reduce, plan::CollectiveOp::all_gather}) {
+    plan::Task t;
     t.id = std::string(plan::to_string(op));
-    t.kind = sim::TaskKind::collective;
+    t.kind = plan::TaskKind::collective;
     t.op = op;
     t.devices = group;
     t.size = Bytes::MiB(64);
@@ -70,6 +70,7 @@ int main() {
                                   r.check.bad_elements, r.backend_description));
   if (!r.check.mismatches.empty()) fmt::print("  {}\n", r.check.mismatches[0].describe());
   for (std::size_t i = 0; i < p.tasks.size(); ++i)
-    fmt::print("     {}: {} us\n", p.tasks[i].id, (r.tasks[i].end - r.tasks[i].start).microseconds());
+    fmt::print("     {}: {} us\n", p.tasks[i].id,
+               (r.timeline.tasks[i].end - r.timeline.tasks[i].start).microseconds());
   return c.finish();
 }

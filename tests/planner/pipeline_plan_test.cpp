@@ -27,7 +27,7 @@ topology::Topology cluster(const char* preset, int hosts) {
 Model equal_layers(int n, double flops) {
   Model m;
   m.name = "equal";
-  m.dtype = sim::DType::f16;
+  m.dtype = plan::DType::f16;
   for (int i = 0; i < n; ++i)
     m.layers.push_back({fmt::format("l{}", i), flops, 1e6, 1e6, {1024, 512}, 0, false, {}});
   return m;
@@ -252,25 +252,25 @@ TEST_CASE("a pipeline's tensor all-reduce takes the NVLink ring the collective c
       std::find(it.task_kind.begin(), it.task_kind.end(), PipelineIteration::Kind::tp_allreduce) -
       it.task_kind.begin());
   REQUIRE(k < it.plan.tasks.size());
-  sim::Task planner_task = it.plan.tasks[k];
+  plan::Task planner_task = it.plan.tasks[k];
   planner_task.deps.clear();
   CHECK(planner_task.devices.front() == "h0/gpu0");
   CHECK(planner_task.devices[1] == "h0/gpu1");  // natural order, as written
-  sim::Plan alone;
+  plan::Plan alone;
   alone.tasks.push_back(planner_task);
-  sim::Task ring = planner_task;
+  plan::Task ring = planner_task;
   ring.devices.clear();
   for (topology::NodeId g : sim::ring_order(t, t.gpus())) ring.devices.push_back(t.node(g).name);
   ring.listed_order = true;
-  sim::Plan reference;
+  plan::Plan reference;
   reference.tasks.push_back(ring);
   const double planned = sim::simulate(alone, t).makespan.seconds();
   const double command = sim::simulate(reference, t).makespan.seconds();
   CHECK(planned == Approx(command).epsilon(0.02));
   // Kept in the listed order instead, the ring crosses PCIe and is slower.
   planner_task.listed_order = true;
-  planner_task.algorithm = sim::Algorithm::ring;
-  sim::Plan listed;
+  planner_task.algorithm = plan::Algorithm::ring;
+  plan::Plan listed;
   listed.tasks.push_back(planner_task);
   CHECK(sim::simulate(listed, t).makespan.seconds() > 1.5 * command);
 }

@@ -25,8 +25,8 @@ const topology::Topology& alpa_cluster() {
 
 ReshardProblem problem(const topology::Topology& t, std::vector<std::int64_t> shape,
                        const std::string& src_mesh, const std::string& src_spec, const std::string& dst_mesh,
-                       const std::string& dst_spec, sim::DType dtype = sim::DType::i32) {
-  return make_problem(t, sim::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
+                       const std::string& dst_spec, plan::DType dtype = plan::DType::i32) {
+  return make_problem(t, plan::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
 }
 
 constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};
@@ -251,7 +251,7 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
     for (std::size_t d = 0; d < rank; ++d) shape.push_back(60 * (1 + static_cast<std::int64_t>(rng() % 2)));
     const std::string ss = random_spec(rank);
     const std::string ds = random_spec(rank);
-    const auto p = problem(t, shape, sm, ss, dm, ds, sim::DType::bf16);
+    const auto p = problem(t, shape, sm, ss, dm, ds, plan::DType::bf16);
     ++problems;
     for (Strategy s : kMoving)
       for (Balance b : balances) {

@@ -3,9 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "plan/plan_json.h"
 #include "runtime/executor.h"
 #include "runtime/work.h"
-#include "sim/plan_json.h"
 #include "tests/gpu/gpu_test_util.h"
 
 using namespace meshsim;
@@ -21,11 +21,11 @@ std::int64_t elems(const Box& b) {
   return n;
 }
 
-sim::Task send(const std::string& id, const std::string& a, const std::string& b,
-               std::vector<sim::Region> regs, std::vector<std::size_t> deps = {}) {
-  sim::Task t;
+plan::Task send(const std::string& id, const std::string& a, const std::string& b,
+                std::vector<plan::Region> regs, std::vector<std::size_t> deps = {}) {
+  plan::Task t;
   t.id = id;
-  t.kind = sim::TaskKind::send;
+  t.kind = plan::TaskKind::send;
   t.devices = {a, b};
   t.deps = std::move(deps);
   t.payload = std::move(regs);
@@ -38,10 +38,10 @@ sim::Task send(const std::string& id, const std::string& a, const std::string& b
 //   c: columns 1-3 of every row (strided on the source side),
 //   d: rows 3-5 through a staging buffer without a box on device e
 //      (a → e at offset 8, then e → d).
-sim::Plan awkward_plan() {
-  sim::Plan p;
+plan::Plan awkward_plan() {
+  plan::Plan p;
   p.name = "awkward";
-  p.tensors.push_back({"T", {6, 5}, sim::DType::f32});
+  p.tensors.push_back({"T", {6, 5}, plan::DType::f32});
   auto buf = [&](const std::string& name, const std::string& dev, Box box) {
     p.buffers.push_back({name, dev, Bytes(elems(box) * 4), "T", std::move(box)});
   };
@@ -74,7 +74,7 @@ TEST_CASE("host backend moves strided and staged regions and verifies every dest
   CHECK(rep.payload_bytes == (15 + 18 + 15 + 15) * 4);
   CHECK(rep.makespans.size() == 3);
   // Dependencies hold in the measured timeline: e->d starts after a->e ends.
-  CHECK(rep.tasks[3].start >= rep.tasks[2].end);
+  CHECK(rep.timeline.tasks[3].start >= rep.timeline.tasks[2].end);
 }
 
 TEST_CASE("a corrupted plan is caught with the task, buffer, index and bytes", "[runtime][host]") {
@@ -118,12 +118,12 @@ TEST_CASE("streams and dependencies order the host run; compute waits its durati
   // Two compute tasks of 20 ms on one device and stream run one after the
   // other (>= 40 ms makespan); a third on stream 1 overlaps them. A send
   // without payload moves 1 MiB between scratch areas after the second.
-  sim::Plan p;
+  plan::Plan p;
   p.name = "streams";
   auto compute = [&](const std::string& id, int stream) {
-    sim::Task t;
+    plan::Task t;
     t.id = id;
-    t.kind = sim::TaskKind::compute;
+    t.kind = plan::TaskKind::compute;
     t.devices = {"h0/gpu0"};
     t.stream = stream;
     t.duration = Time::ms(20);
@@ -132,39 +132,38 @@ TEST_CASE("streams and dependencies order the host run; compute waits its durati
   compute("c0", 0);
   compute("c1", 0);
   compute("c2", 1);
-  sim::Task s;
+  plan::Task s;
   s.id = "s";
-  s.kind = sim::TaskKind::send;
+  s.kind = plan::TaskKind::send;
   s.devices = {"h0/gpu0", "h0/gpu1"};
   s.size = Bytes::MiB(1);
   s.deps = {1};
   p.tasks.push_back(s);
-  const auto sched = make_schedule(p);
+  const auto sched = plan::make_schedule(p, "<plan>");
   CHECK(sched.preds[1] == std::vector<std::size_t>{0});
   CHECK(sched.preds[2].empty());
   CHECK(sched.preds[3] == std::vector<std::size_t>{1});
   auto backend = make_host_backend({.threads = 4, .compute_time = {}});
   const auto rep = run_plan(p, *backend);
-  CHECK(rep.tasks[1].start >= rep.tasks[0].end);
-  CHECK(rep.tasks[3].start >= rep.tasks[1].end);
-  CHECK(rep.tasks[0].end - rep.tasks[0].start >= Time::ms(20));
-  CHECK(rep.makespan >= Time::ms(40));
-  CHECK(rep.tasks[2].start < rep.tasks[1].start);  // stream 1 does not wait for stream 0
+  CHECK(rep.timeline.tasks[1].start >= rep.timeline.tasks[0].end);
+  CHECK(rep.timeline.tasks[3].start >= rep.timeline.tasks[1].end);
+  CHECK(rep.timeline.tasks[0].end - rep.timeline.tasks[0].start >= Time::ms(20));
+  CHECK(rep.timeline.makespan >= Time::ms(40));
+  CHECK(rep.timeline.tasks[2].start < rep.timeline.tasks[1].start);  // stream 1 does not wait for stream 0
   CHECK(rep.scratch_bytes == Bytes::MiB(1).count());
   // The measured critical path ends with the send and runs back through c1 and c0.
-  const auto r = as_sim_result(p, rep);
-  CHECK(r.critical_path == std::vector<std::size_t>{0, 1, 3});
+  CHECK(rep.timeline.critical_path == std::vector<std::size_t>{0, 1, 3});
 }
 
 TEST_CASE("payload-less collectives move their textbook volume between scratch areas", "[runtime][work]") {
   // Ring all-reduce of 3 MiB over 3 devices: each edge carries 2*(3-1)/3*3 MiB
   // = 4 MiB, split into pieces of at most 3 MiB: 3 edges x (3 + 1) MiB.
-  sim::Plan p;
+  plan::Plan p;
   p.name = "ar";
-  sim::Task t;
+  plan::Task t;
   t.id = "ar";
-  t.kind = sim::TaskKind::collective;
-  t.op = sim::CollectiveOp::all_reduce;
+  t.kind = plan::TaskKind::collective;
+  t.op = plan::CollectiveOp::all_reduce;
   t.devices = {"a", "b", "c"};
   t.size = Bytes::MiB(3);
   p.tasks.push_back(t);
@@ -177,14 +176,14 @@ TEST_CASE("payload-less collectives move their textbook volume between scratch a
 TEST_CASE("the example plan runs on the host backend", "[runtime][host]") {
   // configs/plans/two-stage-step.json has compute, sends and collectives
   // without payload; every task runs once and after its predecessors.
-  const auto plan = sim::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/two-stage-step.json");
+  const auto plan = plan::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/two-stage-step.json");
   auto backend =
-      make_host_backend({.threads = 2, .compute_time = [](const sim::Task&) { return Time::us(50); }});
+      make_host_backend({.threads = 2, .compute_time = [](const plan::Task&) { return Time::us(50); }});
   const auto rep = run_plan(plan, *backend);
-  const auto sched = make_schedule(plan);
+  const auto sched = plan::make_schedule(plan, "<plan>");
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-    CHECK(rep.tasks[i].end >= rep.tasks[i].start);
-    for (std::size_t p : sched.preds[i]) CHECK(rep.tasks[i].start >= rep.tasks[p].end);
+    CHECK(rep.timeline.tasks[i].end >= rep.timeline.tasks[i].start);
+    for (std::size_t p : sched.preds[i]) CHECK(rep.timeline.tasks[i].start >= rep.timeline.tasks[p].end);
   }
   CHECK(rep.check.ok);
 }

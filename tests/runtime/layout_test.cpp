@@ -7,20 +7,20 @@ using namespace meshsim::runtime;
 
 namespace {
 
-sim::Buffer boxed(const std::string& name, const sim::Tensor& t,
-                  std::vector<std::pair<std::int64_t, std::int64_t>> box) {
-  std::int64_t n = sim::dtype_size(t.dtype);
+plan::Buffer boxed(const std::string& name, const plan::Tensor& t,
+                   std::vector<std::pair<std::int64_t, std::int64_t>> box) {
+  std::int64_t n = plan::dtype_size(t.dtype);
   for (const auto& [lo, hi] : box) n *= hi - lo;
-  return sim::Buffer{name, "h0/gpu0", Bytes(n), t.name, std::move(box)};
+  return plan::Buffer{name, "h0/gpu0", Bytes(n), t.name, std::move(box)};
 }
 
-sim::Buffer flat(const std::string& name, Bytes size) {
-  return sim::Buffer{name, "h0/gpu1", size, {}, {}};
+plan::Buffer flat(const std::string& name, Bytes size) {
+  return plan::Buffer{name, "h0/gpu1", size, {}, {}};
 }
 
-sim::Region region(const sim::Tensor& t, std::vector<std::pair<std::int64_t, std::int64_t>> box,
-                   Bytes dst_offset = Bytes(0)) {
-  return sim::Region{t.name, std::move(box), "src", Bytes(0), "dst", dst_offset};
+plan::Region region(const plan::Tensor& t, std::vector<std::pair<std::int64_t, std::int64_t>> box,
+                    Bytes dst_offset = Bytes(0)) {
+  return plan::Region{t.name, std::move(box), "src", Bytes(0), "dst", dst_offset};
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ TEST_CASE("a column block of a row-major tile is one strided copy", "[runtime][l
   // apart); the destination holds columns 3-5 of every row (rows 12 B apart).
   // Region rows 0-3, columns 3-5: 4 runs of 12 B, source stride 24, dest
   // stride 12, starting at source byte 3*4 = 12 and destination byte 0.
-  const sim::Tensor t{"T", {8, 6}, sim::DType::f32};
+  const plan::Tensor t{"T", {8, 6}, plan::DType::f32};
   const auto c = copy_of(t, region(t, {{0, 4}, {3, 6}}), boxed("src", t, {{0, 4}, {0, 6}}),
                          boxed("dst", t, {{0, 8}, {3, 6}}));
   CHECK(c.row_bytes == 12);
@@ -46,7 +46,7 @@ TEST_CASE("a column block of a row-major tile is one strided copy", "[runtime][l
 TEST_CASE("whole rows are a single run", "[runtime][layout]") {
   // Rows 2-3 of a 4x6 f32 tile are 48 contiguous bytes at 2*24 = 48, written
   // contiguously at the destination's offset 100.
-  const sim::Tensor t{"T", {8, 6}, sim::DType::f32};
+  const plan::Tensor t{"T", {8, 6}, plan::DType::f32};
   const auto c = copy_of(t, region(t, {{2, 4}, {0, 6}}, Bytes(100)), boxed("src", t, {{0, 4}, {0, 6}}),
                          flat("dst", Bytes(200)));
   CHECK(c.outer.empty());
@@ -57,7 +57,7 @@ TEST_CASE("whole rows are a single run", "[runtime][layout]") {
 
 TEST_CASE("3-D boxes merge what is contiguous and keep what is not", "[runtime][layout]") {
   // T is 4x4x4 f32, the source holds all of it (strides 64, 16, 4 B).
-  const sim::Tensor t{"T", {4, 4, 4}, sim::DType::f32};
+  const plan::Tensor t{"T", {4, 4, 4}, plan::DType::f32};
   const auto src = boxed("src", t, {{0, 4}, {0, 4}, {0, 4}});
   SECTION("full inner rows: the middle dimension joins the run") {
     // [1,3) x [1,3) x [0,4): rows of 4 elements at source stride 16 = the
@@ -108,6 +108,6 @@ TEST_CASE("the fill pattern tells elements, tensors and neighbours apart", "[run
   CHECK(equal_across == 0);
   // offset_in_box: element (2,4) of the 8x6 tensor inside box rows 1-3,
   // columns 3-5 is at position (1,1) of a 3x3 box = 4 elements = 16 bytes.
-  const sim::Tensor t{"T", {8, 6}, sim::DType::f32};
+  const plan::Tensor t{"T", {8, 6}, plan::DType::f32};
   CHECK(offset_in_box(t, {{1, 4}, {3, 6}}, 2 * 6 + 4) == 16);
 }

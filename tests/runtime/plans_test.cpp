@@ -9,11 +9,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "plan/plan_json.h"
 #include "planner/reshard_eval.h"
 #include "planner/study.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_calls.h"
-#include "sim/plan_json.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
@@ -24,7 +24,7 @@ namespace {
 // Shrinks a study tensor: each dimension by its largest power-of-two factor
 // that leaves at least 16 (so shard counts up to 16 still divide it); a
 // replicated 1-D tensor (the one-to-many suite) becomes 4,096 elements.
-sim::Tensor shrink(sim::Tensor t, bool replicated) {
+plan::Tensor shrink(plan::Tensor t, bool replicated) {
   if (t.shape.size() == 1 && replicated) {
     t.shape[0] = 4096;
     return t;
@@ -62,9 +62,10 @@ TEST_CASE("every study case, strategy and balance moves the right bytes; its NCC
       CHECK(v.buffers_checked == p.dst.size());
       if (!v.mismatches.empty()) FAIL_CHECK(v.mismatches.front().describe());
       // The plan survives its file format: written and read back, it is the same plan.
-      const Json j = sim::plan_to_json(o.plan);
-      CHECK(sim::plan_to_json(sim::plan_from_json(j, "plan.json")) == j);
-      const auto problems = check_program(nccl_program(o.plan, make_schedule(o.plan)), o.plan);
+      const Json j = plan::plan_to_json(o.plan);
+      CHECK(plan::plan_to_json(plan::plan_from_json(j, "plan.json")) == j);
+      const auto problems =
+          check_program(nccl_program(o.plan, plan::make_schedule(o.plan, "<plan>")), o.plan);
       CHECK(problems.empty());
       if (!problems.empty()) FAIL_CHECK(problems.front());
       ++plans;
@@ -82,14 +83,14 @@ TEST_CASE("NCCL broadcast groups and roots are the planned ones", "[runtime][ncc
   // comm rank 0 (the task's first device), issued by each of them once.
   const auto topo = topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
   const planner::ReshardProblem p = planner::make_problem(
-      topo, sim::Tensor{"x", {64, 32, 16}, sim::DType::i32}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R");
+      topo, plan::Tensor{"x", {64, 32, 16}, plan::DType::i32}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R");
   const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), planner::Strategy::broadcast,
                                         planner::Balance::host_order);
-  const NcclProgram prog = nccl_program(plan, make_schedule(plan));
+  const NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   int broadcasts = 0;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
-    if (t.kind != sim::TaskKind::broadcast) continue;
+    if (t.kind != plan::TaskKind::broadcast) continue;
     ++broadcasts;
     std::vector<int> ranks;
     for (const auto& d : t.devices)
@@ -115,23 +116,23 @@ TEST_CASE("check_program catches calls out of order", "[runtime][nccl]") {
   // Two sends a -> b in tasks s0 then s1: if b posts its receives in the
   // other order, the pair no longer matches; a broadcast one member skips
   // breaks its communicator's sequence.
-  sim::Plan plan;
+  plan::Plan plan;
   plan.name = "order";
   for (const char* id : {"s0", "s1"}) {
-    sim::Task t;
+    plan::Task t;
     t.id = id;
-    t.kind = sim::TaskKind::send;
+    t.kind = plan::TaskKind::send;
     t.devices = {"a", "b"};
     t.size = Bytes(std::string(id) == "s0" ? 100 : 200);
     plan.tasks.push_back(t);
   }
-  sim::Task bc;
+  plan::Task bc;
   bc.id = "bc";
-  bc.kind = sim::TaskKind::broadcast;
+  bc.kind = plan::TaskKind::broadcast;
   bc.devices = {"a", "b", "c"};
   bc.size = Bytes(64);
   plan.tasks.push_back(bc);
-  NcclProgram prog = nccl_program(plan, make_schedule(plan));
+  NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   REQUIRE(check_program(prog, plan).empty());
   CHECK(prog.comms.size() == 2);  // the world and the broadcast's group
   auto& b = prog.calls[1];
@@ -150,14 +151,14 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   // channels, on stream 1 left to NCCL. Each stream has its own
   // communicator: the first carries Tree/LL/4, the second nothing. A third
   // all-reduce on stream 0 forcing the ring cannot share that communicator.
-  sim::Plan plan;
+  plan::Plan plan;
   plan.name = "choices";
-  auto ar = [&](const char* id, int stream, std::optional<sim::Algorithm> a, std::optional<sim::Protocol> p,
+  auto ar = [&](const char* id, int stream, std::optional<plan::Algorithm> a, std::optional<plan::Protocol> p,
                 int channels) {
-    sim::Task t;
+    plan::Task t;
     t.id = id;
-    t.kind = sim::TaskKind::collective;
-    t.op = sim::CollectiveOp::all_reduce;
+    t.kind = plan::TaskKind::collective;
+    t.op = plan::CollectiveOp::all_reduce;
     t.devices = {"a", "b", "c"};
     t.size = Bytes(3 << 20);
     t.stream = stream;
@@ -166,14 +167,14 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
     t.channels = channels;
     plan.tasks.push_back(t);
   };
-  ar("forced", 0, sim::Algorithm::tree, sim::Protocol::ll, 4);
+  ar("forced", 0, plan::Algorithm::tree, plan::Protocol::ll, 4);
   ar("free", 1, std::nullopt, std::nullopt, 0);
-  plan.tasks[0].dtype = sim::DType::f16;
-  NcclProgram prog = nccl_program(plan, make_schedule(plan));
+  plan.tasks[0].dtype = plan::DType::f16;
+  NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   REQUIRE(check_program(prog, plan).empty());
   // The all-reduce sums the task's element type (f16 here; bf16 by default).
-  CHECK(prog.calls[0][0].dtype == sim::DType::f16);
-  CHECK(prog.calls[0][1].dtype == sim::DType::bf16);
+  CHECK(prog.calls[0][0].dtype == plan::DType::f16);
+  CHECK(prog.calls[0][1].dtype == plan::DType::bf16);
   const auto& forced = prog.comms[static_cast<std::size_t>(prog.calls[0][0].comm)];
   CHECK(forced.nccl_algo == "Tree");
   CHECK(forced.nccl_proto == "LL");
@@ -181,8 +182,8 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   const auto& free = prog.comms[static_cast<std::size_t>(prog.calls[0][1].comm)];
   CHECK(free.nccl_algo.empty());
   CHECK(free.nccl_proto.empty());
-  ar("clash", 0, sim::Algorithm::ring, sim::Protocol::simple, 4);
-  prog = nccl_program(plan, make_schedule(plan));
+  ar("clash", 0, plan::Algorithm::ring, plan::Protocol::simple, 4);
+  prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   const auto problems = check_program(prog, plan);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("force different algorithms") != std::string::npos);

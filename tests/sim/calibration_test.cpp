@@ -1,14 +1,16 @@
-#include "sim/calibration.h"
+#include "plan/calibration.h"
 
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "sim/calibrate_apply.h"
 #include "sim/executor.h"
 #include "topology/cluster.h"
 #include "topology/virtual_gpu.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
+using namespace meshsim::plan;
 
 namespace {
 
@@ -58,11 +60,26 @@ TEST_CASE("calibration files round-trip and name the path of mistakes", "[calibr
     }
   };
   bad("/links/nvlink/efficiency", 1.5, "links.nvlink.efficiency");
-  bad("/links/nvlnk", Json::object(), "links.nvlnk");
   bad("/copy/bandwidth", "1TB", "copy.bandwidth");
   bad("/format", "meshsim.calibration/2", "format");
   bad("/backend", "rocm", "backend");
   bad("/compute/0/efficiency/fp8", 0.5, "compute[0].efficiency.fp8");
+  bad("/links/nvlink/latency", "-1us", "links.nvlink.latency");
+
+  // Link kinds are the topology's: checked when the calibration is applied.
+  Json j = minimal();
+  j["links"]["nvlnk"] = Json::object();
+  const Calibration typo = calibration_from_json(j, "c.json");
+  topology::ClusterSpec cs;
+  cs.host_preset = "dgx-h100";
+  auto topo = topology::build_cluster(cs);
+  try {
+    apply_links(typo, topo, "c.json");
+    FAIL("applied an unknown link kind");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "links.nvlnk");
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("unknown link kind \"nvlnk\""));
+  }
 }
 
 TEST_CASE("calibrated links and compute change the simulation", "[calibration]") {
@@ -74,7 +91,7 @@ TEST_CASE("calibrated links and compute change the simulation", "[calibration]")
   cs.hosts = 1;
   auto topo = topology::build_cluster(cs);
   const Calibration c = calibration_from_json(minimal(), "c.json");
-  apply_links(c, topo);
+  apply_links(c, topo, "c.json");
   const auto& r = topo.route(topo.at("h0/gpu0"), topo.at("h0/gpu1"));
   CHECK(r.bottleneck == Bandwidth::GBps(225));
   CHECK(r.latency == Time::us(4));

@@ -9,6 +9,7 @@
 
 using namespace meshsim;
 using namespace meshsim::sim;
+using namespace meshsim::plan;
 using namespace meshsim::topology;
 
 namespace {

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "sim/plan_json.h"
+#include "plan/plan_json.h"
+#include "topology/cluster.h"
 #include "topology/topology.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
+using namespace meshsim::plan;
 using namespace meshsim::topology;
 
 namespace {
@@ -226,4 +228,34 @@ TEST_CASE("simulating on a topology without the plan's devices fails clearly", "
   p.tasks.push_back(compute("a", "h3/gpu0", Time::ms(1)));
   CHECK_THROWS_WITH(simulate(p, t),
                     Catch::Matchers::Contains("tasks[0].device: no device named \"h3/gpu0\""));
+}
+
+TEST_CASE("plan devices are checked against the topology", "[plan]") {
+  topology::ClusterSpec s;
+  s.host_preset = "p3.8xlarge";
+  s.hosts = 2;
+  const topology::Topology t = topology::build_cluster(s);
+  auto plan_with = [](const std::string& receiver, const std::string& device) {
+    return plan_from_json(parse_json_text(fmt::format(R"({{"format": "meshsim.plan/1", "tasks": [
+      {{"id": "bc", "kind": "broadcast", "root": "h0/gpu0", "receivers": ["h0/gpu1", "{}"], "size": "1MiB"}},
+      {{"id": "tail", "kind": "compute", "device": "{}", "duration": "1ms"}}]}})",
+                                                      receiver, device),
+                                          "p.json"),
+                          "p.json");
+  };
+  CHECK_NOTHROW(check_plan_devices(plan_with("h1/gpu1", "h1/gpu0"), t, "p.json"));
+  try {
+    check_plan_devices(plan_with("h7/gpu1", "h1/gpu0"), t, "p.json");
+    FAIL("accepted an unknown device");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "tasks[0].receivers[1]");
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("no device named \"h7/gpu1\""));
+  }
+  try {
+    check_plan_devices(plan_with("h1/gpu1", "h1/nic0"), t, "p.json");
+    FAIL("accepted a NIC as a compute device");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "tasks[1].device");
+    CHECK_THAT(e.message(), Catch::Matchers::Contains("is a nic, not a GPU"));
+  }
 }

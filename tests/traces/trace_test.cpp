@@ -2,16 +2,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "plan/plan_json.h"
 #include "sim/executor.h"
-#include "sim/plan_json.h"
 #include "topology/topology_json.h"
 #include "traces/trace_export.h"
 
 using namespace meshsim;
 
 namespace {
-sim::Plan example() {
-  return sim::load_plan_file(std::string(MESHSIM_SOURCE_DIR) + "/configs/plans/two-stage-step.json");
+plan::Plan example() {
+  return plan::load_plan_file(std::string(MESHSIM_SOURCE_DIR) + "/configs/plans/two-stage-step.json");
 }
 topology::Topology cluster() {
   return topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +

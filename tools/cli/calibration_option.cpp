@@ -8,21 +8,21 @@ void CalibrationOption::add_to(CLI::App& cmd) {
                  "latencies and compute efficiencies replace the preset numbers");
 }
 
-const sim::Calibration* CalibrationOption::get() {
+const plan::Calibration* CalibrationOption::get() {
   if (file.empty()) return nullptr;
-  if (!loaded) loaded = sim::load_calibration_file(file);
+  if (!loaded) loaded = plan::load_calibration_file(file);
   return &*loaded;
 }
 
 void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts) {
   if (const auto* c = get()) {
-    sim::apply_links(*c, topo);
+    sim::apply_links(*c, topo, file);
     opts.device_models = sim::calibrated_models(*c, file);
   }
 }
 
 void CalibrationOption::apply(topology::Topology& topo) {
-  if (const auto* c = get()) sim::apply_links(*c, topo);
+  if (const auto* c = get()) sim::apply_links(*c, topo, file);
 }
 
 }  // namespace meshsim::cli

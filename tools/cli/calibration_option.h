@@ -8,7 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "sim/calibration.h"
+#include "plan/calibration.h"
+#include "sim/calibrate_apply.h"
 #include "sim/executor.h"
 #include "topology/topology.h"
 
@@ -16,11 +17,11 @@ namespace meshsim::cli {
 
 struct CalibrationOption {
   std::string file;
-  std::optional<sim::Calibration> loaded;
+  std::optional<plan::Calibration> loaded;
 
   void add_to(CLI::App& cmd);
   /// Loads the file (once) if one was given; nullptr otherwise.
-  const sim::Calibration* get();
+  const plan::Calibration* get();
   /// Applies the links to `topo` and the compute models to `opts`.
   void apply(topology::Topology& topo, sim::SimOptions& opts);
   void apply(topology::Topology& topo);

@@ -65,28 +65,28 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
 
 // The plan nccl-tests would run for one size: one task, or (sendrecv) every
 // rank sending to the next on the ring at once.
-sim::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& names, Bytes size) {
-  sim::Plan plan;
+plan::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& names, Bytes size) {
+  plan::Plan plan;
   plan.name = a.op;
-  auto add = [&](sim::Task t) {
+  auto add = [&](plan::Task t) {
     t.id = fmt::format("t{}", plan.tasks.size());
     t.size = size;
     plan.tasks.push_back(std::move(t));
   };
-  sim::Task t;
+  plan::Task t;
   if (a.op == "broadcast") {
-    t.kind = sim::TaskKind::broadcast;
+    t.kind = plan::TaskKind::broadcast;
     t.devices = names;  // chain in ring order: enters each host once
     add(t);
   } else if (a.op == "sendrecv") {
     for (std::size_t k = 0; k < names.size(); ++k) {
-      t.kind = sim::TaskKind::send;
+      t.kind = plan::TaskKind::send;
       t.devices = {names[k], names[(k + 1) % names.size()]};
       t.stream = static_cast<int>(k % 2);  // a rank both sends and receives
       add(t);
     }
   } else {
-    t.kind = sim::TaskKind::collective;
+    t.kind = plan::TaskKind::collective;
     t.op = *plan::op_from(a.op);
     t.algorithm = plan::algorithm_from(a.algorithm);
     t.protocol = plan::protocol_from(a.protocol);
@@ -178,9 +178,9 @@ void run_collective(CollectiveArgs& a) {
   for (topology::NodeId g : ring) names.push_back(topo.node(g).name);
   std::vector<Row> rows;
   for (const Bytes size : sizes) {
-    const sim::Plan plan = plan_for(a, names, size);
+    const plan::Plan plan = plan_for(a, names, size);
     Row r{size, sim::simulate(plan, topo), std::nullopt};
-    if (plan.tasks.front().kind == sim::TaskKind::collective) r.choice = r.result.collectives.front();
+    if (plan.tasks.front().kind == plan::TaskKind::collective) r.choice = r.result.collectives.front();
     rows.push_back(std::move(r));
   }
   if (!a.json) {

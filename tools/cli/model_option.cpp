@@ -43,7 +43,7 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
 }
 
 std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
-                                     std::optional<double> efficiency, sim::DType dtype) {
+                                     std::optional<double> efficiency, plan::DType dtype) {
   std::vector<std::string> seen;
   std::vector<std::string> parts;
   for (topology::NodeId g : topo.gpus()) {
@@ -54,9 +54,9 @@ std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOpt
     if (!found) continue;  // build_pipeline names the GPU without a model
     sim::DeviceModel m = *found;
     if (efficiency) m.compute_efficiency.fill(*efficiency);
-    const double eff = m.compute_efficiency[static_cast<std::size_t>(sim::dtype_class(dtype))];
+    const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
     parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
-                                sim::to_string(dtype), m.peak(dtype) * eff / 1e12));
+                                plan::to_string(dtype), m.peak(dtype) * eff / 1e12));
     auto slot = std::find_if(opts.device_models.begin(), opts.device_models.end(),
                              [&](const sim::DeviceModel& d) { return d.name == name; });
     if (slot != opts.device_models.end()) {

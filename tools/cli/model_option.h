@@ -24,6 +24,6 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
 /// when given (else the calibrated or built-in one); returns a line saying
 /// what each GPU model computes at for `dtype`.
 std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
-                                     std::optional<double> efficiency, sim::DType dtype);
+                                     std::optional<double> efficiency, plan::DType dtype);
 
 }  // namespace meshsim::cli

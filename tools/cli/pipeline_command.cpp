@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
+#include "plan/plan_json.h"
 #include "planner/pipeline_plan.h"
-#include "sim/plan_json.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
@@ -66,7 +66,7 @@ void run_pipeline(PipelineArgs& a) {
   const double build_s = std::chrono::duration<double>(t1 - t0).count();
   const double sim_s = std::chrono::duration<double>(t2 - t1).count();
 
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(sim::plan_to_json(it.plan)));
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(it.plan)));
   if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(it.plan, topo, r).dump() + "\n");
 
   const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus()[0]).model, opts.device_models);

@@ -10,11 +10,11 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
+#include "plan/plan_json.h"
 #include "planner/reshard.h"
 #include "planner/reshard_eval.h"
 #include "runtime/host_backend.h"
 #include "sim/executor.h"
-#include "sim/plan_json.h"
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
@@ -63,7 +63,7 @@ void run_reshard(ReshardArgs& a) {
   } else {
     balances = {*planner::balance_from(a.balance)};
   }
-  const double elements = static_cast<double>(p.tensor.bytes().count() / sim::dtype_size(p.tensor.dtype));
+  const double elements = static_cast<double>(p.tensor.bytes().count() / plan::dtype_size(p.tensor.dtype));
   if (a.verify && elements > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
 
@@ -83,7 +83,7 @@ void run_reshard(ReshardArgs& a) {
   for (const auto& r : rows)
     if (r.moves_data && (!best || r.result.makespan < best->result.makespan)) best = &r;
   if (!best) best = &rows.front();
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(sim::plan_to_json(best->plan)));
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best->plan)));
   if (!a.trace.empty())
     write_text_file(a.trace, traces::chrome_trace(best->plan, topo, best->result).dump() + "\n");
 

@@ -15,15 +15,15 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
+#include "plan/calibration.h"
+#include "plan/plan_json.h"
 #include "runtime/calibrate.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/executor.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_backend.h"
 #include "runtime/work.h"
-#include "sim/calibration.h"
 #include "sim/executor.h"
-#include "sim/plan_json.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
@@ -78,7 +78,7 @@ struct BackendArgs {
     }
   }
 
-  [[nodiscard]] std::unique_ptr<runtime::Backend> make(std::function<Time(const sim::Task&)> compute) const {
+  [[nodiscard]] std::unique_ptr<runtime::Backend> make(std::function<Time(const plan::Task&)> compute) const {
     if (backend == "cuda")
       return runtime::make_cuda_backend(
           {.device = device, .timeout = timeout_time(), .compute_time = compute});
@@ -90,10 +90,10 @@ struct BackendArgs {
 
 // The roofline the host backend waits for on compute tasks (and the cuda
 // backend runs when cuBLAS is missing): that of the GPU each device is in `topo`.
-std::function<Time(const sim::Task&)> roofline(const topology::Topology* topo, const sim::SimOptions& opts) {
+std::function<Time(const plan::Task&)> roofline(const topology::Topology* topo, const sim::SimOptions& opts) {
   if (topo == nullptr) return {};
   auto models = std::make_shared<std::vector<sim::DeviceModel>>(opts.device_models);
-  return [topo, models](const sim::Task& t) -> Time {
+  return [topo, models](const plan::Task& t) -> Time {
     if (t.duration) return *t.duration;
     const auto n = topo->find(t.devices[0]);
     if (!n) return Time{};
@@ -133,6 +133,15 @@ void print_notes(const runtime::RunReport& rep) {
   for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
 }
 
+// The measured timeline in the form the trace and CSV writers draw (no link data).
+sim::SimResult measured_result(const plan::Timeline& tl) {
+  sim::SimResult r;
+  r.tasks = tl.tasks;
+  r.makespan = tl.makespan;
+  r.critical_path = tl.critical_path;
+  return r;
+}
+
 // ---- run ----
 
 struct RunArgs {
@@ -146,7 +155,7 @@ struct RunArgs {
 };
 
 void run_run(RunArgs& a) {
-  const sim::Plan plan = sim::load_plan_file(a.plan);
+  const plan::Plan plan = plan::load_plan_file(a.plan);
   std::optional<topology::Topology> topo;
   sim::SimOptions opts;
   if (a.topology) {
@@ -161,7 +170,7 @@ void run_run(RunArgs& a) {
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
-  const sim::SimResult measured = runtime::as_sim_result(plan, rep);
+  const sim::SimResult measured = measured_result(rep.timeline);
   if (!a.trace.empty()) {
     const topology::Topology shown =
         topo ? std::move(*topo)
@@ -176,15 +185,15 @@ void run_run(RunArgs& a) {
     Json tasks = Json::array();
     for (std::size_t i = 0; i < plan.tasks.size(); ++i)
       tasks.push_back(Json{{"id", plan.tasks[i].id},
-                           {"start_us", rep.tasks[i].start.microseconds()},
-                           {"end_us", rep.tasks[i].end.microseconds()}});
+                           {"start_us", rep.timeline.tasks[i].start.microseconds()},
+                           {"end_us", rep.timeline.tasks[i].end.microseconds()}});
     Json spans = Json::array();
     for (Time t : rep.makespans) spans.push_back(t.microseconds());
     fmt::print("{}", dump_json(Json{{"plan", plan.name},
                                     {"backend", rep.backend},
                                     {"backend_description", rep.backend_description},
                                     {"notes", rep.notes},
-                                    {"makespan_us", rep.makespan.microseconds()},
+                                    {"makespan_us", rep.timeline.makespan.microseconds()},
                                     {"makespans_us", std::move(spans)},
                                     {"payload_bytes", rep.payload_bytes},
                                     {"scratch_bytes", rep.scratch_bytes},
@@ -203,11 +212,12 @@ void run_run(RunArgs& a) {
       lo = std::min(lo, t);
       hi = std::max(hi, t);
     }
-    fmt::print("makespan {} (median of {}; min {}, max {}), {} moved, {}\n", human_string(rep.makespan),
-               rep.makespans.size(), human_string(lo), human_string(hi),
+    fmt::print("makespan {} (median of {}; min {}, max {}), {} moved, {}\n",
+               human_string(rep.timeline.makespan), rep.makespans.size(), human_string(lo), human_string(hi),
                human_string(Bytes(static_cast<std::int64_t>(moved))),
-               rep.makespan > Time::zero() ? fmt::format("{:.2f} GB/s", moved / rep.makespan.seconds() / 1e9)
-                                           : std::string("-"));
+               rep.timeline.makespan > Time::zero()
+                   ? fmt::format("{:.2f} GB/s", moved / rep.timeline.makespan.seconds() / 1e9)
+                   : std::string("-"));
     fmt::print("{}\n", verification_line(rep));
     print_notes(rep);
     if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
@@ -244,8 +254,12 @@ void run_calibrate(const CalibrateArgs& a) {
   o.repeats = a.repeats;
   o.threads = a.threads;
   o.progress = [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); };
-  const sim::Calibration c = runtime::calibrate(o);
-  const std::string text = dump_json(sim::to_json(c));
+  o.peak_flops = [](std::string_view gpu_model, plan::DType dt) {
+    const sim::DeviceModel* m = sim::find_device_model(gpu_model);
+    return m == nullptr ? 0.0 : m->peak(dt);
+  };
+  const plan::Calibration c = runtime::calibrate(o);
+  const std::string text = dump_json(plan::to_json(c));
   if (!a.out.empty()) write_text_file(a.out, text);
   if (a.json || a.out.empty()) {
     fmt::print("{}", text);
@@ -273,12 +287,12 @@ double rel_error(Time predicted, Time measured) {
 }
 
 void run_validate(ValidateArgs& a) {
-  const sim::Plan plan = sim::load_plan_file(a.plan);
+  const plan::Plan plan = plan::load_plan_file(a.plan);
   topology::Topology topo = a.topology.load();
   sim::check_plan_devices(plan, topo, a.plan);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
-  const sim::Calibration* cal = a.calibration.get();
+  const plan::Calibration* cal = a.calibration.get();
   const std::string& b = a.backend.backend;
   if (cal != nullptr && cal->backend != b)
     throw UsageError(
@@ -311,7 +325,7 @@ void run_validate(ValidateArgs& a) {
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
-  const sim::SimResult measured = runtime::as_sim_result(plan, rep);
+  const sim::SimResult measured = measured_result(rep.timeline);
   if (!a.trace_predicted.empty())
     write_text_file(a.trace_predicted, traces::chrome_trace(plan, model_topo, predicted).dump() + "\n");
   if (!a.trace_measured.empty())
@@ -320,7 +334,7 @@ void run_validate(ValidateArgs& a) {
   const double overall = rel_error(predicted.makespan, measured.makespan);
   std::vector<std::size_t> order(plan.tasks.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  auto dur = [](const sim::TaskTiming& t) { return t.end - t.start; };
+  auto dur = [](const plan::TaskSpan& t) { return t.end - t.start; };
   auto err = [&](std::size_t i) { return rel_error(dur(predicted.tasks[i]), dur(measured.tasks[i])); };
   double mean_abs = 0;
   for (std::size_t i : order) mean_abs += std::isfinite(err(i)) ? std::abs(err(i)) : 0.0;
@@ -331,7 +345,7 @@ void run_validate(ValidateArgs& a) {
     for (std::size_t i : order) {
       const double e = err(i);
       tasks.push_back(Json{{"id", plan.tasks[i].id},
-                           {"kind", std::string(sim::to_string(plan.tasks[i].kind))},
+                           {"kind", std::string(plan::to_string(plan.tasks[i].kind))},
                            {"predicted_start_us", predicted.tasks[i].start.microseconds()},
                            {"predicted_us", dur(predicted.tasks[i]).microseconds()},
                            {"measured_start_us", measured.tasks[i].start.microseconds()},
@@ -345,7 +359,7 @@ void run_validate(ValidateArgs& a) {
                                     {"model", model_topo.name},
                                     {"calibration", a.calibration.file},
                                     {"predicted_us", predicted.makespan.microseconds()},
-                                    {"measured_us", rep.makespan.microseconds()},
+                                    {"measured_us", rep.timeline.makespan.microseconds()},
                                     {"error", std::isfinite(overall) ? Json(overall) : Json(nullptr)},
                                     {"mean_abs_task_error", mean_abs},
                                     {"verified", rep.verified},
@@ -357,7 +371,7 @@ void run_validate(ValidateArgs& a) {
                plan.name.empty() ? a.plan : plan.name, plan.tasks.size(), model_topo.name, rep.backend,
                rep.backend_description);
     fmt::print("makespan: predicted {}, measured {} (median of {}), error {:+.1f} %\n",
-               human_string(predicted.makespan), human_string(rep.makespan), rep.makespans.size(),
+               human_string(predicted.makespan), human_string(rep.timeline.makespan), rep.makespans.size(),
                100 * overall);
     fmt::print("mean |task error| {:.1f} %\n\n", 100 * mean_abs);
     std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
@@ -368,7 +382,7 @@ void run_validate(ValidateArgs& a) {
     if (order.size() > a.top) order.resize(a.top);
     Table t({"task (largest errors first)", "kind", "predicted", "measured", "error"});
     for (std::size_t i : order)
-      t.add({plan.tasks[i].id, std::string(sim::to_string(plan.tasks[i].kind)),
+      t.add({plan.tasks[i].id, std::string(plan::to_string(plan.tasks[i].kind)),
              human_string(dur(predicted.tasks[i])), human_string(dur(measured.tasks[i])),
              std::isfinite(err(i)) ? fmt::format("{:+.1f} %", 100 * err(i)) : std::string("-")});
     fmt::print("{}\n{}\n", t.render({false, false, true, true, true}), verification_line(rep));

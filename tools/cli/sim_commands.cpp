@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
+#include "plan/plan_json.h"
 #include "sim/executor.h"
-#include "sim/plan_json.h"
 #include "sim/ring_order.h"
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
@@ -38,7 +38,7 @@ struct SimulateArgs {
 
 void run_simulate(SimulateArgs& a) {
   topology::Topology topo = a.topology.load();
-  sim::Plan plan = sim::load_plan_file(a.plan);
+  plan::Plan plan = plan::load_plan_file(a.plan);
   sim::check_plan_devices(plan, topo, a.plan);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
@@ -57,7 +57,7 @@ void run_simulate(SimulateArgs& a) {
       Json o{{"id", plan.tasks[i].id},
              {"start_us", r.tasks[i].start.microseconds()},
              {"end_us", r.tasks[i].end.microseconds()}};
-      if (plan.tasks[i].kind == sim::TaskKind::collective) {
+      if (plan.tasks[i].kind == plan::TaskKind::collective) {
         const auto& c = r.collectives[i];
         o["algorithm"] = std::string(plan::to_string(c.algorithm));
         o["protocol"] = std::string(plan::to_string(c.protocol));

@@ -1,4 +1,4 @@
-#include "sim/calibration.h"
+#include "plan/calibration.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,9 +7,9 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
-#include "sim/plan_json.h"
+#include "plan/plan_json.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 namespace {
 
@@ -124,17 +124,11 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
     if (!l->is_object()) l->fail("expected an object keyed by link kind");
     for (const auto& [kind, _] : l->json().items()) {
       const JsonCursor e = (*l)[kind];
-      const auto k = topology::link_kind_from(kind);
-      if (!k) e.fail(fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)", kind));
       e.allow_only({"efficiency", "latency"});
       LinkCalibration lc;
-      lc.kind = *k;
+      lc.kind = kind;
       if (auto x = e.find("efficiency")) lc.efficiency = fraction(*x);
-      if (auto x = e.find("latency")) {
-        lc.latency = x->as_time();
-        if (*lc.latency < Time::zero() || *lc.latency > topology::kMaxHopLatency)
-          x->fail("a hop latency is between 0 and 1 s");
-      }
+      if (auto x = e.find("latency")) lc.latency = non_negative_time(*x);
       c.links.push_back(lc);
     }
   }
@@ -195,7 +189,7 @@ Json to_json(const Calibration& c) {
       Json e = Json::object();
       if (lc.efficiency) e["efficiency"] = *lc.efficiency;
       if (lc.latency) e["latency"] = exact_string(*lc.latency);
-      l[std::string(topology::to_string(lc.kind))] = std::move(e);
+      l[lc.kind] = std::move(e);
     }
     j["links"] = std::move(l);
   }
@@ -233,33 +227,4 @@ Json to_json(const Calibration& c) {
   return j;
 }
 
-void apply_links(const Calibration& c, topology::Topology& topo) {
-  for (const auto& lc : c.links)
-    for (topology::LinkId id = 0; id < topo.link_count(); ++id) {
-      const auto& l = topo.link(id);
-      if (l.kind != lc.kind) continue;
-      topo.set_link_efficiency_latency(id, lc.efficiency.value_or(l.efficiency),
-                                       lc.latency.value_or(l.latency));
-    }
-}
-
-std::vector<DeviceModel> calibrated_models(const Calibration& c, const std::string& file) {
-  std::vector<DeviceModel> out;
-  for (std::size_t i = 0; i < c.compute.size(); ++i) {
-    const auto& cc = c.compute[i];
-    const DeviceModel* base = find_device_model(cc.gpu_model);
-    if (base == nullptr)
-      throw ConfigError(file, fmt::format("compute[{}].gpu_model", i),
-                        fmt::format("no built-in peaks for GPU model \"{}\" (known: V100, A100, H100, H200)",
-                                    cc.gpu_model));
-    DeviceModel m = *base;
-    for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
-      if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
-    if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
-    if (cc.memory_bandwidth) m.memory_bandwidth = *cc.memory_bandwidth;
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

@@ -1,18 +1,17 @@
 #pragma once
-// Reading, validating and writing `meshsim.plan/1` (see sim/plan.h).
+// Reading, validating and writing `meshsim.plan/1` (see plan/plan.h).
 // Every mistake is a ConfigError naming the file and JSON path: unknown or
 // duplicate ids, dependency cycles (the cycle is spelled out), empty or
 // negative sizes, regions outside their tensor, regions outside their
-// buffers, payloads that do not add up to the task's size, and — against a
-// topology — devices that do not exist or are not GPUs.
+// buffers, payloads that do not add up to the task's size. (Devices are
+// checked against a topology by the simulator: sim/executor.h.)
 
 #include <string>
 
 #include "core/json.h"
-#include "sim/plan.h"
-#include "topology/topology.h"
+#include "plan/plan.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 inline constexpr const char* kPlanFormat = "meshsim.plan/1";
 
@@ -23,8 +22,4 @@ inline constexpr const char* kPlanFormat = "meshsim.plan/1";
 /// A dtype name ("f32", "bf16", ...) at `c`; ConfigError listing the names otherwise.
 [[nodiscard]] DType dtype_from_json(const JsonCursor& c);
 
-/// Checks that every device a plan names is a GPU of `t`; the error names
-/// the task's JSON path (e.g. `tasks[3].dst`).
-void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file);
-
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

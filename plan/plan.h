@@ -1,6 +1,6 @@
 #pragma once
 // The Plan: the one IR that planners produce and that both the simulator
-// (sim::Executor) and the real runtime execute. Format `meshsim.plan/1`.
+// (sim::simulate) and the real runtime execute. Format `meshsim.plan/1`.
 //
 // A plan is a DAG of tasks over named devices ("h0/gpu3"):
 //   compute     one device busy for `duration`, or for `flops` / `bytes`
@@ -39,12 +39,9 @@
 #include "core/units.h"
 #include "plan/collective.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 enum class TaskKind : std::uint8_t { compute, send, broadcast, collective };
-using plan::Algorithm;
-using plan::CollectiveOp;
-using plan::Protocol;
 
 [[nodiscard]] std::string_view to_string(TaskKind k);
 
@@ -52,6 +49,11 @@ using plan::Protocol;
 enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
 [[nodiscard]] std::string_view to_string(DType d);
 [[nodiscard]] std::int64_t dtype_size(DType d);
+
+/// The classes GPUs have separate peaks for: fp32 (also i32), fp16 (f16
+/// and bf16, tensor cores), fp64, int8 (i8, u8).
+enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
+[[nodiscard]] DTypeClass dtype_class(DType d);
 
 struct Tensor {
   std::string name;
@@ -122,4 +124,4 @@ struct Plan {
 /// Bytes of a tensor box (product of extents × element size).
 [[nodiscard]] Bytes region_bytes(const Tensor& t, const Region& r);
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

@@ -11,16 +11,18 @@
 //               stream at once; points are the measurements
 //   host_to_device, device_to_host   the same fit for the PCIe copies
 //   peers       the same fit per ordered GPU pair (several GPUs)
-//   links       per link kind: efficiency (achieved / line rate) and hop
-//               latency; they replace those of every link of that kind
+//   links       per link kind (nvlink, pcie, smp, network): efficiency
+//               (achieved / line rate) and hop latency; they replace those
+//               of every link of that kind
 //   compute     per GPU model: achieved fraction of the dense peak per
 //               dtype class (fp32, fp16, fp64, int8), launch overhead,
 //               memory bandwidth; they replace the built-in roofline's
 //   collectives nccl-tests style points (op, GPUs, size, time, busbw)
 //
-// Applying a calibration changes the topology's links in place and adds
-// compute models to the simulation options; everything not measured keeps
-// its preset value.
+// This file holds the data and its JSON form. The simulator applies them
+// (sim/calibrate_apply.h): the topology's links change in place and compute
+// models join the simulation options; everything not measured keeps its
+// preset value.
 
 #include <array>
 #include <optional>
@@ -29,10 +31,9 @@
 
 #include "core/json.h"
 #include "core/units.h"
-#include "sim/executor.h"
-#include "topology/topology.h"
+#include "plan/plan.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 struct CopyPoint {
   Bytes size;
@@ -63,7 +64,7 @@ struct PeerFit {
 };
 
 struct LinkCalibration {
-  topology::LinkKind kind = topology::LinkKind::nvlink;
+  std::string kind;  // a topology link kind's name; the simulator checks it when applying
   std::optional<double> efficiency;
   std::optional<Time> latency;
 };
@@ -108,10 +109,4 @@ struct Calibration {
 [[nodiscard]] Calibration calibration_from_json(const Json& j, const std::string& file);
 [[nodiscard]] Json to_json(const Calibration& c);
 
-/// Replaces efficiency and latency of every link of a calibrated kind.
-void apply_links(const Calibration& c, topology::Topology& topo);
-/// The calibrated compute models (built-in peaks, measured efficiencies);
-/// ConfigError (file) for a GPU model meshsim has no peaks for.
-[[nodiscard]] std::vector<DeviceModel> calibrated_models(const Calibration& c, const std::string& file);
-
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

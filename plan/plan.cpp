@@ -1,10 +1,10 @@
-#include "sim/plan.h"
+#include "plan/plan.h"
 
 #include <array>
 
 #include "core/error.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 std::string_view to_string(TaskKind k) {
   static constexpr std::array<std::string_view, 4> kNames{"compute", "send", "broadcast", "collective"};
@@ -21,6 +21,19 @@ std::int64_t dtype_size(DType d) {
   return kSizes.at(static_cast<std::size_t>(d));
 }
 
+DTypeClass dtype_class(DType d) {
+  switch (d) {
+    case DType::f32:
+    case DType::i32: return DTypeClass::fp32;
+    case DType::f16:
+    case DType::bf16: return DTypeClass::fp16;
+    case DType::f64: return DTypeClass::fp64;
+    case DType::i8:
+    case DType::u8: return DTypeClass::int8;
+  }
+  return DTypeClass::fp32;
+}
+
 Bytes Tensor::bytes() const {
   std::int64_t n = dtype_size(dtype);
   for (std::int64_t d : shape) n *= d;
@@ -34,4 +47,4 @@ Bytes region_bytes(const Tensor& t, const Region& r) {
   return Bytes(n);
 }
 
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

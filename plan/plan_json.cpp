@@ -1,4 +1,4 @@
-#include "sim/plan_json.h"
+#include "plan/plan_json.h"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,9 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "plan/schedule.h"
 
-namespace meshsim::sim {
+namespace meshsim::plan {
 
 namespace {
 
@@ -229,39 +230,6 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
   return t;
 }
 
-// Reports a dependency cycle, spelled out, at the first task on it.
-void check_acyclic(const Plan& p, const JsonCursor& tasks) {
-  const std::size_t n = p.tasks.size();
-  std::vector<int> state(n, 0);  // 0 new, 1 on the DFS stack, 2 done
-  std::vector<std::size_t> stack;
-  std::vector<std::size_t> next(n, 0);
-  for (std::size_t root = 0; root < n; ++root) {
-    if (state[root] != 0) continue;
-    stack.push_back(root);
-    state[root] = 1;
-    while (!stack.empty()) {
-      const std::size_t u = stack.back();
-      if (next[u] < p.tasks[u].deps.size()) {
-        const std::size_t v = p.tasks[u].deps[next[u]++];
-        if (state[v] == 1) {
-          std::string cycle = p.tasks[v].id;
-          for (auto it = std::find(stack.begin(), stack.end(), v) + 1; it != stack.end(); ++it)
-            cycle += " -> " + p.tasks[*it].id;
-          cycle += " -> " + p.tasks[v].id;
-          tasks.at(v)["deps"].fail(fmt::format("dependency cycle: {} (each waits for the next)", cycle));
-        }
-        if (state[v] == 0) {
-          state[v] = 1;
-          stack.push_back(v);
-        }
-      } else {
-        state[u] = 2;
-        stack.pop_back();
-      }
-    }
-  }
-}
-
 Json region_to_json(const Region& r) {
   return Json{{"tensor", r.tensor},         {"box", box_to_json(r.box)},
               {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
@@ -351,7 +319,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
       p.tasks[i].deps.push_back(it->second);
     }
   }
-  check_acyclic(p, tasks);
+  (void)make_schedule(p, file);  // deps and stream order together: no cycle
   return p;
 }
 
@@ -430,27 +398,4 @@ Json plan_to_json(const Plan& p) {
   return j;
 }
 
-void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file) {
-  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
-    const Task& task = p.tasks[i];
-    for (std::size_t k = 0; k < task.devices.size(); ++k) {
-      const std::string& d = task.devices[k];
-      const auto id = t.find(d);
-      std::string key;
-      switch (task.kind) {
-        case TaskKind::compute: key = "device"; break;
-        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
-        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
-        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
-      }
-      const std::string path = fmt::format("tasks[{}].{}", i, key);
-      if (!id)
-        throw ConfigError(file, path, fmt::format("no device named \"{}\" in topology \"{}\"", d, t.name));
-      if (t.node(*id).kind != topology::NodeKind::gpu)
-        throw ConfigError(file, path,
-                          fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
-    }
-  }
-}
-
-}  // namespace meshsim::sim
+}  // namespace meshsim::plan

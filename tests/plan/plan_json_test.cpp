@@ -1,11 +1,11 @@
+#include "plan/plan_json.h"
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "sim/plan_json.h"
-#include "topology/cluster.h"
 
 using namespace meshsim;
-using namespace meshsim::sim;
+using namespace meshsim::plan;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -109,29 +109,5 @@ TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input
     const ConfigError e = plan_error(edited(c.from, c.to));
     CHECK(e.json_path() == c.path);
     CHECK_THAT(e.message(), Contains(c.fragment));
-  }
-}
-
-TEST_CASE("plan devices are checked against the topology", "[plan]") {
-  topology::ClusterSpec s;
-  s.host_preset = "p3.8xlarge";
-  s.hosts = 2;
-  const topology::Topology t = topology::build_cluster(s);
-  CHECK_NOTHROW(check_plan_devices(parse(kPlan), t, "p.json"));
-  try {
-    check_plan_devices(parse(edited(R"("h1/gpu1"])", R"("h7/gpu1"])")), t, "p.json");
-    FAIL("accepted an unknown device");
-  } catch (const ConfigError& e) {
-    CHECK(e.json_path() == "tasks[2].receivers[1]");
-    CHECK_THAT(e.message(), Contains("no device named \"h7/gpu1\""));
-  }
-  try {
-    check_plan_devices(
-        parse(edited(R"("device": "h1/gpu0", "duration")", R"("device": "h1/nic0", "duration")")), t,
-        "p.json");
-    FAIL("accepted a NIC as a compute device");
-  } catch (const ConfigError& e) {
-    CHECK(e.json_path() == "tasks[4].device");
-    CHECK_THAT(e.message(), Contains("is a nic, not a GPU"));
   }
 }

@@ -1,0 +1,126 @@
+#include "plan/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::plan {
+
+namespace {
+
+using StreamKey = std::pair<std::string_view, int>;
+
+// Why `waiter` waits for `first`: its deps, or the stream they share.
+std::string edge_reason(const Plan& plan, std::size_t waiter, std::size_t first) {
+  const Task& w = plan.tasks[waiter];
+  if (std::find(w.deps.begin(), w.deps.end(), first) != w.deps.end()) return {};
+  const Task& f = plan.tasks[first];
+  for (const auto& d : w.devices)
+    if (w.stream == f.stream && std::find(f.devices.begin(), f.devices.end(), d) != f.devices.end())
+      return fmt::format("\"{}\" comes before \"{}\" on stream {} of {}", f.id, w.id, w.stream, d);
+  return {};
+}
+
+// Every task Kahn's walk left over waits for another left-over task, so
+// walking back through left-over predecessors must revisit one: the cycle.
+[[noreturn]] void report_cycle(const Plan& plan, const Schedule& s, const std::vector<std::size_t>& indegree,
+                               const std::string& file) {
+  std::size_t u = 0;
+  while (indegree[u] == 0) ++u;
+  std::vector<std::size_t> walk;
+  std::vector<int> seen(plan.tasks.size(), -1);
+  while (seen[u] < 0) {
+    seen[u] = static_cast<int>(walk.size());
+    walk.push_back(u);
+    for (std::size_t p : s.preds[u])
+      if (indegree[p] != 0) {
+        u = p;
+        break;
+      }
+  }
+  // walk[seen[u]..] is the cycle; each task on it waits for the next.
+  const std::vector<std::size_t> cycle(walk.begin() + seen[u], walk.end());
+  std::string names;
+  std::string streams;
+  for (std::size_t k = 0; k < cycle.size(); ++k) {
+    names += fmt::format("{} -> ", plan.tasks[cycle[k]].id);
+    const std::string why = edge_reason(plan, cycle[k], cycle[(k + 1) % cycle.size()]);
+    if (!why.empty()) streams += "; " + why;
+  }
+  names += plan.tasks[cycle[0]].id;
+  const std::size_t at = *std::min_element(cycle.begin(), cycle.end());
+  const bool deps_only = streams.empty();
+  throw ConfigError(file, fmt::format("tasks[{}].{}", at, deps_only ? "deps" : "stream"),
+                    fmt::format("dependency cycle: {} (each waits for the next{})", names, streams));
+}
+
+}  // namespace
+
+std::string plan_origin(const Plan& plan) {
+  return plan.name.empty() ? std::string("<plan>") : plan.name;
+}
+
+Schedule make_schedule(const Plan& plan, const std::string& file) {
+  const std::size_t n = plan.tasks.size();
+  Schedule s;
+  s.preds.resize(n);
+  s.succs.resize(n);
+  std::map<StreamKey, std::size_t> last_on_stream;
+  for (std::size_t i = 0; i < n; ++i) {
+    const Task& t = plan.tasks[i];
+    auto& p = s.preds[i];
+    p.assign(t.deps.begin(), t.deps.end());
+    for (const auto& dev : t.devices) {
+      const StreamKey key{dev, t.stream};
+      if (auto it = last_on_stream.find(key); it != last_on_stream.end()) p.push_back(it->second);
+      last_on_stream[key] = i;
+    }
+    std::sort(p.begin(), p.end());
+    p.erase(std::unique(p.begin(), p.end()), p.end());
+    for (std::size_t d : p) s.succs[d].push_back(i);
+  }
+  for (auto& succ : s.succs) std::sort(succ.begin(), succ.end());
+  std::vector<std::size_t> indegree(n);
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    indegree[i] = s.preds[i].size();
+    if (indegree[i] == 0) ready.push(i);
+  }
+  s.order.reserve(n);
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    s.order.push_back(i);
+    for (std::size_t j : s.succs[i])
+      if (--indegree[j] == 0) ready.push(j);
+  }
+  if (s.order.size() != n) report_cycle(plan, s, indegree, file);
+  return s;
+}
+
+Timeline make_timeline(const Schedule& schedule, std::vector<TaskSpan> spans) {
+  MESHSIM_ASSERT(spans.size() == schedule.preds.size(), "one span per task");
+  Timeline tl;
+  tl.tasks = std::move(spans);
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::size_t last = kNone;
+  for (std::size_t i = 0; i < tl.tasks.size(); ++i)
+    if (last == kNone || tl.tasks[i].end >= tl.tasks[last].end) last = i;
+  if (last == kNone) return tl;
+  tl.makespan = tl.tasks[last].end;
+  for (std::size_t t = last; t != kNone;) {
+    tl.critical_path.push_back(t);
+    std::size_t by = kNone;
+    for (std::size_t p : schedule.preds[t])  // ascending: `>=` keeps the later on ties
+      if (by == kNone || tl.tasks[p].end >= tl.tasks[by].end) by = p;
+    t = by;
+  }
+  std::reverse(tl.critical_path.begin(), tl.critical_path.end());
+  return tl;
+}
+
+}  // namespace meshsim::plan

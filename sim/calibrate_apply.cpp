@@ -1,0 +1,47 @@
+#include "sim/calibrate_apply.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::sim {
+
+void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file) {
+  for (const auto& lc : c.links) {
+    const auto kind = topology::link_kind_from(lc.kind);
+    if (!kind)
+      throw ConfigError(
+          file, fmt::format("links.{}", lc.kind),
+          fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)", lc.kind));
+    if (lc.latency && *lc.latency > topology::kMaxHopLatency)
+      throw ConfigError(file, fmt::format("links.{}.latency", lc.kind), "a hop latency is between 0 and 1 s");
+  }
+  for (const auto& lc : c.links)
+    for (topology::LinkId id = 0; id < topo.link_count(); ++id) {
+      const auto& l = topo.link(id);
+      if (l.kind != *topology::link_kind_from(lc.kind)) continue;
+      topo.set_link_efficiency_latency(id, lc.efficiency.value_or(l.efficiency),
+                                       lc.latency.value_or(l.latency));
+    }
+}
+
+std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file) {
+  std::vector<DeviceModel> out;
+  for (std::size_t i = 0; i < c.compute.size(); ++i) {
+    const auto& cc = c.compute[i];
+    const DeviceModel* base = find_device_model(cc.gpu_model);
+    if (base == nullptr)
+      throw ConfigError(file, fmt::format("compute[{}].gpu_model", i),
+                        fmt::format("no built-in peaks for GPU model \"{}\" (known: V100, A100, H100, H200)",
+                                    cc.gpu_model));
+    DeviceModel m = *base;
+    for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
+      if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
+    if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
+    if (cc.memory_bandwidth) m.memory_bandwidth = *cc.memory_bandwidth;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace meshsim::sim

@@ -1,0 +1,24 @@
+#pragma once
+// Applying a calibration (plan/calibration.h) to a simulation: measured link
+// efficiencies and hop latencies replace those of every link of their kind;
+// measured compute efficiencies, launch overhead and memory bandwidth make
+// compute models that replace the built-in ones of the same GPU model.
+
+#include <string>
+#include <vector>
+
+#include "plan/calibration.h"
+#include "sim/compute_model.h"
+#include "topology/topology.h"
+
+namespace meshsim::sim {
+
+/// Replaces efficiency and latency of every link of a calibrated kind.
+/// ConfigError (file, `links.<kind>`) for a kind that is not a link kind
+/// or a latency above a hop's limit.
+void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file);
+/// The calibrated compute models (built-in peaks, measured efficiencies);
+/// ConfigError (file) for a GPU model meshsim has no peaks for.
+[[nodiscard]] std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file);
+
+}  // namespace meshsim::sim
