@@ -40,6 +40,12 @@ Bytes Tensor::bytes() const {
   return Bytes(n);
 }
 
+bool carries_payload(const Plan& p) {
+  for (const Task& t : p.tasks)
+    if (!t.payload.empty()) return true;
+  return false;
+}
+
 Bytes region_bytes(const Tensor& t, const Region& r) {
   MESHSIM_ASSERT(r.box.size() == t.shape.size(), "region rank matches its tensor");
   std::int64_t n = dtype_size(t.dtype);

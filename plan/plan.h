@@ -121,6 +121,10 @@ struct Plan {
   std::vector<Task> tasks;
 };
 
+/// Whether any task carries a payload: a plan without one moves only byte
+/// counts, so a run of it can be timed but not verified ("timing-only").
+[[nodiscard]] bool carries_payload(const Plan& p);
+
 /// Bytes of a tensor box (product of extents × element size).
 [[nodiscard]] Bytes region_bytes(const Tensor& t, const Region& r);
 

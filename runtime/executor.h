@@ -7,7 +7,8 @@
 //   2. the plan runs `warmup` times untimed, then `iterations` times timed;
 //      the reported timeline is the iteration with the median makespan
 //      (makespan = the last task's end; times start at the run's start);
-//   3. every buffer is read back and verified (verify.h).
+//   3. every buffer is read back and verified (verify.h), unless the plan
+//      carries no payload at all: such a run is timing-only, and says so.
 // The measured timeline is a plan::Timeline, with the makespan and critical
 // path defined once for simulated and measured runs (plan/schedule.h).
 
@@ -34,6 +35,7 @@ struct RunReport {
   std::int64_t payload_bytes = 0;
   std::int64_t scratch_bytes = 0;
   std::vector<std::string> notes;  // the backend's caveats on the timed runs, each once
+  bool timing_only = false;        // the plan carries no payload: nothing to verify
   bool verified = false;           // verification ran
   Verification check;
 };

@@ -44,6 +44,7 @@ struct BackendArgs {
   int iterations = 1;
   int warmup = -1;  // -1: 0 on host; 1 on cuda and nccl (module loading, cuBLAS and NCCL set-up)
   bool no_verify = false;
+  bool require_verify = false;
 
   void add_to(CLI::App& cmd, int default_iterations) {
     iterations = default_iterations;
@@ -63,7 +64,20 @@ struct BackendArgs {
     cmd.add_option("--device", device, "cuda: the GPU to use (default 0)")->check(CLI::Range(0, 1023));
     cmd.add_option("--timeout", timeout,
                    "cuda, nccl: give up when no task finishes for this long (default 60s)");
-    cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
+    auto* nv = cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
+    cmd.add_flag("--verify", require_verify,
+                 "Insist on the byte check: refuse a plan that carries no payloads (a timing-only plan, "
+                 "which has no bytes to check)")
+        ->excludes(nv);
+  }
+
+  /// UsageError when --verify asks for a check that `plan` cannot have.
+  void check_verifiable(const plan::Plan& plan, const std::string& file) const {
+    if (require_verify && !plan::carries_payload(plan))
+      throw UsageError(fmt::format(
+          "{} is timing-only: no task carries a payload, so there are no bytes to verify (drop --verify "
+          "to time it)",
+          file));
   }
 
   [[nodiscard]] int warmup_runs() const { return warmup >= 0 ? warmup : backend == "host" ? 0 : 1; }
@@ -118,6 +132,7 @@ Json mismatches_json(const runtime::Verification& v) {
 }
 
 std::string verification_line(const runtime::RunReport& rep) {
+  if (rep.timing_only) return "timing-only: no task carries a payload, so no bytes were checked";
   if (!rep.verified) return "not verified (--no-verify)";
   const auto& v = rep.check;
   if (v.ok)
@@ -156,6 +171,7 @@ struct RunArgs {
 
 void run_run(RunArgs& a) {
   const plan::Plan plan = plan::load_plan_file(a.plan);
+  a.backend.check_verifiable(plan, a.plan);
   std::optional<topology::Topology> topo;
   sim::SimOptions opts;
   if (a.topology) {
@@ -197,6 +213,7 @@ void run_run(RunArgs& a) {
                                     {"makespans_us", std::move(spans)},
                                     {"payload_bytes", rep.payload_bytes},
                                     {"scratch_bytes", rep.scratch_bytes},
+                                    {"timing_only", rep.timing_only},
                                     {"verified", rep.verified},
                                     {"ok", !rep.verified || rep.check.ok},
                                     {"elements_checked", rep.check.elements_checked},
@@ -288,6 +305,7 @@ double rel_error(Time predicted, Time measured) {
 
 void run_validate(ValidateArgs& a) {
   const plan::Plan plan = plan::load_plan_file(a.plan);
+  a.backend.check_verifiable(plan, a.plan);
   topology::Topology topo = a.topology.load();
   sim::check_plan_devices(plan, topo, a.plan);
   sim::SimOptions opts;
@@ -362,6 +380,8 @@ void run_validate(ValidateArgs& a) {
                                     {"measured_us", rep.timeline.makespan.microseconds()},
                                     {"error", std::isfinite(overall) ? Json(overall) : Json(nullptr)},
                                     {"mean_abs_task_error", mean_abs},
+                                    {"timing_only", rep.timing_only},
+                                    {"timing_only", rep.timing_only},
                                     {"verified", rep.verified},
                                     {"ok", !rep.verified || rep.check.ok},
                                     {"mismatches", mismatches_json(rep.check)},
