@@ -30,6 +30,16 @@
 // count; the runtime moves and verifies the real bytes. A send's regions
 // add up to its size; a broadcast's payload has one region of `size` bytes
 // per receiver.
+//
+// Reductions. A tensor may be the sum of `parts` contributions (the
+// gradients of data-parallel ranks, say); a buffer that declares a box of
+// such a tensor may declare which `part` it starts out holding. In an
+// all_reduce or reduce_scatter task, a region marked `reduce: sum` reads a
+// part buffer and adds into its destination: the destination's elements end
+// up as the sum, over every sum region of the task that writes them, of
+// their sources. Part buffers are inputs that no region writes (a run can
+// be repeated and leaves the same bytes); everywhere else an element of a
+// tensor of parts stands for the whole sum.
 
 #include <cstdint>
 #include <optional>
@@ -55,10 +65,15 @@ enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
 enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
 [[nodiscard]] DTypeClass dtype_class(DType d);
 
+/// The most contributions a tensor may sum (plan loader's limit): the runtime's
+/// test values stay exact in every dtype (layout.h).
+inline constexpr int kMaxParts = 63;
+
 struct Tensor {
   std::string name;
   std::vector<std::int64_t> shape;
   DType dtype = DType::f32;
+  int parts = 1;  // > 1: the element-wise sum of this many contributions
   [[nodiscard]] Bytes bytes() const;
 };
 
@@ -73,6 +88,7 @@ struct Buffer {
   Bytes size;
   std::string tensor;                                      // empty: no declared box
   std::vector<std::pair<std::int64_t, std::int64_t>> box;  // [begin, end) per dimension
+  int part = -1;  // >= 0: starts out holding this contribution of its tensor (parts > 1)
 };
 
 /// One piece of a data-moving task: a box of a global tensor, read from a
@@ -85,6 +101,7 @@ struct Region {
   Bytes src_offset;
   std::string dst_buffer;
   Bytes dst_offset;
+  bool reduce = false;  // adds into the destination (sum) instead of copying
 };
 
 struct Task {

@@ -94,7 +94,7 @@ Json box_to_json(const std::vector<std::pair<std::int64_t, std::int64_t>>& box) 
 }
 
 Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& task) {
-  c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset"});
+  c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset", "reduce"});
   Region r;
   const JsonCursor tc = c["tensor"];
   r.tensor = tc.as_name();
@@ -138,6 +138,23 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   const bool p2p = task.kind == TaskKind::send;
   buffer("src_buffer", "src_offset", p2p ? task.devices[0] : std::string(), r.src_buffer, r.src_offset);
   buffer("dst_buffer", "dst_offset", p2p ? task.devices[1] : std::string(), r.dst_buffer, r.dst_offset);
+  if (auto rc = c.find("reduce")) {
+    if (rc->as_string() != "sum")
+      rc->fail(fmt::format("unknown reduction \"{}\" (expected sum)", rc->as_string()));
+    if (task.kind != TaskKind::collective ||
+        (task.op != CollectiveOp::all_reduce && task.op != CollectiveOp::reduce_scatter))
+      rc->fail("only all_reduce and reduce_scatter payloads reduce");
+    const Buffer& src = ctx.plan->buffers[ctx.buffers.at(r.src_buffer)];
+    if (src.part < 0)
+      c["src_buffer"].fail(fmt::format(
+          "a sum adds contributions: buffer \"{}\" declares no \"part\" of \"{}\"", src.name, r.tensor));
+    r.reduce = true;
+  }
+  const Buffer& dst = ctx.plan->buffers[ctx.buffers.at(r.dst_buffer)];
+  if (dst.part >= 0)
+    c["dst_buffer"].fail(
+        fmt::format("buffer \"{}\" holds part {} of \"{}\": part buffers are inputs, which no region writes",
+                    dst.name, dst.part, dst.tensor));
   return r;
 }
 
@@ -231,9 +248,11 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
 }
 
 Json region_to_json(const Region& r) {
-  return Json{{"tensor", r.tensor},         {"box", box_to_json(r.box)},
-              {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
-              {"dst_buffer", r.dst_buffer}, {"dst_offset", exact_string(r.dst_offset)}};
+  Json j{{"tensor", r.tensor},         {"box", box_to_json(r.box)},
+         {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
+         {"dst_buffer", r.dst_buffer}, {"dst_offset", exact_string(r.dst_offset)}};
+  if (r.reduce) j["reduce"] = "sum";
+  return j;
 }
 
 }  // namespace
@@ -254,7 +273,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
   if (auto ts = root.find("tensors")) {
     for (std::size_t i = 0; i < ts->size(); ++i) {
       const JsonCursor c = ts->at(i);
-      c.allow_only({"name", "shape", "dtype"});
+      c.allow_only({"name", "shape", "dtype", "parts"});
       Tensor t;
       t.name = c["name"].as_name();
       if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
@@ -267,6 +286,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
       }
       if (elements > 1e15) shape.fail("the tensor has more than 10^15 elements");
       if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
+      if (auto n = c.find("parts")) t.parts = static_cast<int>(n->as_int_in(1, kMaxParts));
       ctx.tensors.emplace(t.name, p.tensors.size());
       p.tensors.push_back(std::move(t));
     }
@@ -274,7 +294,7 @@ Plan plan_from_json(const Json& j, const std::string& file) {
   if (auto bs = root.find("buffers")) {
     for (std::size_t i = 0; i < bs->size(); ++i) {
       const JsonCursor c = bs->at(i);
-      c.allow_only({"name", "device", "size", "tensor", "box"});
+      c.allow_only({"name", "device", "size", "tensor", "box", "part"});
       Buffer b{c["name"].as_name(), c["device"].as_name(), positive_size(c["size"]), {}, {}};
       if (c.has("tensor") != c.has("box")) c.fail("give both \"tensor\" and \"box\", or neither");
       if (auto tc = c.find("tensor")) {
@@ -288,6 +308,14 @@ Plan plan_from_json(const Json& j, const std::string& file) {
         if (b.size < need)
           c["size"].fail(
               fmt::format("{} is smaller than its box ({})", exact_string(b.size), exact_string(need)));
+        if (auto pc = c.find("part")) {
+          if (tensor.parts < 2)
+            pc->fail(fmt::format("tensor \"{}\" is not a sum of parts (give it \"parts\")", tensor.name));
+          b.part = static_cast<int>(pc->as_int_in(0, tensor.parts - 1));
+        }
+      } else if (c.has("part")) {
+        c["part"].fail(
+            "a buffer holds a part of the tensor whose box it declares: give \"tensor\" and \"box\"");
       }
       if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
       ctx.buffers.emplace(b.name, p.buffers.size());
@@ -332,8 +360,11 @@ Json plan_to_json(const Plan& p) {
   j["format"] = kPlanFormat;
   j["name"] = p.name;
   Json tensors = Json::array();
-  for (const Tensor& t : p.tensors)
-    tensors.push_back(Json{{"name", t.name}, {"shape", t.shape}, {"dtype", std::string(to_string(t.dtype))}});
+  for (const Tensor& t : p.tensors) {
+    Json o{{"name", t.name}, {"shape", t.shape}, {"dtype", std::string(to_string(t.dtype))}};
+    if (t.parts > 1) o["parts"] = t.parts;
+    tensors.push_back(std::move(o));
+  }
   j["tensors"] = std::move(tensors);
   Json buffers = Json::array();
   for (const Buffer& b : p.buffers) {
@@ -341,6 +372,7 @@ Json plan_to_json(const Plan& p) {
     if (!b.box.empty()) {
       o["tensor"] = b.tensor;
       o["box"] = box_to_json(b.box);
+      if (b.part >= 0) o["part"] = b.part;
     }
     buffers.push_back(std::move(o));
   }

@@ -57,6 +57,7 @@ class CudaBackend final : public Backend {
 
   void load(const plan::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
+    require_no_reductions(plan, "cuda");
     release();
     gate_->loaded();
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");

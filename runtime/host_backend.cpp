@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "runtime/executor.h"
+#include "runtime/values.h"
 #include "runtime/work.h"
 
 namespace meshsim::runtime {
@@ -120,9 +121,32 @@ class HostBackend final : public Backend {
       const auto len = static_cast<std::size_t>(c.copy.row_bytes);
       c.copy.for_each_row([&](std::int64_t s, std::int64_t d) { std::memmove(dst + d, src + s, len); });
     }
+    for (const Reduction& r : w.reductions) reduce(r);
     for (const ScratchCopy& c : w.scratch)
       std::memcpy(scratch_[c.dst_device].data(), scratch_[c.src_device].data(),
                   static_cast<std::size_t>(c.bytes));
+  }
+
+  // Sums the sources element by element in double (exact for the test
+  // values; one rounding into the dtype for others), then writes the sums.
+  void reduce(const Reduction& r) {
+    const auto e = static_cast<std::size_t>(plan::dtype_size(r.dtype));
+    std::vector<double> acc(static_cast<std::size_t>(r.sources.front().copy.bytes()) / e, 0.0);
+    for (const BufferCopy& c : r.sources) {
+      const std::span<const std::byte> src(mem_[c.src_buffer]);
+      std::size_t k = 0;
+      c.copy.for_each_row([&](std::int64_t s, std::int64_t /*d*/) {
+        for (std::int64_t b = 0; b < c.copy.row_bytes; b += static_cast<std::int64_t>(e))
+          acc[k++] += decode_value(r.dtype, src.subspan(static_cast<std::size_t>(s + b), e));
+      });
+    }
+    const std::span<std::byte> dst(mem_[r.dst_buffer]);
+    const StridedCopy& out = r.sources.front().copy;
+    std::size_t k = 0;
+    out.for_each_row([&](std::int64_t /*s*/, std::int64_t d) {
+      for (std::int64_t b = 0; b < out.row_bytes; b += static_cast<std::int64_t>(e))
+        encode_value(r.dtype, acc[k++], dst.subspan(static_cast<std::size_t>(d + b), e));
+    });
   }
 
   HostBackendOptions opts_;

@@ -5,12 +5,9 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "runtime/values.h"
 
 namespace meshsim::runtime {
-
-namespace {
-
-using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ULL;
@@ -18,6 +15,10 @@ std::uint64_t splitmix64(std::uint64_t x) {
   x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
   return x ^ (x >> 31U);
 }
+
+namespace {
+
+using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 // Byte strides of a row-major array with these extents, element size e.
 std::vector<std::int64_t> strides(const std::vector<std::int64_t>& extents, std::int64_t e) {
@@ -130,6 +131,19 @@ void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std
   }
 }
 
+void fill_contents(const plan::Tensor& t, std::size_t tensor_index, int part, std::int64_t g0,
+                   std::span<std::byte> out) {
+  const std::int64_t e = plan::dtype_size(t.dtype);
+  if (t.parts <= 1) {
+    fill_pattern(tensor_index, g0, e, out);
+    return;
+  }
+  const auto es = static_cast<std::size_t>(e);
+  for (std::size_t k = 0; k < out.size() / es; ++k)
+    encode_value(t.dtype, test_value(t, tensor_index, part, g0 + static_cast<std::int64_t>(k)),
+                 out.subspan(k * es, es));
+}
+
 std::vector<bool> written_buffers(const plan::Plan& plan) {
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t b = 0; b < plan.buffers.size(); ++b) index.emplace(plan.buffers[b].name, b);
@@ -149,14 +163,15 @@ std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
   std::vector<std::vector<std::byte>> img(plan.buffers.size());
   for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
     const auto& buf = plan.buffers[b];
+    // Part buffers are never written (the plan loader sees to it).
     img[b].assign(static_cast<std::size_t>(buf.size.count()), written[b] ? kPoison : std::byte{0});
     if (written[b] || buf.box.empty()) continue;
     const std::size_t ti = tensor_index.at(buf.tensor);
     const plan::Tensor& t = plan.tensors[ti];
     const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
     for_each_box_row(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
-      fill_pattern(
-          ti, g, static_cast<std::int64_t>(e),
+      fill_contents(
+          t, ti, buf.part, g,
           std::span(img[b]).subspan(static_cast<std::size_t>(pos) * e, static_cast<std::size_t>(len) * e));
     });
   }
@@ -170,9 +185,9 @@ std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
       const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
       const auto base = static_cast<std::size_t>(r.src_offset.count());
       for_each_box_row(r.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
-        fill_pattern(ti, g, static_cast<std::int64_t>(e),
-                     std::span(img[sb]).subspan(base + static_cast<std::size_t>(pos) * e,
-                                                static_cast<std::size_t>(len) * e));
+        fill_contents(t, ti, -1, g,
+                      std::span(img[sb]).subspan(base + static_cast<std::size_t>(pos) * e,
+                                                 static_cast<std::size_t>(len) * e));
       });
     }
   return img;

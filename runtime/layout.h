@@ -22,7 +22,9 @@
 // where t is the tensor's position in the plan: a deterministic function of
 // the global index that differs between neighbours, between tensors and
 // between byte orders, so a misplaced, shifted or missing element shows.
-// Destinations start as kPoison bytes.
+// Tensors of parts hold small integers instead (values.h): a part buffer its
+// contribution, every other place the whole sum. Destinations start as
+// kPoison bytes.
 
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +69,12 @@ struct StridedCopy {
 void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out);
 /// Writes the patterns of elements g0, g0+1, ... (out.size() / e of them).
 void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std::span<std::byte> out);
+/// What elements g0, g0+1, ... of `t` hold: part `part` of a tensor of parts
+/// (values.h), the whole (part < 0, or a tensor without parts: the pattern).
+void fill_contents(const plan::Tensor& t, std::size_t tensor_index, int part, std::int64_t g0,
+                   std::span<std::byte> out);
+/// The 64-bit mixer the patterns are made of.
+[[nodiscard]] std::uint64_t splitmix64(std::uint64_t x);
 
 /// The rows of a box (runs along its last dimension): f(g_first, position_first, count),
 /// row-major; position counts elements in row-major box order.

@@ -45,6 +45,7 @@ std::string_view to_string(NcclOp op) {
 }
 
 NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
+  require_no_reductions(plan, "nccl");
   NcclProgram p;
   p.devices = plan_devices(plan);
   auto rank = [&](const std::string& d) {

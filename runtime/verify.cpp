@@ -77,7 +77,7 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
     auto check = [&](std::size_t ti, std::int64_t g, std::int64_t byte_offset) {
       const plan::Tensor& t = plan.tensors[ti];
       const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
-      pattern(ti, g, std::span(want).first(e));
+      fill_contents(t, ti, -1, g, std::span(want).first(e));
       ++v.elements_checked;
       const auto got = std::span(img).subspan(static_cast<std::size_t>(byte_offset), e);
       if (std::memcmp(got.data(), want.data(), e) == 0) return;
@@ -102,7 +102,7 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
     auto check_row = [&](std::size_t ti, std::int64_t g0, std::int64_t byte_offset, std::int64_t len) {
       const std::int64_t e = plan::dtype_size(plan.tensors[ti].dtype);
       row.resize(static_cast<std::size_t>(len * e));
-      fill_pattern(ti, g0, e, row);
+      fill_contents(plan.tensors[ti], ti, -1, g0, row);
       if (std::memcmp(img.data() + byte_offset, row.data(), row.size()) == 0) {
         v.elements_checked += len;
         return;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace meshsim::runtime {
@@ -55,12 +57,28 @@ PlanWork lower(const plan::Plan& plan) {
       w.compute = true;
       continue;
     }
+    std::vector<const plan::Region*> reduction_key;  // the first region of each Reduction
     for (const auto& r : t.payload) {
       const std::size_t sb = buffer_index.at(r.src_buffer);
       const std::size_t db = buffer_index.at(r.dst_buffer);
-      w.copies.push_back(
-          {sb, db, copy_of(plan.tensors[tensor_index.at(r.tensor)], r, plan.buffers[sb], plan.buffers[db])});
-      pw.payload_bytes += w.copies.back().copy.bytes();
+      const plan::Tensor& tensor = plan.tensors[tensor_index.at(r.tensor)];
+      const BufferCopy c{sb, db, copy_of(tensor, r, plan.buffers[sb], plan.buffers[db])};
+      pw.payload_bytes += c.copy.bytes();
+      if (!r.reduce) {
+        w.copies.push_back(c);
+        continue;
+      }
+      auto same = [&](const plan::Region* k) {
+        return k->dst_buffer == r.dst_buffer && k->dst_offset == r.dst_offset && k->tensor == r.tensor &&
+               k->box == r.box;
+      };
+      const auto it = std::find_if(reduction_key.begin(), reduction_key.end(), same);
+      if (it == reduction_key.end()) {
+        reduction_key.push_back(&r);
+        w.reductions.push_back({tensor.dtype, db, {c}});
+      } else {
+        w.reductions[static_cast<std::size_t>(it - reduction_key.begin())].sources.push_back(c);
+      }
     }
     if (!t.payload.empty()) continue;
     const std::int64_t s = t.size.count();
@@ -92,6 +110,16 @@ PlanWork lower(const plan::Plan& plan) {
     for (const auto& c : w.scratch) pw.scratch_moved += c.bytes;
   }
   return pw;
+}
+
+void require_no_reductions(const plan::Plan& plan, std::string_view backend) {
+  for (const auto& t : plan.tasks)
+    for (const auto& r : t.payload)
+      if (r.reduce)
+        throw UsageError(fmt::format(
+            "task \"{}\" sums regions (reduce: sum), which the {} backend does not run yet; run the plan on "
+            "the host backend",
+            t.id, backend));
 }
 
 }  // namespace meshsim::runtime

@@ -3,7 +3,8 @@
 // lowering both share, so they move the same bytes.
 //
 //   - every payload region is a strided copy between two plan buffers
-//     (layout.h), in payload order;
+//     (layout.h), in payload order, except sum regions: those that write the
+//     same box of one buffer form a Reduction;
 //   - a data-moving task without a payload still moves its volume, between
 //     per-device scratch areas, so that it takes time: send `size` bytes
 //     src → dst; broadcast `size` bytes over each hop of its chain; a ring
@@ -36,8 +37,18 @@ struct ScratchCopy {
   std::int64_t bytes = 0;
 };
 
+/// Sum regions of one task that write the same box of one buffer: the
+/// destination gets the element-wise sum of the sources (all their copies
+/// have the same destination offsets).
+struct Reduction {
+  plan::DType dtype = plan::DType::f32;
+  std::size_t dst_buffer = 0;
+  std::vector<BufferCopy> sources;
+};
+
 struct TaskWork {
   std::vector<BufferCopy> copies;
+  std::vector<Reduction> reductions;
   std::vector<ScratchCopy> scratch;
   bool compute = false;
 };
@@ -52,6 +63,10 @@ struct PlanWork {
 };
 
 [[nodiscard]] PlanWork lower(const plan::Plan& plan);
+
+/// UsageError naming `backend` when `plan` has sum regions, which only the
+/// host backend runs so far.
+void require_no_reductions(const plan::Plan& plan, std::string_view backend);
 
 /// Every device a plan names (tasks and buffers), sorted, once each: the
 /// order in which backends number them (the NCCL backend's ranks).

@@ -111,3 +111,58 @@ TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input
     CHECK_THAT(e.message(), Contains(c.fragment));
   }
 }
+
+TEST_CASE("sum payloads: parts, part buffers and reduce regions are checked", "[plan][bad-input]") {
+  // G (8 x 4 f32) is the sum of 2 parts; p0, p1 hold them; s0 gets their sum.
+  auto plan_text = [](const std::string& tensor_extra, const std::string& p1_extra, const std::string& kind,
+                      const std::string& region2) {
+    return R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "G", "shape": [8, 4], "dtype": "f32")" +
+           tensor_extra + R"(}],
+      "buffers": [
+        {"name": "p0", "device": "a", "size": "128B", "tensor": "G", "box": [[0, 8], [0, 4]], "part": 0},
+        {"name": "p1", "device": "b", "size": "128B", "tensor": "G", "box": [[0, 8], [0, 4]])" +
+           p1_extra + R"(},
+        {"name": "s0", "device": "a", "size": "128B", "tensor": "G", "box": [[0, 8], [0, 4]]}],
+      "tasks": [{"id": "ar", "kind": "collective", "op": ")" +
+           kind + R"(", "group": ["a", "b"], "size": "128B", "payload": [
+        {"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "p0", "dst_buffer": "s0", "reduce": "sum"},
+        )" +
+           region2 + "]}]}";
+  };
+  const std::string good_region =
+      R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "p1", "dst_buffer": "s0", "reduce": "sum"})";
+  const Plan p = parse(plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce", good_region));
+  CHECK(p.tensors[0].parts == 2);
+  CHECK(p.buffers[1].part == 1);
+  CHECK(p.buffers[2].part == -1);
+  CHECK(p.tasks[0].payload[1].reduce);
+  CHECK(plan_to_json(parse(plan_to_json(p).dump())) == plan_to_json(p));
+
+  struct Case {
+    std::string text, path, fragment;
+  };
+  const std::vector<Case> cases{
+      {plan_text("", R"(, "part": 1)", "all_reduce", good_region), "buffers[0].part", "not a sum of parts"},
+      {plan_text(R"(, "parts": 2)", R"(, "part": 2)", "all_reduce", good_region), "buffers[1].part",
+       "out of range"},
+      {plan_text(R"(, "parts": 64)", "", "all_reduce", good_region), "tensors[0].parts", "out of range"},
+      {plan_text(R"(, "parts": 2)", "", "all_reduce", good_region), "tasks[0].payload[1].src_buffer",
+       "declares no \"part\""},
+      {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_gather", good_region),
+       "tasks[0].payload[0].reduce", "only all_reduce and reduce_scatter"},
+      {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce",
+                 R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "s0", "dst_buffer": "p1"})"),
+       "tasks[0].payload[1].dst_buffer", "part buffers are inputs"},
+      {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce",
+                 R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "p1", "dst_buffer": "s0",
+                     "reduce": "max"})"),
+       "tasks[0].payload[1].reduce", "unknown reduction \"max\""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const ConfigError e = plan_error(c.text);
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
+}
