@@ -37,6 +37,8 @@
 //                parameter
 // Tasks are emitted in the order of an ideal play of the schedule (no
 // communication), a topological order, so per-stream order never deadlocks.
+// The steps without tasks (ranks, stage split, transfers, pass costs,
+// memory) are in pipeline_layout.h.
 //
 // Memory per pipeline device: weights, gradients and Adam state
 // (kTrainingBytesPerParam per parameter, / tp) plus activations in flight:
@@ -70,6 +72,11 @@ struct ParallelConfig {
   bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
   Balance balance = Balance::host_size;
   int first_gpu = 0;
+  /// Payloads the runtime can verify: each stage transfer keeps its
+  /// resharding plan's regions, with its own tensor and buffers per
+  /// microbatch; every all-reduce gets a sum payload (plan/builder.h). The
+  /// simulator ignores them; they make the plan larger and slower to build.
+  bool payloads = false;
 };
 
 struct VirtualStage {

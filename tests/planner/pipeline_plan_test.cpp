@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -163,6 +164,40 @@ TEST_CASE("the iteration plan has every pass, all-reduce and transfer, in a topo
   // The critical path is contiguous: its parts add up to the makespan.
   CHECK(pm.critical_compute_s + pm.exposed_comm_s() + pm.critical_optimizer_s == Approx(pm.iteration_s));
   CHECK(pm.critical_tp_s > 0);
+}
+
+TEST_CASE("payloads give every transfer its own buffers and every all-reduce a sum, and change no time",
+          "[pipeline-plan]") {
+  const Model m = gpt_model("small", 8, 256, 8, 128, 1000);
+  const auto t = cluster("dgx-a100", 2);
+  ParallelConfig cfg;
+  cfg.dp = 2;
+  cfg.tp = 2;
+  cfg.pp = 2;
+  cfg.microbatches = 4;
+  cfg.reshard = Strategy::send_recv;
+  const PipelineIteration bare = build_pipeline(m, t, cfg);
+  cfg.payloads = true;
+  const PipelineIteration full = build_pipeline(m, t, cfg);
+  REQUIRE(full.plan.tasks.size() == bare.plan.tasks.size());
+  CHECK(bare.plan.buffers.empty());
+  // Every data-moving task carries a payload; compute tasks none.
+  for (const plan::Task& task : full.plan.tasks)
+    CHECK(task.payload.empty() == (task.kind == plan::TaskKind::compute));
+  // Each all-reduce of n members has n parts and n x n sum regions.
+  for (std::size_t i = 0; i < full.plan.tasks.size(); ++i) {
+    const plan::Task& task = full.plan.tasks[i];
+    if (task.kind != plan::TaskKind::collective) continue;
+    const std::size_t n = task.devices.size();
+    CHECK(task.payload.size() == n * n);
+    CHECK(std::all_of(task.payload.begin(), task.payload.end(),
+                      [](const plan::Region& r) { return r.reduce; }));
+  }
+  // A stage transfer's tensor is its own per microbatch: the payload names differ between stamps.
+  std::set<std::string> tensors;
+  for (const plan::Tensor& x : full.plan.tensors) CHECK(tensors.insert(x.name).second);
+  // The simulator times bytes, not payloads.
+  CHECK(sim::simulate(full.plan, t).makespan == sim::simulate(bare.plan, t).makespan);
 }
 
 TEST_CASE("equal stages without communication cost: bubble (n-1)/m, ZB-H1 smaller", "[pipeline-plan]") {

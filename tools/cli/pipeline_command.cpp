@@ -53,6 +53,7 @@ void run_pipeline(PipelineArgs& a) {
   cfg.reshard_auto = a.reshard == "auto";
   if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
   cfg.balance = *planner::balance_from(a.balance);
+  cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
   const auto gpu_models = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
 
   const auto t0 = std::chrono::steady_clock::now();

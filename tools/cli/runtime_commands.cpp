@@ -216,6 +216,7 @@ void run_run(RunArgs& a) {
                                     {"timing_only", rep.timing_only},
                                     {"verified", rep.verified},
                                     {"ok", !rep.verified || rep.check.ok},
+                                    {"buffers_checked", rep.check.buffers_checked},
                                     {"elements_checked", rep.check.elements_checked},
                                     {"bad_elements", rep.check.bad_elements},
                                     {"mismatches", mismatches_json(rep.check)},

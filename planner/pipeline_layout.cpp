@@ -1,0 +1,178 @@
+#include "planner/pipeline_layout.h"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+std::size_t at(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+}  // namespace
+
+PipelineRanks::PipelineRanks(const topology::Topology& topo, const ParallelConfig& cfg,
+                             const std::vector<sim::DeviceModel>& device_models)
+    : topo_(topo), cfg_(cfg) {
+  const int gpus = cfg.dp * cfg.tp * cfg.pp;
+  const auto& all = topo.gpus();
+  if (static_cast<std::size_t>(cfg.first_gpu) + static_cast<std::size_t>(gpus) > all.size())
+    throw UsageError(fmt::format("dp {} × tp {} × pp {} = {} GPUs from GPU {}, but {} has {} GPUs", cfg.dp,
+                                 cfg.tp, cfg.pp, gpus, cfg.first_gpu, topo.name, all.size()));
+  for (int i = 0; i < gpus; ++i) {
+    const auto& node = topo.node(all[at(cfg.first_gpu + i)]);
+    const sim::DeviceModel* dm = sim::find_device_model(node.model, device_models);
+    if (dm == nullptr)
+      throw UsageError(fmt::format("GPU {} (model '{}') has no compute model", node.name, node.model));
+    if (model_ == nullptr) model_ = dm;
+  }
+}
+
+topology::NodeId PipelineRanks::gpu(int t, int d, int p) const {
+  return topo_.gpus()[at(cfg_.first_gpu + t + cfg_.tp * (d + cfg_.dp * p))];
+}
+
+const std::string& PipelineRanks::name(int t, int d, int p) const {
+  return topo_.node(gpu(t, d, p)).name;
+}
+
+std::vector<std::vector<std::string>> PipelineRanks::stage_gpus() const {
+  std::vector<std::vector<std::string>> out(at(cfg_.pp));
+  for (int p = 0; p < cfg_.pp; ++p)
+    for (int d = 0; d < cfg_.dp; ++d)
+      for (int t = 0; t < cfg_.tp; ++t) out[at(p)].push_back(name(t, d, p));
+  return out;
+}
+
+std::vector<int> balanced_split(const std::vector<double>& costs, int parts) {
+  const int n = static_cast<int>(costs.size());
+  if (parts < 1 || n < parts)
+    throw UsageError(fmt::format("cannot split {} layers into {} non-empty stages", n, parts));
+  std::vector<double> prefix(at(n) + 1, 0.0);
+  for (int i = 0; i < n; ++i) prefix[at(i) + 1] = prefix[at(i)] + costs[at(i)];
+  const auto sum = [&](int a, int b) { return prefix[at(b)] - prefix[at(a)]; };
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  // best[k][j]: the least largest part splitting the first j costs into k parts.
+  std::vector<std::vector<double>> best(at(parts) + 1, std::vector<double>(at(n) + 1, kInf));
+  std::vector<std::vector<int>> cut(best.size(), std::vector<int>(at(n) + 1, 0));
+  for (int j = 1; j <= n; ++j) best[1][at(j)] = sum(0, j);
+  for (int k = 2; k <= parts; ++k)
+    for (int j = k; j <= n; ++j)
+      for (int i = k - 1; i < j; ++i) {
+        const double v = std::max(best[at(k) - 1][at(i)], sum(i, j));
+        // Relative slack so that rounding does not decide between equal splits.
+        if (v < best[at(k)][at(j)] * (1 - 1e-12)) {
+          best[at(k)][at(j)] = v;
+          cut[at(k)][at(j)] = i;
+        }
+      }
+  std::vector<int> bounds(at(parts) + 1, 0);
+  bounds.back() = n;
+  for (int k = parts, j = n; k > 1; --k) {
+    j = cut[at(k)][at(j)];
+    bounds[at(k) - 1] = j;
+  }
+  return bounds;
+}
+
+std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, std::vector<int>& stage_of) {
+  std::vector<double> costs;
+  for (const auto& l : model.layers) costs.push_back(l.forward_flops);
+  const auto bounds = balanced_split(costs, stages);
+  stage_of.assign(model.layers.size(), 0);
+  std::vector<VirtualStage> out;
+  for (int s = 0; s < stages; ++s) {
+    VirtualStage vs;
+    vs.first_layer = bounds[at(s)];
+    vs.end_layer = bounds[at(s) + 1];
+    for (int l = vs.first_layer; l < vs.end_layer; ++l) {
+      const LayerCost& lc = model.layers[at(l)];
+      stage_of[at(l)] = s;
+      vs.forward_flops += lc.forward_flops;
+      vs.param_bytes += lc.param_bytes;
+      vs.activation_bytes += activation_bytes(model, lc, tp);
+      const double out_bytes =
+          static_cast<double>(plan::Tensor{"", lc.output_shape, model.dtype}.bytes().count());
+      vs.tp_allreduce_bytes += lc.tp_allreduces * out_bytes;
+    }
+    out.push_back(vs);
+  }
+  return out;
+}
+
+std::vector<StageTransfer> stage_transfers(const Model& model, const std::vector<int>& stage_of,
+                                           int microbatch_size) {
+  std::vector<StageTransfer> out;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    const LayerCost& lc = model.layers[l];
+    std::vector<int> dst_stages;
+    const std::size_t readers = lc.skip_to.size() + (l + 1 < model.layers.size() ? 1 : 0);
+    for (std::size_t k = 0; k < readers; ++k) {
+      const int r = k < lc.skip_to.size() ? lc.skip_to[k] : static_cast<int>(l) + 1;
+      const int to = stage_of[at(r)];
+      if (to != stage_of[l] && std::find(dst_stages.begin(), dst_stages.end(), to) == dst_stages.end())
+        dst_stages.push_back(to);
+    }
+    std::sort(dst_stages.begin(), dst_stages.end());
+    for (int to : dst_stages) {
+      StageTransfer x;
+      x.src_stage = stage_of[l];
+      x.dst_stage = to;
+      x.layer = static_cast<int>(l);
+      x.shape.push_back(microbatch_size);
+      x.shape.insert(x.shape.end(), lc.output_shape.begin(), lc.output_shape.end());
+      x.bytes = plan::Tensor{"", x.shape, model.dtype}.bytes();
+      out.push_back(std::move(x));
+    }
+  }
+  return out;
+}
+
+PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp, bool split_backward) {
+  const double f = microbatch_size * vs.forward_flops / tp;
+  PassCost c;
+  c.flops = pass == Pass::forward || split_backward ? f : 2 * f;
+  c.bytes = Bytes(static_cast<std::int64_t>(vs.param_bytes / tp));
+  return c;
+}
+
+std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<VirtualStage>& stages,
+                                        const std::vector<std::vector<PipelineOp>>& ops,
+                                        const ParallelConfig& cfg) {
+  const double elem = static_cast<double>(plan::dtype_size(model.dtype));
+  const Pass frees = cfg.schedule == Schedule::zb_h1 ? Pass::weight : Pass::backward;
+  std::vector<DeviceMemory> out;
+  for (int p = 0; p < cfg.pp; ++p) {
+    DeviceMemory mem;
+    double param_bytes = 0;
+    for (int c = 0; c < cfg.virtual_stages; ++c) param_bytes += stages[at(c * cfg.pp + p)].param_bytes;
+    mem.weights_bytes = param_bytes / cfg.tp;
+    mem.training_state_bytes = param_bytes / elem / cfg.tp * kTrainingBytesPerParam;
+    double held = 0;
+    int count = 0;
+    for (const PipelineOp& op : ops[at(p)]) {
+      const double act = cfg.microbatch_size * stages[at(op.chunk * cfg.pp + p)].activation_bytes;
+      if (op.pass == Pass::forward) {
+        held += act;
+        ++count;
+        if (held > mem.activation_bytes) {
+          mem.activation_bytes = held;
+          mem.peak_in_flight = count;
+        }
+      } else if (op.pass == frees) {
+        held -= act;
+        --count;
+      }
+    }
+    out.push_back(mem);
+  }
+  return out;
+}
+
+}  // namespace meshsim::planner

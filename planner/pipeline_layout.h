@@ -1,0 +1,66 @@
+#pragma once
+// The steps of laying a model out on a pipeline that involve no plan tasks
+// (pipeline_plan.h describes the whole): which GPU holds which rank, how
+// layers split into virtual stages, which tensors cross stages, what one
+// pass costs, and the memory each pipeline device holds.
+
+#include <vector>
+
+#include "planner/model.h"
+#include "planner/pipeline_plan.h"
+#include "planner/pipeline_schedule.h"
+#include "sim/compute_model.h"
+#include "topology/topology.h"
+
+namespace meshsim::planner {
+
+/// Megatron's rank order over the topology's GPUs from cfg.first_gpu.
+class PipelineRanks {
+ public:
+  /// UsageError when the GPUs run past the topology's or one lacks a
+  /// compute model (in `device_models` or built in).
+  PipelineRanks(const topology::Topology& topo, const ParallelConfig& cfg,
+                const std::vector<sim::DeviceModel>& device_models);
+  /// The GPU of tensor rank t, data replica d, pipeline device p.
+  [[nodiscard]] topology::NodeId gpu(int t, int d, int p) const;
+  [[nodiscard]] const std::string& name(int t, int d, int p) const;
+  /// The compute model of the first GPU: the one the ideal schedule is timed with.
+  [[nodiscard]] const sim::DeviceModel& device_model() const { return *model_; }
+  /// Per pipeline device, its dp·tp GPU names in rank order.
+  [[nodiscard]] std::vector<std::vector<std::string>> stage_gpus() const;
+
+ private:
+  const topology::Topology& topo_;
+  ParallelConfig cfg_;
+  const sim::DeviceModel* model_ = nullptr;
+};
+
+/// `stages` contiguous virtual stages balancing forward FLOPs
+/// (balanced_split); `stage_of` gets each layer's stage.
+[[nodiscard]] std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp,
+                                                     std::vector<int>& stage_of);
+
+/// Every tensor that crosses from a virtual stage to a later one, in layer
+/// order, each destination stage once, shape [microbatch_size, output...].
+[[nodiscard]] std::vector<StageTransfer> stage_transfers(const Model& model, const std::vector<int>& stage_of,
+                                                         int microbatch_size);
+
+/// What one pass of virtual stage `vs` asks of one tensor rank: FLOPs
+/// (b · stage FLOPs / tp; B = 2F, or F when the backward is split into B
+/// and W) and memory traffic (the stage's weights / tp).
+struct PassCost {
+  double flops = 0;
+  Bytes bytes;
+};
+[[nodiscard]] PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp,
+                                 bool split_backward);
+
+/// Weights, training state and the peak of activations in flight on each
+/// pipeline device, walking its op order (a forward holds its chunk's
+/// activations until its backward, or its W when the backward is split).
+[[nodiscard]] std::vector<DeviceMemory> device_memory(const Model& model,
+                                                      const std::vector<VirtualStage>& stages,
+                                                      const std::vector<std::vector<PipelineOp>>& ops,
+                                                      const ParallelConfig& cfg);
+
+}  // namespace meshsim::planner
