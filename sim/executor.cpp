@@ -251,6 +251,10 @@ class Run {
 
 }  // namespace
 
+plan::Timeline SimResult::timeline() const {
+  return {tasks, makespan, critical_path};
+}
+
 std::vector<LinkLoad> SimResult::bottlenecks(std::size_t k) const {
   std::vector<LinkLoad> all;
   const double span = makespan.seconds();

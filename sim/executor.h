@@ -78,6 +78,9 @@ struct SimResult {
   std::vector<std::vector<RatePoint>> link_timeline;  // per directed link, if recorded
   std::uint64_t events = 0;
 
+  /// The task spans, makespan and critical path (copied).
+  [[nodiscard]] plan::Timeline timeline() const;
+
   /// The `k` directed links with the highest utilisation (bytes over
   /// capacity × makespan: the links that bound the run), ties by bytes and
   /// then by id.

@@ -26,7 +26,8 @@ std::string link_name(const topology::Topology& topo, topology::DirLinkId l) {
   return fmt::format("{}->{}", topo.node(topo.from(l)).name, topo.node(topo.to(l)).name);
 }
 
-Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const sim::SimResult& r) {
+Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const plan::Timeline& r,
+                  const std::vector<LinkUtilisation>& links) {
   Json events = Json::array();
   // Processes: pid 0 is the network, pid h+1 is host h.
   events.push_back(
@@ -91,21 +92,20 @@ Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const 
       ++flow_id;
     }
   }
-  for (topology::DirLinkId l = 0; l < r.link_timeline.size(); ++l) {
-    if (r.link_bytes[l] <= 0) continue;
-    const std::string name = "link " + link_name(topo, l);
-    for (const auto& pt : r.link_timeline[l])
+  for (const LinkUtilisation& l : links) {
+    const std::string name = "link " + link_name(topo, l.link);
+    for (const auto& [at, fraction] : l.steps)
       events.push_back(Json{{"ph", "C"},
                             {"name", name},
                             {"pid", 0},
                             {"tid", 0},
-                            {"ts", us(pt.at)},
-                            {"args", {{"utilisation", pt.bytes_per_second / r.link_capacity[l]}}}});
+                            {"ts", us(at)},
+                            {"args", {{"utilisation", fraction}}}});
   }
   return Json{{"displayTimeUnit", "ns"}, {"traceEvents", std::move(events)}};
 }
 
-std::string task_csv(const plan::Plan& plan, const sim::SimResult& r) {
+std::string task_csv(const plan::Plan& plan, const plan::Timeline& r) {
   const std::set<std::size_t> critical(r.critical_path.begin(), r.critical_path.end());
   std::string out = "id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical\n";
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {

@@ -136,7 +136,7 @@ TEST_CASE("ZB-H1 cuts 1F1B's bubble to a third at 1F1B's peak memory", "[pipelin
         *std::max_element(one.peak_in_flight.begin(), one.peak_in_flight.end()));
 }
 
-TEST_CASE("transfers between stages delay 1F1B's forwards; eager-1F1B hides them", "[pipeline][schedule]") {
+TEST_CASE("transfers between stages delay 1F1B's forwards, eager-1F1B hides them", "[pipeline][schedule]") {
   // With a transfer of 1 between stages (F = 1, B = 2), 1F1B's steady state
   // waits for every activation (zero slack), eager-1F1B's extra warm-up
   // forwards give them slack: its makespan is shorter.

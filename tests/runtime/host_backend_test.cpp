@@ -114,7 +114,7 @@ TEST_CASE("an element no region writes is reported as such", "[runtime][host]") 
   CHECK(v.mismatches[0].actual == "0xa5 a5 a5 a5");
 }
 
-TEST_CASE("streams and dependencies order the host run; compute waits its duration", "[runtime][host]") {
+TEST_CASE("streams and dependencies order the host run, and compute waits its duration", "[runtime][host]") {
   // Two compute tasks of 20 ms on one device and stream run one after the
   // other (>= 40 ms makespan); a third on stream 1 overlaps them. A send
   // without payload moves 1 MiB between scratch areas after the second.

@@ -48,7 +48,7 @@ TEST_CASE("stale events are dropped by their version", "[engine]") {
   CHECK(e.events_processed() == 2);  // the stale one was popped, not searched for
 }
 
-TEST_CASE("closures can schedule more events; run(until) stops on time", "[engine]") {
+TEST_CASE("closures can schedule more events, run(until) stops on time", "[engine]") {
   Engine e;
   std::string log;
   e.schedule(Time::ns(1), [&] {

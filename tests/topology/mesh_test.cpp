@@ -25,7 +25,7 @@ TEST_CASE("hosts= selects whole hosts, host-major", "[mesh]") {
   CHECK(name_at(t, m, 1, 7) == "h1/gpu7");
 }
 
-TEST_CASE("hosts= with gpus= selects a sub-grid; lists and ranges mix", "[mesh]") {
+TEST_CASE("hosts= with gpus= selects a sub-grid, lists and ranges mix", "[mesh]") {
   const Topology t = cluster("dgx-a100", 4);
   const DeviceMesh m = select_mesh(t, "hosts=0-1,gpus=0-3");
   CHECK(m.rows == 2);

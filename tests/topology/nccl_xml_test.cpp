@@ -252,7 +252,7 @@ TEST_CASE("nccl import: PCIe link_speed and link_width set the generation and wi
   CHECK(l.pcie_width == 16);
 }
 
-TEST_CASE("nccl import: nested PCIe bridges become switches; empty ones are dropped", "[nccl]") {
+TEST_CASE("nccl import: nested PCIe bridges become switches, empty ones are dropped", "[nccl]") {
   // cpu -> bridge A -> bridge B -> GPU; bridge C holds nothing we model.
   // A and B become h0/pcie0 and h0/pcie1; the GPU reaches the CPU in 3 hops.
   const std::string xml = one_cpu(

@@ -148,7 +148,7 @@ TEST_CASE("routes computed from several threads agree with sequential ones", "[r
     for (NodeId y : g) CHECK(path_of(seq, seq.route(x, y)) == path_of(par, par.route(x, y)));
 }
 
-TEST_CASE("route to self is empty; unknown devices are named in the error", "[routing]") {
+TEST_CASE("route to self is empty, unknown devices are named in the error", "[routing]") {
   const Topology t = cluster("dgx-a100");
   const Route& r = t.route(t.at("h0/gpu2"), t.at("h0/gpu2"));
   CHECK(r.hops.empty());

@@ -3,7 +3,17 @@
 
 #include <string>
 
+#include "core/json.h"
+#include "plan/plan.h"
+#include "sim/executor.h"
+#include "topology/topology.h"
+
 namespace meshsim::cli {
+
+/// The Perfetto trace of a simulated run, with a utilisation counter per
+/// link that carried bytes when the run recorded link timelines.
+[[nodiscard]] Json simulated_trace(const plan::Plan& plan, const topology::Topology& topo,
+                                   const sim::SimResult& r);
 
 /// Writes `text` to `path`; UsageError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);

@@ -68,7 +68,7 @@ void run_pipeline(PipelineArgs& a) {
   const double sim_s = std::chrono::duration<double>(t2 - t1).count();
 
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(it.plan)));
-  if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(it.plan, topo, r).dump() + "\n");
+  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(it.plan, topo, r).dump() + "\n");
 
   const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus()[0]).model, opts.device_models);
   const double capacity = dm ? static_cast<double>(dm->memory_capacity.count()) : 0;

@@ -85,7 +85,7 @@ void run_reshard(ReshardArgs& a) {
   if (!best) best = &rows.front();
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best->plan)));
   if (!a.trace.empty())
-    write_text_file(a.trace, traces::chrome_trace(best->plan, topo, best->result).dump() + "\n");
+    write_text_file(a.trace, simulated_trace(best->plan, topo, best->result).dump() + "\n");
 
   const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
   if (a.json) {

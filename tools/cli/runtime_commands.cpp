@@ -148,15 +148,6 @@ void print_notes(const runtime::RunReport& rep) {
   for (const auto& n : rep.notes) fmt::print("note: {}\n", n);
 }
 
-// The measured timeline in the form the trace and CSV writers draw (no link data).
-sim::SimResult measured_result(const plan::Timeline& tl) {
-  sim::SimResult r;
-  r.tasks = tl.tasks;
-  r.makespan = tl.makespan;
-  r.critical_path = tl.critical_path;
-  return r;
-}
-
 // ---- run ----
 
 struct RunArgs {
@@ -186,16 +177,15 @@ void run_run(RunArgs& a) {
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
-  const sim::SimResult measured = measured_result(rep.timeline);
   if (!a.trace.empty()) {
     const topology::Topology shown =
         topo ? std::move(*topo)
              : topology::virtual_gpu_topology(runtime::plan_devices(plan), "", Bandwidth::GBps(1),
                                               Bandwidth::GBps(1), Time::zero())
                    .topology;
-    write_text_file(a.trace, traces::chrome_trace(plan, shown, measured).dump() + "\n");
+    write_text_file(a.trace, traces::chrome_trace(plan, shown, rep.timeline).dump() + "\n");
   }
-  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, measured));
+  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, rep.timeline));
   const double moved = static_cast<double>(rep.payload_bytes + rep.scratch_bytes);
   if (a.json) {
     Json tasks = Json::array();
@@ -344,11 +334,11 @@ void run_validate(ValidateArgs& a) {
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
-  const sim::SimResult measured = measured_result(rep.timeline);
+  const plan::Timeline& measured = rep.timeline;
   if (!a.trace_predicted.empty())
-    write_text_file(a.trace_predicted, traces::chrome_trace(plan, model_topo, predicted).dump() + "\n");
+    write_text_file(a.trace_predicted, simulated_trace(plan, model_topo, predicted).dump() + "\n");
   if (!a.trace_measured.empty())
-    write_text_file(a.trace_measured, traces::chrome_trace(plan, model_topo, measured).dump() + "\n");
+    write_text_file(a.trace_measured, traces::chrome_trace(plan, model_topo, rep.timeline).dump() + "\n");
 
   const double overall = rel_error(predicted.makespan, measured.makespan);
   std::vector<std::size_t> order(plan.tasks.size());

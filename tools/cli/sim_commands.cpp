@@ -44,8 +44,8 @@ void run_simulate(SimulateArgs& a) {
   a.calibration.apply(topo, opts);
   opts.record_link_timeline = !a.trace.empty();
   const sim::SimResult r = sim::simulate(plan, topo, opts);
-  if (!a.trace.empty()) write_text_file(a.trace, traces::chrome_trace(plan, topo, r).dump() + "\n");
-  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r));
+  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(plan, topo, r).dump() + "\n");
+  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r.timeline()));
   if (a.json) {
     Json crit = Json::array();
     for (std::size_t i : r.critical_path)

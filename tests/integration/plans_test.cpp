@@ -39,7 +39,7 @@ plan::Tensor shrink(plan::Tensor t, bool replicated) {
 
 }  // namespace
 
-TEST_CASE("every study case, strategy and balance moves the right bytes; its NCCL program is consistent",
+TEST_CASE("every study case, strategy and balance moves the right bytes, its NCCL program is consistent",
           "[runtime][plans]") {
   // Expectation for each (case, strategy, balance) that moves data: the
   // host run checks every destination tile and finds it right, and the
