@@ -50,6 +50,11 @@ Json parse_json_text(std::string_view text, const std::string& file) {
     // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "
     if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
     throw ConfigError(file, "", fmt::format("invalid JSON at line {}, column {}: {}", line, col, what));
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number literal beyond a double's range (1e400): nlohmann names it.
+    std::string what = e.what();
+    if (auto p = what.find("number overflow"); p != std::string::npos) what = what.substr(p);
+    throw ConfigError(file, "", fmt::format("invalid JSON: {} (beyond a double's range)", what));
   }
 }
 

@@ -13,6 +13,7 @@ RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& o
   if (opts.iterations < 1) throw UsageError("iterations must be at least 1");
   if (opts.warmup < 0) throw UsageError("warm-up runs must not be negative");
   const Schedule schedule = plan::make_schedule(plan, plan::plan_origin(plan));
+  require_host_memory(buffer_bytes(plan), "the plan's buffers (their initial images)");
   const PlanWork work = lower(plan);
   RunReport rep;
   rep.backend = backend.name();

@@ -6,6 +6,17 @@
 
 namespace meshsim::sim {
 
+Time Engine::after(Time delay) const {
+  if (delay > kClockLimit - now_) clock_overflow();
+  return now_ + delay;
+}
+
+void Engine::clock_overflow() {
+  throw UsageError(
+      "the run would last beyond 8,000,000 s (about 92 days) of simulated time, the simulator's range: "
+      "a size, duration or FLOP count is too large");
+}
+
 void Engine::schedule(Time at, EventHandler* handler, std::uint32_t payload, std::uint32_t version) {
   MESHSIM_ASSERT(at >= now_, "events cannot be scheduled in the past");
   MESHSIM_ASSERT(handler != nullptr, "an event needs a handler");

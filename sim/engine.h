@@ -42,6 +42,14 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
 
+  /// The simulated clock stops at kClockLimit (about 92 days): a later
+  /// event means inputs beyond what the simulator can time.
+  static constexpr Time kClockLimit = Time::s(8'000'000);
+  /// now() + delay; UsageError (clock_overflow) past kClockLimit.
+  [[nodiscard]] Time after(Time delay) const;
+  /// Throws the UsageError that says the clock's range is exceeded.
+  [[noreturn]] static void clock_overflow();
+
   /// Schedules an event at `at` (>= now(); InternalError otherwise).
   void schedule(Time at, EventHandler* handler, std::uint32_t payload = 0, std::uint32_t version = 0);
   void schedule(Time at, std::function<void()> fn);

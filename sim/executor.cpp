@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/unit_strings.h"
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
 #include "sim/engine.h"
@@ -21,6 +22,9 @@ using plan::TaskKind;
 namespace {
 
 using topology::NodeId;
+
+// Chunk-by-chunk broadcasts start one flow per chunk and hop.
+constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
 class Run {
  public:
@@ -114,7 +118,7 @@ class Run {
         const Time d = t.duration
                            ? *t.duration
                            : model_of(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
-        engine_.schedule(engine_.now() + d, [this, i] { finish(i); });
+        engine_.schedule(engine_.after(d), [this, i] { finish(i); });
         break;
       }
       case TaskKind::send: {
@@ -135,7 +139,7 @@ class Run {
     result_.collectives[i] = ch;
     auto traffic = collective_traffic(topo_, group, t.op, t.size, ch, router_);
     if (traffic.flows.empty()) {
-      engine_.schedule(engine_.now() + traffic.latency, [this, i] { finish(i); });
+      engine_.schedule(engine_.after(traffic.latency), [this, i] { finish(i); });
       return;
     }
     auto lockstep = lockstep_flows(traffic);
@@ -205,6 +209,12 @@ class Run {
     c->task = i;
     c->chunks = (t.size.count() + t.chunk.count() - 1) / t.chunk.count();
     const std::size_t hops = d.size() - 1;
+    if (c->chunks > kMaxChunkFlows / static_cast<std::int64_t>(hops))
+      throw UsageError(fmt::format(
+          "broadcast \"{}\" of {} in {} chunks over {} hops is {} chunk transfers, more than the {} "
+          "the simulator times one by one: give it a larger \"chunk\"",
+          t.id, human_string(t.size), c->chunks, hops,
+          static_cast<double>(c->chunks) * static_cast<double>(hops), kMaxChunkFlows));
     c->held.assign(d.size(), 0);
     c->held[0] = c->chunks;
     c->sent.assign(hops, 0);
@@ -223,11 +233,11 @@ class Run {
     const std::int64_t j = c->sent[p]++;
     const Bytes bytes = j + 1 < c->chunks ? t.chunk : t.size - t.chunk * (c->chunks - 1);
     c->busy[p] = true;
-    net_.start(c->path[p], Time::zero(), bytes, [this, c, p](FlowId, Time now) {
+    net_.start(c->path[p], Time::zero(), bytes, [this, c, p](FlowId, Time) {
       c->busy[p] = false;
       pump(c, p);
       // The chunk lands one hop latency after its last byte left.
-      engine_.schedule(now + c->latency[p], [this, c, p] {
+      engine_.schedule(engine_.after(c->latency[p]), [this, c, p] {
         ++c->held[p + 1];
         if (p + 1 < c->sent.size()) pump(c, p + 1);
         if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) finish(c->task);

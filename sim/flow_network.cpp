@@ -18,7 +18,7 @@ constexpr double kPsPerSecond = 1e12;
 Time time_for(double bytes, double rate) {
   if (bytes <= 0) return Time::zero();
   const double ps = std::ceil(bytes / rate * kPsPerSecond);
-  MESHSIM_ASSERT(ps < 9.2e18, "flow completion time overflows Time");
+  if (!(ps < static_cast<double>(Engine::kClockLimit.count_ps()))) Engine::clock_overflow();
   return Time::ps(std::max<std::int64_t>(1, static_cast<std::int64_t>(ps)));
 }
 
@@ -73,7 +73,7 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   fl.on_done = std::move(on_done);
   flows_.push_back(std::move(fl));
   flow_seen_.push_back(0);
-  engine_.schedule(engine_.now() + latency, this, (id << 2) | kActivate);
+  engine_.schedule(engine_.after(latency), this, (id << 2) | kActivate);
   return id;
 }
 
@@ -297,7 +297,7 @@ void FlowNetwork::recompute(Time now) {
       continue;
     }
     ++fl.version;
-    engine_.schedule(now + time_for(fl.remaining, fl.rate), this, (f << 2) | kComplete, fl.version);
+    engine_.schedule(engine_.after(time_for(fl.remaining, fl.rate)), this, (f << 2) | kComplete, fl.version);
   }
 }
 

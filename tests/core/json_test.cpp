@@ -57,4 +57,7 @@ TEST_CASE("JSON syntax errors give line and column", "[json]") {
   CHECK_THAT(config_error([] { (void)read_json_file("/tmp"); }).message(), Contains("is a directory"));
   CHECK_THAT(config_error([] { (void)read_json_file("/dev/zero"); }).message(),
              Contains("not a regular file"));
+  // A number beyond a double's range is the file's mistake, not an internal error.
+  CHECK_THAT(config_error([] { (void)parse_json_text(R"({"flops": 1e400})", "big.json"); }).message(),
+             Contains("number overflow parsing '1e400'"));
 }
