@@ -128,7 +128,7 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
                               r.box[d].first, r.box[d].second, name, buf.box[d].first, buf.box[d].second));
       return;
     }
-    if (offset + bytes > buf.size)
+    if (offset > buf.size || bytes > buf.size - offset)  // (offset + bytes could overflow)
       bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})",
                           exact_string(bytes), exact_string(offset), name, exact_string(buf.size)));
   };

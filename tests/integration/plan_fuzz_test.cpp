@@ -100,23 +100,27 @@ class RandomPlan {
     if (chance(0.3)) t["parts"] = bad(0.1) ? pick(-1, 70) : pick(2, 4);
     return t;
   }
+  // A tile holding the whole tensor (perhaps one part of it), or one in
+  // three times a buffer without a box, whose regions sit at offsets.
   Json buffer(std::size_t i, const Json& tensor, int k) {
+    Json b{{"name", fmt::format("b{}", i)}, {"device", device()}, {"size", bad(0.1) ? size() : "128KiB"}};
+    if (chance(0.3) && k > 0) return b;
     Json whole = Json::array();
     for (const auto& e : tensor["shape"]) whole.push_back(Json::array({0, e}));
-    Json b{{"name", fmt::format("b{}", i)},
-           {"device", device()},
-           {"size", bad(0.1) ? size() : "128KiB"},
-           {"tensor", tensor["name"]},
-           {"box", whole}};
+    b["tensor"] = tensor["name"];
+    b["box"] = whole;
     if (tensor.contains("parts") && k == 0) b["part"] = bad(0.2) ? pick(-1, 5) : 0;
     return b;
   }
   Json region(const Json& tensors, const Json& buffers) {
     const Json& b = buffers[static_cast<std::size_t>(pick(0, static_cast<int>(buffers.size()) - 1))];
-    const std::string name = b["tensor"];
-    std::vector<const Json*> dsts;  // a buffer of the same tensor that is not a part (faulty: any)
+    const Json& any = tensors[static_cast<std::size_t>(pick(0, static_cast<int>(tensors.size()) - 1))];
+    const std::string name =
+        b.contains("tensor") ? b["tensor"].get<std::string>() : any["name"].get<std::string>();
+    std::vector<const Json*> dsts;  // unboxed, or of the same tensor and not a part (faulty: any)
     for (const auto& x : buffers)
-      if (bad(0.3) || (x["tensor"] == name && !x.contains("part"))) dsts.push_back(&x);
+      if (bad(0.3) || !x.contains("tensor") || (x["tensor"] == name && !x.contains("part")))
+        dsts.push_back(&x);
     if (dsts.empty()) dsts.push_back(&b);
     const Json& d = *dsts[static_cast<std::size_t>(pick(0, static_cast<int>(dsts.size()) - 1))];
     const Json* tensor = &tensors[0];
@@ -126,8 +130,13 @@ class RandomPlan {
            {"box", box((*tensor)["shape"])},
            {"src_buffer", b["name"]},
            {"dst_buffer", d["name"]}};
-    if (bad(0.2)) r["dst_offset"] = size();
-    if (b.contains("part") && d["tensor"] == name && !d.contains("part")) r["reduce"] = "sum";
+    if (!b.contains("tensor"))
+      r["src_offset"] = bad(0.3) ? size() : one_of<std::string>({"0B", "64B", "1KiB"});
+    if (!d.contains("tensor"))
+      r["dst_offset"] = bad(0.3) ? size() : one_of<std::string>({"0B", "64B", "1KiB"});
+    if (bad(0.1)) r["dst_offset"] = size();
+    if (b.contains("part") && d.contains("tensor") && d["tensor"] == name && !d.contains("part"))
+      r["reduce"] = "sum";
     if (bad(0.1)) r["reduce"] = chance(0.5) ? "sum" : "max";
     return r;
   }

@@ -95,6 +95,8 @@ TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input
       {R"([[0, 512], [0, 1024]])", R"([[0, 512], [0, 2048]])", "tasks[1].payload[0].box[1]",
        "not a non-empty range"},
       {R"("dst_offset": "0B")", R"("dst_offset": "1MiB")", "tasks[1].payload[0].dst_buffer", "does not fit"},
+      {R"("dst_offset": "0B")", R"("dst_offset": "9223372036854775807B")", "tasks[1].payload[0].dst_buffer",
+       "does not fit"},
       {R"("src_buffer": "w0")", R"("src_buffer": "w1")", "tasks[1].payload[0].src_buffer",
        "is on h1/gpu0, not on h0/gpu0"},
       {R"("size": "2MiB", "deps")", R"("size": "3MiB", "deps")", "tasks[1].payload",
