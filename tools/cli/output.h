@@ -2,6 +2,7 @@
 // Writing the files the CLI produces (plans, traces, CSV, JSON).
 
 #include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "plan/plan.h"
@@ -14,6 +15,11 @@ namespace meshsim::cli {
 /// link that carried bytes when the run recorded link timelines.
 [[nodiscard]] Json simulated_trace(const plan::Plan& plan, const topology::Topology& topo,
                                    const sim::SimResult& r);
+
+/// Runs `argv` (argv[0] looked up on PATH unless it has a '/') with its
+/// output discarded, and returns its exit status (-1 when it could not start
+/// or died of a signal). No shell sees the arguments, so any path is safe.
+[[nodiscard]] int run_quietly(const std::vector<std::string>& argv);
 
 /// Writes `text` to `path`; UsageError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);

@@ -216,10 +216,9 @@ void run_study(StudyArgs& a) {
       // Debian's python3-matplotlib belongs to /usr/bin/python3, which a
       // pyenv or venv python3 earlier on PATH would not see.
       const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-      const std::string cmd =
-          fmt::format("{} '{}' '{}/results.csv' '{}' > /dev/null 2>&1", python, script, a.out, a.out);
-      plotted = std::system(cmd.c_str()) == 0 ? " and bar charts (PNG)"
-                                              : " (plots skipped: python3-matplotlib missing?)";
+      plotted = run_quietly({python, script, a.out + "/results.csv", a.out}) == 0
+                    ? " and bar charts (PNG)"
+                    : " (plots skipped: python3-matplotlib missing?)";
     }
     if (tty) fmt::print("\nresults: {}/results.csv, results.json{}\n", a.out, plotted);
   }
