@@ -1,0 +1,31 @@
+# Whole-scenario outputs that tests compare byte for byte (after
+# normalise.py blanks wall-clock timings). Sourced by tools/update-golden,
+# which writes them under tests/golden/<scenario>/, and by check.sh.
+#   golden_scenario NAME BIN OUTDIR   writes scenario NAME's files into OUTDIR
+GOLDEN_SCENARIOS="quickstart-study pipeline-json simulate-trace"
+GOLDEN_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+golden_scenario() {
+  local name=$1 bin=$2 out=$3 cfg=$GOLDEN_ROOT/configs
+  mkdir -p "$out"
+  case $name in
+    quickstart-study)  # the README's quick start: the microbenchmark study's table and files
+      "$bin" study "$cfg/studies/alpa-microbench.json" --out "$out/files" --no-plots --json > "$out/study.json" &&
+        "$bin" study "$cfg/studies/alpa-microbench.json" --out "$out/files" --no-plots 2> /dev/null |
+          sed '/^results: /d' > "$out/table.txt" &&
+        mv "$out/files/results.csv" "$out/files/results.json" "$out/" && rmdir "$out/files" ;;
+    pipeline-json)  # one GPT-3 39B iteration on 4 DGX A100
+      "$bin" pipeline --model gpt3-39b -t dgx-a100 --hosts 4 --dp 2 --tp 8 --pp 2 -m 8 --json \
+        > "$out/pipeline.json" ;;
+    simulate-trace)  # the bundled two-stage plan: its JSON result and its Perfetto trace
+      "$bin" simulate "$cfg/plans/two-stage-step.json" -t "$cfg/topologies/p3.8xlarge-x5.json" \
+        --trace "$out/trace.json" --json > "$out/simulate.json" ;;
+    *) echo "unknown golden scenario $name" >&2; return 2 ;;
+  esac
+}
+
+# Blanks what differs from run to run (wall-clock seconds) in every JSON file of OUTDIR.
+golden_normalise() {
+  local f
+  for f in "$1"/*.json; do /usr/bin/python3 "$GOLDEN_ROOT/tests/golden/normalise.py" "$f"; done
+}
