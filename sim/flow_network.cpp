@@ -172,9 +172,24 @@ void FlowNetwork::recompute(Time now) {
   recompute_pending_ = false;
   ++recomputations_;
   const std::uint64_t epoch = epoch_++;  // dirty marks of this batch carry `epoch`
+  collect_component(epoch);
+  rerated_flows_ += comp_flows_.size();
+  // Bring byte counts up to now at the old rates.
+  for (FlowId f : comp_flows_) advance(flows_[f], now);
+  for (DirLinkId l : comp_links_) {
+    advance_link(l, now);
+    link_rate_[l] = 0;
+  }
+  old_rate_.resize(comp_flows_.size());
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) old_rate_[i] = flows_[comp_flows_[i]].rate;
+  progressive_fill(epoch);
+  if (record_) record_rates(now);
+  reschedule_changed();
+}
 
-  // 1. The component: links whose flow set changed, and everything
-  //    connected to them through shared flows.
+// 1. The component: links whose flow set changed, and everything connected
+//    to them through shared flows (comp_links_, comp_flows_).
+void FlowNetwork::collect_component(std::uint64_t epoch) {
   std::vector<DirLinkId>& links = comp_links_;
   std::vector<FlowId>& comp = comp_flows_;
   std::vector<DirLinkId>& stack = stack_;
@@ -201,27 +216,38 @@ void FlowNetwork::recompute(Time now) {
     }
   }
   dirty_.clear();
+}
 
-  rerated_flows_ += comp.size();
+namespace {
+constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;  // heap value: kFlowTag | index into comp
+constexpr std::uint64_t kFrozen = std::uint64_t{1} << 62;   // flow_seen_: epoch | kFrozen once frozen
+}  // namespace
 
-  // 2. Bring byte counts up to now at the old rates.
-  for (FlowId f : comp) advance(flows_[f], now);
-  for (DirLinkId l : links) {
-    advance_link(l, now);
-    link_rate_[l] = 0;
+// Gives f the rate `level` and takes it off its links.
+void FlowNetwork::freeze(FlowId f, double level, std::uint64_t epoch) {
+  flow_seen_[f] = epoch | kFrozen;
+  flows_[f].rate = level;
+  const double* w = weight_pool_.data() + flows_[f].path_off;
+  for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y, ++w) {
+    rem_cap_[*y] = std::max(0.0, rem_cap_[*y] - *w * level);
+    --unfrozen_[*y];
+    unfrozen_weight_[*y] = unfrozen_[*y] == 0 ? 0.0 : std::max(0.0, unfrozen_weight_[*y] - *w);
+    link_rate_[*y] += *w * level;
   }
+}
 
-  // 3. Progressive filling. A link's fair share is its remaining capacity
-  //    over the weights of its unfrozen flows; the smallest share (or a smaller flow cap)
-  //    is the next level at which flows freeze. Freezing a flow at the
-  //    smallest level never lowers another link's share, so the heap holds
-  //    lower bounds: a popped link whose share has grown is pushed back
-  //    with its current share (lazy update) instead of being re-pushed at
-  //    every freeze.
+// 2. Progressive filling. A link's fair share is its remaining capacity
+//    over the weights of its unfrozen flows; the smallest share (or a
+//    smaller flow cap) is the next level at which flows freeze. Freezing a
+//    flow at the smallest level never lowers another link's share, so the
+//    heap holds lower bounds: a popped link whose share has grown is pushed
+//    back with its current share (lazy update) instead of being re-pushed
+//    at every freeze.
+void FlowNetwork::progressive_fill(std::uint64_t epoch) {
+  const std::vector<FlowId>& comp = comp_flows_;
   RadixHeap<std::uint64_t>& heap = heap_;  // value: link id, or kFlowTag | index into comp
   heap.clear();
-  constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;
-  for (DirLinkId l : links) {
+  for (DirLinkId l : comp_links_) {
     rem_cap_[l] = links_[l].capacity;
     unfrozen_[l] = static_cast<std::uint32_t>(links_[l].flows.size());
     double w = 0;
@@ -229,25 +255,8 @@ void FlowNetwork::recompute(Time now) {
     unfrozen_weight_[l] = w;
     if (unfrozen_[l] > 0) heap.push(rem_cap_[l] / w, l);
   }
-  std::vector<double>& old_rate = old_rate_;
-  old_rate.resize(comp.size());
-  for (std::size_t i = 0; i < comp.size(); ++i) old_rate[i] = flows_[comp[i]].rate;
   for (std::size_t i = 0; i < comp.size(); ++i)
     if (flows_[comp[i]].cap > 0) heap.push(flows_[comp[i]].cap, kFlowTag | i);
-
-  // flow_seen_[f] is `epoch` while f is unfrozen, epoch | kFrozen after.
-  constexpr std::uint64_t kFrozen = std::uint64_t{1} << 62;
-  auto freeze = [&](FlowId f, double level) {
-    flow_seen_[f] = epoch | kFrozen;
-    flows_[f].rate = level;
-    const double* w = weight_pool_.data() + flows_[f].path_off;
-    for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y, ++w) {
-      rem_cap_[*y] = std::max(0.0, rem_cap_[*y] - *w * level);
-      --unfrozen_[*y];
-      unfrozen_weight_[*y] = unfrozen_[*y] == 0 ? 0.0 : std::max(0.0, unfrozen_weight_[*y] - *w);
-      link_rate_[*y] += *w * level;
-    }
-  };
   std::size_t left = comp.size();
   while (left > 0 && !heap.empty()) {
     const auto [key, tag] = heap.pop();
@@ -255,7 +264,7 @@ void FlowNetwork::recompute(Time now) {
     if ((tag & kFlowTag) != 0) {
       const FlowId f = comp[tag & ~kFlowTag];
       if (flow_seen_[f] != epoch) continue;  // already frozen
-      freeze(f, key);
+      freeze(f, key, epoch);
       --left;
       continue;
     }
@@ -269,31 +278,35 @@ void FlowNetwork::recompute(Time now) {
     for (std::size_t k = 0; k < links_[l].flows.size(); ++k) {
       const FlowId f = links_[l].flows[k].flow;
       if (flow_seen_[f] != epoch) continue;
-      freeze(f, share);
+      freeze(f, share, epoch);
       --left;
     }
   }
   MESHSIM_ASSERT(left == 0, "progressive filling left flows without a rate");
-  if (record_)
-    for (DirLinkId l : links) {
-      auto& tl = timeline_[l];
-      if (tl.empty() || tl.back().bytes_per_second != link_rate_[l]) {
-        if (!tl.empty() && tl.back().at == now) tl.pop_back();
-        tl.push_back({now, link_rate_[l]});
-      }
-    }
+}
 
-  // 4. New completion events for the flows whose rate changed; a flow with
-  //    the same rate keeps its pending event (its end time is unchanged).
-  for (std::size_t i = 0; i < comp.size(); ++i) {
-    const FlowId f = comp[i];
+void FlowNetwork::record_rates(Time now) {
+  for (DirLinkId l : comp_links_) {
+    auto& tl = timeline_[l];
+    if (tl.empty() || tl.back().bytes_per_second != link_rate_[l]) {
+      if (!tl.empty() && tl.back().at == now) tl.pop_back();
+      tl.push_back({now, link_rate_[l]});
+    }
+  }
+}
+
+// 3. New completion events for the flows whose rate changed; a flow with
+//    the same rate keeps its pending event (its end time is unchanged).
+void FlowNetwork::reschedule_changed() {
+  for (std::size_t i = 0; i < comp_flows_.size(); ++i) {
+    const FlowId f = comp_flows_[i];
     Flow& fl = flows_[f];
     MESHSIM_ASSERT(fl.rate > 0, "an active flow got no bandwidth (a zero-capacity link?)");
     // Unchanged up to floating-point noise from the freezing order (1e-12
     // relative: under a picosecond over a second): keep the old rate and
     // its pending completion event.
-    if (std::fabs(fl.rate - old_rate[i]) <= 1e-12 * old_rate[i]) {
-      fl.rate = old_rate[i];
+    if (std::fabs(fl.rate - old_rate_[i]) <= 1e-12 * old_rate_[i]) {
+      fl.rate = old_rate_[i];
       continue;
     }
     ++fl.version;

@@ -130,6 +130,12 @@ class FlowNetwork final : public EventHandler {
   void finish(FlowId f, Time now);
   void mark_dirty(DirLinkId l, Time now);
   void recompute(Time now);
+  // The steps of recompute (flow_network.cpp says what each does).
+  void collect_component(std::uint64_t epoch);
+  void progressive_fill(std::uint64_t epoch);
+  void freeze(FlowId f, double level, std::uint64_t epoch);
+  void record_rates(Time now);
+  void reschedule_changed();
   void advance(Flow& fl, Time now);
   void advance_link(DirLinkId l, Time now);
 
