@@ -115,17 +115,25 @@ Assignment host_order(const Topology& t, const std::vector<UnitTask>& tasks, con
 // the host-order solution and stops after `max_nodes` search nodes: a node
 // budget rather than a clock, so that the same input gives the same plan on
 // every machine (100,000 nodes take about 50 ms here).
-Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, const std::vector<Job>& jobs,
-                        std::uint64_t seed, std::uint64_t max_nodes) {
+// The host occupancy model search_order explores.
+struct SearchOption {
+  NodeId sender;
+  double seconds;          // bytes / (bottleneck of its routes) + latency
+  std::vector<int> hosts;  // indices of the hosts it occupies
+};
+struct SearchModel {
+  std::vector<std::vector<SearchOption>> options;  // per job, per candidate sender
+  std::vector<double> cheapest;                    // per job, its shortest option
+  std::vector<std::vector<int>> must;              // per job, the hosts every option uses
+  std::size_t hosts = 0;
+};
+
+SearchModel search_model(const Topology& t, const std::vector<UnitTask>& tasks, const std::vector<Job>& jobs) {
   const std::size_t n = jobs.size();
-  // Candidate senders with durations and host sets, per job.
-  struct Option {
-    NodeId sender;
-    double seconds;
-    std::vector<int> hosts;
-  };
-  std::vector<std::vector<Option>> options(n);
-  std::vector<double> cheapest(n, 0);
+  SearchModel m;
+  m.options.resize(n);
+  m.cheapest.assign(n, 0);
+  m.must.resize(n);
   std::map<int, std::size_t> host_index;
   auto hix = [&](int h) { return host_index.try_emplace(h, host_index.size()).first->second; };
   for (std::size_t j = 0; j < n; ++j) {
@@ -139,41 +147,51 @@ Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, c
       }
       std::set<int> hs{t.node(s).host};
       for (NodeId r : jobs[j].receivers) hs.insert(t.node(r).host);
-      Option o{s, static_cast<double>(tasks[jobs[j].task].bytes.count()) / bw + lat.seconds(), {}};
+      SearchOption o{s, static_cast<double>(tasks[jobs[j].task].bytes.count()) / bw + lat.seconds(), {}};
       for (int h : hs) o.hosts.push_back(static_cast<int>(hix(h)));
-      options[j].push_back(std::move(o));
+      m.options[j].push_back(std::move(o));
     }
-    cheapest[j] = options[j].front().seconds;
-    for (const auto& o : options[j]) cheapest[j] = std::min(cheapest[j], o.seconds);
-  }
-  const std::size_t hosts = host_index.size();
-  // Hosts every option of a job uses (its receivers' hosts): what the bound may charge.
-  std::vector<std::vector<int>> must(n);
-  for (std::size_t j = 0; j < n; ++j) {
-    std::set<int> common(options[j].front().hosts.begin(), options[j].front().hosts.end());
-    for (const auto& o : options[j]) {
+    m.cheapest[j] = m.options[j].front().seconds;
+    for (const auto& o : m.options[j]) m.cheapest[j] = std::min(m.cheapest[j], o.seconds);
+    // Hosts every option of the job uses (its receivers' hosts): what the bound may charge.
+    std::set<int> common(m.options[j].front().hosts.begin(), m.options[j].front().hosts.end());
+    for (const auto& o : m.options[j]) {
       std::set<int> mine(o.hosts.begin(), o.hosts.end()), keep;
       for (int h : common)
         if (mine.contains(h)) keep.insert(h);
       common = keep;
     }
-    must[j].assign(common.begin(), common.end());
+    m.must[j].assign(common.begin(), common.end());
   }
-  auto simulate_model = [&](const Assignment& a) {
-    std::vector<double> free(hosts, 0);
-    double end = 0;
-    for (std::size_t j : a.order) {
-      const auto& o = *std::find_if(options[j].begin(), options[j].end(),
-                                    [&](const Option& x) { return x.sender == a.sender[j]; });
-      double start = 0;
-      for (int h : o.hosts) start = std::max(start, free[static_cast<std::size_t>(h)]);
-      for (int h : o.hosts) free[static_cast<std::size_t>(h)] = start + o.seconds;
-      end = std::max(end, start + o.seconds);
-    }
-    return end;
-  };
+  m.hosts = host_index.size();
+  return m;
+}
+
+// The model's makespan of an assignment (jobs in its order, each as early as its hosts allow).
+double model_makespan(const SearchModel& m, const Assignment& a) {
+  std::vector<double> free(m.hosts, 0);
+  double end = 0;
+  for (std::size_t j : a.order) {
+    const auto& o = *std::find_if(m.options[j].begin(), m.options[j].end(),
+                                  [&](const SearchOption& x) { return x.sender == a.sender[j]; });
+    double start = 0;
+    for (int h : o.hosts) start = std::max(start, free[static_cast<std::size_t>(h)]);
+    for (int h : o.hosts) free[static_cast<std::size_t>(h)] = start + o.seconds;
+    end = std::max(end, start + o.seconds);
+  }
+  return end;
+}
+
+Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, const std::vector<Job>& jobs,
+                        std::uint64_t seed, std::uint64_t max_nodes) {
+  const std::size_t n = jobs.size();
+  const SearchModel model = search_model(t, tasks, jobs);
+  const auto& options = model.options;
+  const auto& cheapest = model.cheapest;
+  const auto& must = model.must;
+  const std::size_t hosts = model.hosts;
   Assignment best = host_order(t, tasks, jobs, seed);
-  double best_time = simulate_model(best);
+  double best_time = model_makespan(model, best);
   Assignment cur;
   cur.sender.assign(n, 0);
   cur.host_rounds = true;
