@@ -44,72 +44,24 @@ std::string_view to_string(NcclOp op) {
   return "?";
 }
 
-NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
-  require_no_reductions(plan, "nccl");
-  NcclProgram p;
-  p.devices = plan_devices(plan);
-  auto rank = [&](const std::string& d) {
-    return static_cast<int>(std::lower_bound(p.devices.begin(), p.devices.end(), d) - p.devices.begin());
-  };
-  std::unordered_map<std::string, int> buffer_rank;
-  for (const auto& b : plan.buffers) buffer_rank.emplace(b.name, rank(b.device));
-  std::unordered_map<std::string, const plan::Tensor*> tensors;
-  for (const auto& t : plan.tensors) tensors.emplace(t.name, &t);
+namespace {
 
-  p.calls.resize(p.devices.size());
-  NcclComm world;
-  for (int r = 0; r < static_cast<int>(p.devices.size()); ++r) world.ranks.push_back(r);
-  world.world = true;
-  p.comms.push_back(world);
-  std::map<int, int> world_of{{0, 0}};  // plan stream -> its point-to-point communicator
-  std::map<std::pair<std::vector<int>, int>, int> comm_of;
-  auto world_comm = [&](int stream, std::size_t task) {
-    auto [it, fresh] = world_of.emplace(stream, static_cast<int>(p.comms.size()));
-    if (fresh) {
-      NcclComm c;
-      c.ranks = world.ranks;
-      c.stream = stream;
-      c.world = true;
-      c.first_task = task;
-      p.comms.push_back(std::move(c));
-    }
-    return it->second;
-  };
-  auto group_comm = [&](const plan::Task& t, std::size_t task) {
-    std::vector<int> ranks;
-    for (const auto& d : t.devices) ranks.push_back(rank(d));
-    auto [it, fresh] = comm_of.emplace(std::pair{ranks, t.stream}, static_cast<int>(p.comms.size()));
-    if (fresh) {
-      NcclComm c;
-      c.ranks = ranks;
-      c.stream = t.stream;
-      c.first_task = task;
-      p.comms.push_back(std::move(c));
-    }
-    return it->second;
-  };
-  auto pair = [&](std::size_t task, int a, int b, std::int64_t bytes, std::size_t region) {
-    if (a == b) {
-      p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::local_copy, -1, a, bytes, region});
-      return;
-    }
-    const int comm = world_comm(plan.tasks[task].stream, task);
-    p.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, comm, b, bytes, region});
-    p.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, comm, a, bytes, region});
-  };
-  auto region_bytes = [&](const plan::Region& r) {
-    return plan::region_bytes(*tensors.at(r.tensor), r).count();
-  };
-  auto regions_as_pairs = [&](std::size_t i) {
-    const auto& t = plan.tasks[i];
-    for (std::size_t k = 0; k < t.payload.size(); ++k) {
-      const auto& r = t.payload[k];
-      pair(i, buffer_rank.at(r.src_buffer), buffer_rank.at(r.dst_buffer), region_bytes(r), k);
-    }
-  };
+// Builds an NcclProgram task by task (nccl_calls.h has the rules).
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(const plan::Plan& plan) : plan_(plan) {
+    p_.devices = plan_devices(plan);
+    for (const auto& b : plan.buffers) buffer_rank_.emplace(b.name, rank(b.device));
+    for (const auto& t : plan.tensors) tensors_.emplace(t.name, &t);
+    p_.calls.resize(p_.devices.size());
+    NcclComm world;
+    for (int r = 0; r < static_cast<int>(p_.devices.size()); ++r) world.ranks.push_back(r);
+    world.world = true;
+    p_.comms.push_back(world);
+  }
 
-  for (std::size_t i : schedule.order) {
-    const auto& t = plan.tasks[i];
+  void add(std::size_t i) {
+    const auto& t = plan_.tasks[i];
     switch (t.kind) {
       case plan::TaskKind::compute: break;
       case plan::TaskKind::send:
@@ -118,64 +70,140 @@ NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
         else
           regions_as_pairs(i);
         break;
-      case plan::TaskKind::broadcast: {
-        const int root = rank(t.devices[0]);
-        bool one_box = !t.payload.empty();
-        for (const auto& r : t.payload)
-          one_box = one_box && r.tensor == t.payload[0].tensor && r.box == t.payload[0].box &&
-                    buffer_rank.at(r.src_buffer) == root && buffer_rank.at(r.dst_buffer) != root;
-        // Each receiver must get exactly one region.
-        if (one_box) {
-          std::vector<int> got;
-          for (const auto& r : t.payload) got.push_back(buffer_rank.at(r.dst_buffer));
-          std::sort(got.begin(), got.end());
-          one_box =
-              std::adjacent_find(got.begin(), got.end()) == got.end() && got.size() + 1 == t.devices.size();
-        }
-        if (!t.payload.empty() && !one_box) {
-          regions_as_pairs(i);
-          break;
-        }
-        const int comm = group_comm(t, i);
-        const std::int64_t bytes = t.payload.empty() ? t.size.count() : region_bytes(t.payload[0]);
-        for (const auto& d : t.devices) {
-          std::size_t region = kScratch;
-          if (!t.payload.empty()) {
-            region = 0;  // the root reads region 0's source
-            for (std::size_t k = 0; k < t.payload.size(); ++k)
-              if (buffer_rank.at(t.payload[k].dst_buffer) == rank(d)) region = k;
-          }
-          p.calls[static_cast<std::size_t>(rank(d))].push_back(
-              {i, NcclOp::broadcast, comm, 0, bytes, region});
-        }
-        break;
-      }
-      case plan::TaskKind::collective: {
-        if (!t.payload.empty()) {
-          regions_as_pairs(i);
-          break;
-        }
-        if (t.op == plan::CollectiveOp::all_to_all) {
-          const auto n = static_cast<std::int64_t>(t.devices.size());
-          for (const auto& a : t.devices)
-            for (const auto& b : t.devices)
-              if (a != b) pair(i, rank(a), rank(b), t.size.count() / n, kScratch);
-          break;
-        }
-        const int comm = group_comm(t, i);
-        force_choices(p.comms[static_cast<std::size_t>(comm)], t);
-        const NcclOp op = t.op == plan::CollectiveOp::all_gather       ? NcclOp::all_gather
-                          : t.op == plan::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
-                                                                       : NcclOp::all_reduce;
-        for (const auto& d : t.devices)
-          p.calls[static_cast<std::size_t>(rank(d))].push_back(
-              {i, op, comm, -1, t.size.count(), kScratch,
-               plan::traits(t.op).reduces ? t.dtype : plan::DType::u8});
-        break;
-      }
+      case plan::TaskKind::broadcast: broadcast(i); break;
+      case plan::TaskKind::collective: collective(i); break;
     }
   }
-  return p;
+
+  NcclProgram take() { return std::move(p_); }
+
+ private:
+  int rank(const std::string& d) const {
+    return static_cast<int>(std::lower_bound(p_.devices.begin(), p_.devices.end(), d) - p_.devices.begin());
+  }
+
+  // The communicator over every rank for point-to-point calls on `stream`.
+  int world_comm(int stream, std::size_t task) {
+    auto [it, fresh] = world_of_.emplace(stream, static_cast<int>(p_.comms.size()));
+    if (fresh) {
+      NcclComm c;
+      c.ranks = p_.comms[0].ranks;
+      c.stream = stream;
+      c.world = true;
+      c.first_task = task;
+      p_.comms.push_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  // The communicator of a task's device group on its stream.
+  int group_comm(const plan::Task& t, std::size_t task) {
+    std::vector<int> ranks;
+    for (const auto& d : t.devices) ranks.push_back(rank(d));
+    auto [it, fresh] = comm_of_.emplace(std::pair{ranks, t.stream}, static_cast<int>(p_.comms.size()));
+    if (fresh) {
+      NcclComm c;
+      c.ranks = ranks;
+      c.stream = t.stream;
+      c.first_task = task;
+      p_.comms.push_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  void pair(std::size_t task, int a, int b, std::int64_t bytes, std::size_t region) {
+    if (a == b) {
+      p_.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::local_copy, -1, a, bytes, region});
+      return;
+    }
+    const int comm = world_comm(plan_.tasks[task].stream, task);
+    p_.calls[static_cast<std::size_t>(a)].push_back({task, NcclOp::send, comm, b, bytes, region});
+    p_.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, comm, a, bytes, region});
+  }
+
+  std::int64_t region_bytes(const plan::Region& r) const {
+    return plan::region_bytes(*tensors_.at(r.tensor), r).count();
+  }
+
+  void regions_as_pairs(std::size_t i) {
+    const auto& t = plan_.tasks[i];
+    for (std::size_t k = 0; k < t.payload.size(); ++k) {
+      const auto& r = t.payload[k];
+      pair(i, buffer_rank_.at(r.src_buffer), buffer_rank_.at(r.dst_buffer), region_bytes(r), k);
+    }
+  }
+
+  // Whether a broadcast's payload is one box from the root, once to each receiver.
+  bool one_box(const plan::Task& t) const {
+    const int root = rank(t.devices[0]);
+    bool one = !t.payload.empty();
+    for (const auto& r : t.payload)
+      one = one && r.tensor == t.payload[0].tensor && r.box == t.payload[0].box &&
+            buffer_rank_.at(r.src_buffer) == root && buffer_rank_.at(r.dst_buffer) != root;
+    if (!one) return false;
+    std::vector<int> got;
+    for (const auto& r : t.payload) got.push_back(buffer_rank_.at(r.dst_buffer));
+    std::sort(got.begin(), got.end());
+    return std::adjacent_find(got.begin(), got.end()) == got.end() && got.size() + 1 == t.devices.size();
+  }
+
+  void broadcast(std::size_t i) {
+    const auto& t = plan_.tasks[i];
+    if (!t.payload.empty() && !one_box(t)) {
+      regions_as_pairs(i);
+      return;
+    }
+    const int comm = group_comm(t, i);
+    const std::int64_t bytes = t.payload.empty() ? t.size.count() : region_bytes(t.payload[0]);
+    for (const auto& d : t.devices) {
+      std::size_t region = kScratch;
+      if (!t.payload.empty()) {
+        region = 0;  // the root reads region 0's source
+        for (std::size_t k = 0; k < t.payload.size(); ++k)
+          if (buffer_rank_.at(t.payload[k].dst_buffer) == rank(d)) region = k;
+      }
+      p_.calls[static_cast<std::size_t>(rank(d))].push_back({i, NcclOp::broadcast, comm, 0, bytes, region});
+    }
+  }
+
+  void collective(std::size_t i) {
+    const auto& t = plan_.tasks[i];
+    if (!t.payload.empty()) {
+      regions_as_pairs(i);
+      return;
+    }
+    if (t.op == plan::CollectiveOp::all_to_all) {
+      const auto n = static_cast<std::int64_t>(t.devices.size());
+      for (const auto& a : t.devices)
+        for (const auto& b : t.devices)
+          if (a != b) pair(i, rank(a), rank(b), t.size.count() / n, kScratch);
+      return;
+    }
+    const int comm = group_comm(t, i);
+    force_choices(p_.comms[static_cast<std::size_t>(comm)], t);
+    const NcclOp op = t.op == plan::CollectiveOp::all_gather       ? NcclOp::all_gather
+                      : t.op == plan::CollectiveOp::reduce_scatter ? NcclOp::reduce_scatter
+                                                                   : NcclOp::all_reduce;
+    for (const auto& d : t.devices)
+      p_.calls[static_cast<std::size_t>(rank(d))].push_back(
+          {i, op, comm, -1, t.size.count(), kScratch, plan::traits(t.op).reduces ? t.dtype : plan::DType::u8});
+  }
+
+  const plan::Plan& plan_;
+  NcclProgram p_;
+  std::unordered_map<std::string, int> buffer_rank_;
+  std::unordered_map<std::string, const plan::Tensor*> tensors_;
+  std::map<int, int> world_of_{{0, 0}};  // plan stream -> its point-to-point communicator
+  std::map<std::pair<std::vector<int>, int>, int> comm_of_;
+};
+
+}  // namespace
+
+NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
+  require_no_reductions(plan, "nccl");
+  ProgramBuilder b(plan);
+  for (std::size_t i : schedule.order) b.add(i);
+  return b.take();
 }
 
 std::vector<std::string> check_program(const NcclProgram& p, const plan::Plan& plan) {
