@@ -128,7 +128,8 @@ struct SearchModel {
   std::size_t hosts = 0;
 };
 
-SearchModel search_model(const Topology& t, const std::vector<UnitTask>& tasks, const std::vector<Job>& jobs) {
+SearchModel search_model(const Topology& t, const std::vector<UnitTask>& tasks,
+                         const std::vector<Job>& jobs) {
   const std::size_t n = jobs.size();
   SearchModel m;
   m.options.resize(n);

@@ -109,6 +109,17 @@ std::int64_t offset_in_box(const plan::Tensor& t, const Box& box, std::int64_t g
   return pos * plan::dtype_size(t.dtype);
 }
 
+StridedCopy pack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src) {
+  plan::Region packed = r;
+  packed.dst_offset = Bytes(0);
+  return copy_of(t, packed, src, plan::Buffer{"staging", src.device, Bytes(0), {}, {}});
+}
+StridedCopy unpack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& dst) {
+  plan::Region packed = r;
+  packed.src_offset = Bytes(0);
+  return copy_of(t, packed, plan::Buffer{"staging", dst.device, Bytes(0), {}, {}}, dst);
+}
+
 void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out) {
   const std::uint64_t v = splitmix64((static_cast<std::uint64_t>(g) << 16U) + tensor_index);
   for (std::size_t i = 0; i < out.size(); ++i)

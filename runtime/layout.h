@@ -59,6 +59,12 @@ struct StridedCopy {
 [[nodiscard]] StridedCopy copy_of(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src,
                                   const plan::Buffer& dst);
 
+/// A region's bytes seen from one side, packed contiguously from offset 0:
+/// the copy from its source buffer into a packed staging area, and from
+/// such an area into its destination buffer (around NCCL sends).
+[[nodiscard]] StridedCopy pack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src);
+[[nodiscard]] StridedCopy unpack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& dst);
+
 /// Byte offset of global element `g` of `t` inside a buffer that declares a box
 /// containing it.
 [[nodiscard]] std::int64_t offset_in_box(const plan::Tensor& t,

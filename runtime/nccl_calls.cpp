@@ -186,7 +186,8 @@ class ProgramBuilder {
                                                                    : NcclOp::all_reduce;
     for (const auto& d : t.devices)
       p_.calls[static_cast<std::size_t>(rank(d))].push_back(
-          {i, op, comm, -1, t.size.count(), kScratch, plan::traits(t.op).reduces ? t.dtype : plan::DType::u8});
+          {i, op, comm, -1, t.size.count(), kScratch,
+           plan::traits(t.op).reduces ? t.dtype : plan::DType::u8});
   }
 
   const plan::Plan& plan_;
