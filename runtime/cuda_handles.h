@@ -53,6 +53,8 @@ class CudaMemory {
     if (bytes > 0) cuda_check(cudaMalloc(&p, bytes), what);
     return CudaMemory(p, false);
   }
+  /// Takes over device memory that cudaMalloc returned.
+  static CudaMemory adopt(void* device_pointer) { return CudaMemory(device_pointer, false); }
   static CudaMemory pinned_host(std::size_t bytes, const char* what) {
     void* p = nullptr;
     if (bytes > 0) cuda_check(cudaMallocHost(&p, bytes), what);
