@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "runtime/cuda_handles.h"
 #include "runtime/cuda_util.h"
 #include "runtime/kernels.h"
 #include "runtime/work.h"
@@ -63,38 +64,31 @@ class CudaBackend final : public Backend {
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
     work_ = work;
     for (const auto& img : images) {
-      void* p = nullptr;
-      if (!img.empty()) {
-        cuda_check(cudaMalloc(&p, img.size()), "cudaMalloc (plan buffer)");
-        cuda_check(cudaMemcpy(p, img.data(), img.size(), cudaMemcpyHostToDevice), "cudaMemcpy (load)");
-      }
-      buffers_.push_back(static_cast<std::byte*>(p));
+      CudaMemory m = CudaMemory::device(img.size(), "cudaMalloc (plan buffer)");
+      if (!img.empty())
+        cuda_check(cudaMemcpy(m.get(), img.data(), img.size(), cudaMemcpyHostToDevice), "cudaMemcpy (load)");
+      buffers_.push_back(std::move(m));
     }
-    for (std::int64_t s : work_.scratch_bytes) {
-      void* p = nullptr;
-      if (s > 0) cuda_check(cudaMalloc(&p, static_cast<std::size_t>(s)), "cudaMalloc (scratch)");
-      scratch_.push_back(static_cast<std::byte*>(p));
-    }
+    for (std::int64_t s : work_.scratch_bytes)
+      scratch_.push_back(CudaMemory::device(static_cast<std::size_t>(s), "cudaMalloc (scratch)"));
     // One GEMM work area for every virtual device (its contents do not
     // matter), sized for the largest GEMM (n ≤ 8192: at most 768 MiB in f32).
     std::int64_t need = 0;
     for (const auto& t : plan.tasks)
       if (runs_as_gemm(t)) need = std::max(need, Cublas::work_bytes(gemm_shape_for(t.flops).n, t.dtype));
     if (need > 0 && cublas_->available()) {
-      cuda_check(cudaMalloc(&gemm_work_, static_cast<std::size_t>(need)), "cudaMalloc (GEMM work)");
-      fill_gemm_operands(gemm_work_, need);
+      gemm_work_ = CudaMemory::device(static_cast<std::size_t>(need), "cudaMalloc (GEMM work)");
+      fill_gemm_operands(gemm_work_.get(), need);
     }
-    cuda_check(cudaStreamCreateWithFlags(&gate_stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    gate_stream_ = new_stream();
     std::map<std::pair<std::size_t, int>, cudaStream_t> streams;
     task_stream_.clear();
     for (const auto& t : plan.tasks) {
       const auto key = std::pair{device_index(t.devices[0]), t.stream};
       auto it = streams.find(key);
       if (it == streams.end()) {
-        cudaStream_t s = nullptr;
-        cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-        it = streams.emplace(key, s).first;
-        streams_.push_back(s);
+        streams_.push_back(new_stream());
+        it = streams.emplace(key, streams_.back().get()).first;
       }
       task_stream_.push_back(it->second);
     }
@@ -102,19 +96,16 @@ class CudaBackend final : public Backend {
     task_workspace_.assign(plan.tasks.size(), nullptr);
     std::map<cudaStream_t, void*> ws;
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-      if (gemm_work_ == nullptr || !runs_as_gemm(plan.tasks[i])) continue;
+      if (gemm_work_.get() == nullptr || !runs_as_gemm(plan.tasks[i])) continue;
       void*& w = ws[task_stream_[i]];
       if (w == nullptr) {
-        cuda_check(cudaMalloc(&w, static_cast<std::size_t>(Cublas::kWorkspaceBytes)), "cudaMalloc (cuBLAS)");
-        workspaces_.push_back(w);
+        workspaces_.push_back(
+            CudaMemory::device(static_cast<std::size_t>(Cublas::kWorkspaceBytes), "cudaMalloc (cuBLAS)"));
+        w = workspaces_.back().get();
       }
       task_workspace_[i] = w;
     }
-    for (std::size_t i = 0; i < 2 * plan.tasks.size() + 1; ++i) {
-      cudaEvent_t e = nullptr;
-      cuda_check(cudaEventCreate(&e), "cudaEventCreate");
-      events_.push_back(e);
-    }
+    for (std::size_t i = 0; i < 2 * plan.tasks.size() + 1; ++i) events_.push_back(new_event());
     cuda_check(cudaDeviceSynchronize(), "loading the plan");
   }
 
@@ -126,12 +117,13 @@ class CudaBackend final : public Backend {
     // HostGate::kMaxHeld calls); t0 is recorded when it opens, so host-side
     // enqueueing is not timed. The first run after load() is not gated
     // (cuda_util.h says why).
-    cudaEvent_t t0 = events_.back();
+    cudaEvent_t t0 = events_.back().get();
     {
-      const HostGate::Hold hold = gate_->hold(gate_stream_);
+      const HostGate::Hold hold = gate_->hold(gate_stream_.get());
       gate_->admit(1 + static_cast<std::int64_t>(streams_.size()));
-      cuda_check(cudaEventRecord(t0, gate_stream_), "cudaEventRecord");
-      for (cudaStream_t s : streams_) cuda_check(cudaStreamWaitEvent(s, t0, 0), "cudaStreamWaitEvent");
+      cuda_check(cudaEventRecord(t0, gate_stream_.get()), "cudaEventRecord");
+      for (const CudaStream& s : streams_)
+        cuda_check(cudaStreamWaitEvent(s.get(), t0, 0), "cudaStreamWaitEvent");
       for (std::size_t i : schedule.order) {
         cudaStream_t s = task_stream_[i];
         for (std::size_t p : schedule.preds[i])
@@ -166,15 +158,15 @@ class CudaBackend final : public Backend {
     for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
       out[b].resize(static_cast<std::size_t>(plan.buffers[b].size.count()));
       if (!out[b].empty())
-        cuda_check(cudaMemcpy(out[b].data(), buffers_[b], out[b].size(), cudaMemcpyDeviceToHost),
+        cuda_check(cudaMemcpy(out[b].data(), buffers_[b].get(), out[b].size(), cudaMemcpyDeviceToHost),
                    "cudaMemcpy (read back)");
     }
     return out;
   }
 
  private:
-  [[nodiscard]] cudaEvent_t start_event(std::size_t i) const { return events_[2 * i]; }
-  [[nodiscard]] cudaEvent_t end_event(std::size_t i) const { return events_[2 * i + 1]; }
+  [[nodiscard]] cudaEvent_t start_event(std::size_t i) const { return events_[2 * i].get(); }
+  [[nodiscard]] cudaEvent_t end_event(std::size_t i) const { return events_[2 * i + 1].get(); }
 
   [[nodiscard]] std::size_t device_index(const std::string& d) const {
     return static_cast<std::size_t>(std::lower_bound(work_.devices.begin(), work_.devices.end(), d) -
@@ -183,11 +175,11 @@ class CudaBackend final : public Backend {
 
   void enqueue(const plan::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
     if (w.compute) {
-      if (runs_as_gemm(task) && gemm_work_ != nullptr) {  // gemm_work_: cuBLAS is there
+      if (runs_as_gemm(task) && gemm_work_.get() != nullptr) {  // gemm_work_: cuBLAS is there
         const GemmShape g = gemm_shape_for(task.flops);
         for (std::int64_t k = 0; k < g.count; ++k) {
           gate_->admit(kCallsPerGemm);
-          cublas_->gemm(g.n, task.dtype, gemm_work_, s, workspace);
+          cublas_->gemm(g.n, task.dtype, gemm_work_.get(), s, workspace);
         }
         return;
       }
@@ -199,10 +191,11 @@ class CudaBackend final : public Backend {
       return;
     }
     for (const BufferCopy& c : w.copies)
-      enqueue_copy(buffers_[c.dst_buffer], buffers_[c.src_buffer], c.copy, s, gate_.get(), max_pitch_);
+      enqueue_copy(buffers_[c.dst_buffer].get(), buffers_[c.src_buffer].get(), c.copy, s, gate_.get(),
+                   max_pitch_);
     for (const ScratchCopy& c : w.scratch) {
       gate_->admit(1);
-      cuda_check(cudaMemcpyAsync(scratch_[c.dst_device], scratch_[c.src_device],
+      cuda_check(cudaMemcpyAsync(scratch_[c.dst_device].get(), scratch_[c.src_device].get(),
                                  static_cast<std::size_t>(c.bytes), cudaMemcpyDeviceToDevice, s),
                  "cudaMemcpyAsync (scratch)");
     }
@@ -243,19 +236,13 @@ class CudaBackend final : public Backend {
     }
   }
 
+  // Waits for the device, then lets the owners free everything.
   void release() {
     (void)cudaSetDevice(opts_.device);
     (void)cudaDeviceSynchronize();
-    for (auto* p : workspaces_) (void)cudaFree(p);
     workspaces_.clear();
-    for (auto* p : buffers_) (void)cudaFree(p);
-    for (auto* p : scratch_) (void)cudaFree(p);
-    (void)cudaFree(gemm_work_);
-    if (gate_stream_ != nullptr) (void)cudaStreamDestroy(gate_stream_);
-    gate_stream_ = nullptr;
-    gemm_work_ = nullptr;
-    for (auto s : streams_) (void)cudaStreamDestroy(s);
-    for (auto e : events_) (void)cudaEventDestroy(e);
+    gate_stream_.reset();
+    gemm_work_.reset();
     buffers_.clear();
     scratch_.clear();
     streams_.clear();
@@ -268,16 +255,16 @@ class CudaBackend final : public Backend {
   std::int64_t max_pitch_ = std::int64_t{1} << 31;
   std::unique_ptr<Cublas> cublas_;
   std::unique_ptr<HostGate> gate_;
-  cudaStream_t gate_stream_ = nullptr;
+  CudaStream gate_stream_;
   PlanWork work_;
-  std::vector<std::byte*> buffers_;
-  std::vector<std::byte*> scratch_;
-  void* gemm_work_ = nullptr;
-  std::vector<cudaStream_t> streams_;
-  std::vector<cudaStream_t> task_stream_;
-  std::vector<void*> task_workspace_;  // its stream's cuBLAS workspace, for GEMM tasks
-  std::vector<void*> workspaces_;
-  std::vector<cudaEvent_t> events_;  // start, end per task; the last is t0
+  std::vector<CudaMemory> buffers_;  // per plan buffer
+  std::vector<CudaMemory> scratch_;  // per virtual device
+  CudaMemory gemm_work_;             // empty: no GEMM tasks, or no cuBLAS
+  std::vector<CudaStream> streams_;
+  std::vector<cudaStream_t> task_stream_;  // per task, one of streams_
+  std::vector<void*> task_workspace_;      // its stream's cuBLAS workspace, for GEMM tasks
+  std::vector<CudaMemory> workspaces_;
+  std::vector<CudaEvent> events_;  // start, end per task; the last is t0
 };
 
 }  // namespace
