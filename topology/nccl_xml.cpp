@@ -45,117 +45,133 @@ std::string nic_speeds(const std::vector<NicEntry>& nics) {
   return out;
 }
 
-Topology build(NcclDump& r, const std::string& file, const NcclImportOptions& opts) {
-  if (r.gpus.empty())
-    throw ConfigError(file, "system",
-                      "no <gpu> element: the dump has no GPU (NCCL lists the GPUs of the ranks of "
-                      "the communicator that wrote it)");
+// An import in progress: the dump, the topology being built, and what the
+// steps below hand on to each other.
+struct Import {
+  Import(NcclDump& dump, const std::string& f, const NcclImportOptions& o) : r(dump), file(f), opts(o) {}
+  NcclDump& r;
+  const std::string& file;
+  const NcclImportOptions& opts;
   Topology t;
-  t.name = !opts.name.empty() ? opts.name
-           : file.empty()     ? std::string("nccl-import")
-                              : std::filesystem::path(file).stem().string();
-  const int host = t.add_host(Host{opts.host, ""});
-  auto add = [&](NodeKind kind, const std::string& local, std::string model = {}) {
-    return t.add_node(Node{fmt::format("{}/{}", opts.host, local), kind, host, std::move(model)});
-  };
+  int host = 0;
+  std::map<std::string, std::size_t> by_busid;  // GPU bus id -> index into r.gpus
+  std::vector<std::size_t> order;               // GPUs in numbering order
+  bool by_dev = false;                          // numbered by dev (else by bus id)
+  std::optional<NodeId> nvswitch;
+  std::vector<std::size_t> nic_order;
+  std::vector<NodeId> nic_node;
 
+  NodeId add(NodeKind kind, const std::string& local, std::string model = {}) {
+    return t.add_node(Node{fmt::format("{}/{}", opts.host, local), kind, host, std::move(model)});
+  }
+};
+
+void add_gpus(Import& m) {
   // GPUs: by dev, or by bus id when devs repeat.
-  std::map<std::string, std::size_t> by_busid;
-  for (std::size_t i = 0; i < r.gpus.size(); ++i) {
-    const auto [it, fresh] = by_busid.emplace(r.gpus[i].busid, i);
+  for (std::size_t i = 0; i < m.r.gpus.size(); ++i) {
+    const auto [it, fresh] = m.by_busid.emplace(m.r.gpus[i].busid, i);
     if (!fresh)
-      throw ConfigError(file, r.gpus[i].path,
-                        fmt::format("busid {} of this GPU's pci element is also that of {}", r.gpus[i].busid,
-                                    r.gpus[it->second].path));
+      throw ConfigError(m.file, m.r.gpus[i].path,
+                        fmt::format("busid {} of this GPU's pci element is also that of {}",
+                                    m.r.gpus[i].busid, m.r.gpus[it->second].path));
   }
-  std::vector<std::size_t> order(r.gpus.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  m.order.resize(m.r.gpus.size());
+  for (std::size_t i = 0; i < m.order.size(); ++i) m.order[i] = i;
   std::set<int> devs;
-  for (const GpuEntry& g : r.gpus) devs.insert(g.dev);
-  const bool by_dev = devs.size() == r.gpus.size();
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return by_dev ? r.gpus[a].dev < r.gpus[b].dev : r.gpus[a].busid < r.gpus[b].busid;
+  for (const GpuEntry& g : m.r.gpus) devs.insert(g.dev);
+  m.by_dev = devs.size() == m.r.gpus.size();
+  std::stable_sort(m.order.begin(), m.order.end(), [&](std::size_t a, std::size_t b) {
+    return m.by_dev ? m.r.gpus[a].dev < m.r.gpus[b].dev : m.r.gpus[a].busid < m.r.gpus[b].busid;
   });
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    GpuEntry& g = r.gpus[order[k]];
-    const std::string model = !opts.gpu_model.empty() ? opts.gpu_model : gpu_model_for_sm(g.sm);
-    g.node = add(NodeKind::gpu, fmt::format("gpu{}", by_dev ? g.dev : static_cast<int>(k)), model);
+  for (std::size_t k = 0; k < m.order.size(); ++k) {
+    GpuEntry& g = m.r.gpus[m.order[k]];
+    const std::string model = !m.opts.gpu_model.empty() ? m.opts.gpu_model : gpu_model_for_sm(g.sm);
+    g.node = m.add(NodeKind::gpu, fmt::format("gpu{}", m.by_dev ? g.dev : static_cast<int>(k)), model);
   }
-  const bool any_nvswitch = std::any_of(r.gpus.begin(), r.gpus.end(), [](const GpuEntry& g) {
+  const bool any_nvswitch = std::any_of(m.r.gpus.begin(), m.r.gpus.end(), [](const GpuEntry& g) {
     return std::any_of(g.nvlinks.begin(), g.nvlinks.end(),
                        [](const NvlinkRef& l) { return l.kind == PeerKind::nvswitch; });
   });
-  const std::optional<NodeId> nvswitch =
-      any_nvswitch ? std::optional<NodeId>(add(NodeKind::nvswitch, "nvswitch")) : std::nullopt;
+  m.nvswitch = any_nvswitch ? std::optional<NodeId>(m.add(NodeKind::nvswitch, "nvswitch")) : std::nullopt;
+}
 
+void add_cpus_and_bridges(Import& m) {
   // CPUs, then the PCIe bridges that lead to a GPU or NIC.
-  for (std::size_t i = 0; i < r.cpus.size(); ++i)
-    r.places[static_cast<std::size_t>(r.cpus[i].place)].node = add(NodeKind::cpu, fmt::format("cpu{}", i));
+  for (std::size_t i = 0; i < m.r.cpus.size(); ++i)
+    m.r.places[static_cast<std::size_t>(m.r.cpus[i].place)].node =
+        m.add(NodeKind::cpu, fmt::format("cpu{}", i));
   auto mark_used = [&](int place) {
-    for (int p = place; p >= 0 && !r.places[static_cast<std::size_t>(p)].used;
-         p = r.places[static_cast<std::size_t>(p)].parent)
-      r.places[static_cast<std::size_t>(p)].used = true;
+    for (int p = place; p >= 0 && !m.r.places[static_cast<std::size_t>(p)].used;
+         p = m.r.places[static_cast<std::size_t>(p)].parent)
+      m.r.places[static_cast<std::size_t>(p)].used = true;
   };
-  for (const GpuEntry& g : r.gpus) mark_used(g.place);
-  for (const NicEntry& n : r.nics) mark_used(n.place);
+  for (const GpuEntry& g : m.r.gpus) mark_used(g.place);
+  for (const NicEntry& n : m.r.nics) mark_used(n.place);
   int switches = 0;
-  for (Place& p : r.places)
-    if (p.parent >= 0 && p.used) p.node = add(NodeKind::pcie_switch, fmt::format("pcie{}", switches++));
+  for (Place& p : m.r.places)
+    if (p.parent >= 0 && p.used) p.node = m.add(NodeKind::pcie_switch, fmt::format("pcie{}", switches++));
+}
 
+void add_nics(Import& m) {
   // NICs: by net dev when every net has a distinct one, else as listed.
-  std::vector<std::size_t> nic_order(r.nics.size());
-  for (std::size_t i = 0; i < nic_order.size(); ++i) nic_order[i] = i;
+  m.nic_order.resize(m.r.nics.size());
+  for (std::size_t i = 0; i < m.nic_order.size(); ++i) m.nic_order[i] = i;
   std::set<std::int64_t> nic_devs;
-  for (const NicEntry& n : r.nics)
+  for (const NicEntry& n : m.r.nics)
     if (n.dev) nic_devs.insert(*n.dev);
-  const bool nic_by_dev = nic_devs.size() == r.nics.size();
+  const bool nic_by_dev = nic_devs.size() == m.r.nics.size();
   if (nic_by_dev)
-    std::sort(nic_order.begin(), nic_order.end(),
-              [&](std::size_t a, std::size_t b) { return *r.nics[a].dev < *r.nics[b].dev; });
-  std::vector<NodeId> nic_node(r.nics.size());
-  for (std::size_t k = 0; k < nic_order.size(); ++k) {
-    const NicEntry& n = r.nics[nic_order[k]];
-    nic_node[nic_order[k]] =
-        add(NodeKind::nic, fmt::format("nic{}", nic_by_dev ? *n.dev : static_cast<std::int64_t>(k)));
+    std::sort(m.nic_order.begin(), m.nic_order.end(),
+              [&](std::size_t a, std::size_t b) { return *m.r.nics[a].dev < *m.r.nics[b].dev; });
+  m.nic_node.resize(m.r.nics.size());
+  for (std::size_t k = 0; k < m.nic_order.size(); ++k) {
+    const NicEntry& n = m.r.nics[m.nic_order[k]];
+    m.nic_node[m.nic_order[k]] =
+        m.add(NodeKind::nic, fmt::format("nic{}", nic_by_dev ? *n.dev : static_cast<std::int64_t>(k)));
   }
+}
 
+void add_gpu_pairs(Import& m) {
   // NVLink. GPU pairs: each GPU lists the pair; lanes per target are summed
   // first (a hand-written file may split them), then both sides must agree.
-  std::vector<std::map<std::size_t, std::pair<int, std::string>>> peer_lanes(r.gpus.size());
-  for (std::size_t i = 0; i < r.gpus.size(); ++i)
-    for (const NvlinkRef& l : r.gpus[i].nvlinks) {
+  std::vector<std::map<std::size_t, std::pair<int, std::string>>> peer_lanes(m.r.gpus.size());
+  for (std::size_t i = 0; i < m.r.gpus.size(); ++i)
+    for (const NvlinkRef& l : m.r.gpus[i].nvlinks) {
       if (l.kind != PeerKind::gpu) continue;
-      const auto it = by_busid.find(l.target);
-      if (it == by_busid.end()) continue;  // a GPU outside the communicator: not in the dump
-      if (it->second == i) throw ConfigError(file, l.path, "an NVLink from a GPU to itself");
+      const auto it = m.by_busid.find(l.target);
+      if (it == m.by_busid.end()) continue;  // a GPU outside the communicator: not in the dump
+      if (it->second == i) throw ConfigError(m.file, l.path, "an NVLink from a GPU to itself");
       auto& [lanes, path] = peer_lanes[i][it->second];
       lanes = std::min(lanes + l.count, kMaxLanes + 1);  // saturate: over the limit is an error below
       path = l.path;
     }
-  std::vector<std::size_t> position(order.size());
-  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+  std::vector<std::size_t> position(m.order.size());
+  for (std::size_t k = 0; k < m.order.size(); ++k) position[m.order[k]] = k;
   std::set<std::pair<std::size_t, std::size_t>> pairs;  // positions, lower first
   for (std::size_t i = 0; i < peer_lanes.size(); ++i)
     for (const auto& [j, lanes] : peer_lanes[i]) pairs.insert(std::minmax(position[i], position[j]));
-  for (const auto& [k, m] : pairs) {
-    const std::size_t a = order[k];
-    const std::size_t b = order[m];
+  for (const auto& [k, l] : pairs) {
+    const std::size_t a = m.order[k];
+    const std::size_t b = m.order[l];
     const auto ab = peer_lanes[a].find(b);
     const auto ba = peer_lanes[b].find(a);
     const bool from_a = ab != peer_lanes[a].end();
     const bool from_b = ba != peer_lanes[b].end();
     if (from_a && from_b && ab->second.first != ba->second.first)
       throw ConfigError(
-          file, ba->second.second,
-          fmt::format("{} lists {} NVLink lanes to {}, which lists {} back", t.node(r.gpus[b].node).name,
-                      ba->second.first, t.node(r.gpus[a].node).name, ab->second.first));
+          m.file, ba->second.second,
+          fmt::format("{} lists {} NVLink lanes to {}, which lists {} back", m.t.node(m.r.gpus[b].node).name,
+                      ba->second.first, m.t.node(m.r.gpus[a].node).name, ab->second.first));
     const auto& [lanes, path] = from_a ? ab->second : ba->second;
-    if (lanes > kMaxLanes) throw ConfigError(file, path, "more NVLink lanes than meshsim models");
-    t.add_link(nvlink_link(r.gpus[a].node, r.gpus[b].node, lanes,
-                           nvlink_generation(std::min(r.gpus[a].sm, r.gpus[b].sm))));
+    if (lanes > kMaxLanes) throw ConfigError(m.file, path, "more NVLink lanes than meshsim models");
+    m.t.add_link(nvlink_link(m.r.gpus[a].node, m.r.gpus[b].node, lanes,
+                             nvlink_generation(std::min(m.r.gpus[a].sm, m.r.gpus[b].sm))));
   }
-  for (const std::size_t i : order) {
-    const GpuEntry& g = r.gpus[i];
+}
+
+void add_other_nvlinks(Import& m) {
+  for (const std::size_t i : m.order) {
+    const GpuEntry& g = m.r.gpus[i];
     int to_switch = 0;
     int to_cpu = 0;
     for (const NvlinkRef& l : g.nvlinks) {
@@ -163,47 +179,70 @@ Topology build(NcclDump& r, const std::string& file, const NcclImportOptions& op
       if (l.kind == PeerKind::cpu) to_cpu = std::min(to_cpu + l.count, kMaxLanes + 1);
     }
     if (to_switch > kMaxLanes || to_cpu > kMaxLanes)
-      throw ConfigError(file, g.path, "more NVLink lanes than meshsim models");
+      throw ConfigError(m.file, g.path, "more NVLink lanes than meshsim models");
     const NvlinkGeneration& gen = nvlink_generation(g.sm);
-    const int cpu_index = r.places[static_cast<std::size_t>(g.place)].cpu;
+    const int cpu_index = m.r.places[static_cast<std::size_t>(g.place)].cpu;
     const NodeId cpu =
-        r.places[static_cast<std::size_t>(r.cpus[static_cast<std::size_t>(cpu_index)].place)].node;
-    if (to_switch > 0) t.add_link(nvlink_link(g.node, *nvswitch, to_switch, gen));
-    if (to_cpu > 0) t.add_link(nvlink_link(g.node, cpu, to_cpu, gen));
+        m.r.places[static_cast<std::size_t>(m.r.cpus[static_cast<std::size_t>(cpu_index)].place)].node;
+    if (to_switch > 0) m.t.add_link(nvlink_link(g.node, *m.nvswitch, to_switch, gen));
+    if (to_cpu > 0) m.t.add_link(nvlink_link(g.node, cpu, to_cpu, gen));
     for (const C2cRef& c : g.c2c)
-      t.add_link(Link{LinkKind::nvlink, g.node, cpu, c.lane, c.count, kNvlinkLatency, 1.0, 0, 0});
+      m.t.add_link(Link{LinkKind::nvlink, g.node, cpu, c.lane, c.count, kNvlinkLatency, 1.0, 0, 0});
   }
+}
 
-  for (std::size_t i = 0; i < r.cpus.size(); ++i)
-    for (std::size_t j = i + 1; j < r.cpus.size(); ++j)
-      t.add_link(smp_link(r.places[static_cast<std::size_t>(r.cpus[i].place)].node,
-                          r.places[static_cast<std::size_t>(r.cpus[j].place)].node,
-                          std::min(smp_rate_for(r.cpus[i]), smp_rate_for(r.cpus[j]))));
+void add_smp_and_pcie(Import& m) {
+  for (std::size_t i = 0; i < m.r.cpus.size(); ++i)
+    for (std::size_t j = i + 1; j < m.r.cpus.size(); ++j)
+      m.t.add_link(smp_link(m.r.places[static_cast<std::size_t>(m.r.cpus[i].place)].node,
+                            m.r.places[static_cast<std::size_t>(m.r.cpus[j].place)].node,
+                            std::min(smp_rate_for(m.r.cpus[i]), smp_rate_for(m.r.cpus[j]))));
 
-  auto place_node = [&](int p) { return r.places[static_cast<std::size_t>(p)].node; };
-  for (const Place& p : r.places)
+  auto place_node = [&](int p) { return m.r.places[static_cast<std::size_t>(p)].node; };
+  for (const Place& p : m.r.places)
     if (p.parent >= 0 && p.used)
-      t.add_link(pcie_link(place_node(p.parent), p.node, p.uplink.gen, p.uplink.width));
-  for (const std::size_t i : order) {
-    const GpuEntry& g = r.gpus[i];
-    t.add_link(pcie_link(place_node(g.place), g.node, g.link.gen, g.link.width));
+      m.t.add_link(pcie_link(place_node(p.parent), p.node, p.uplink.gen, p.uplink.width));
+  for (const std::size_t i : m.order) {
+    const GpuEntry& g = m.r.gpus[i];
+    m.t.add_link(pcie_link(place_node(g.place), g.node, g.link.gen, g.link.width));
   }
-  for (const std::size_t i : nic_order) {
-    const NicEntry& n = r.nics[i];
-    t.add_link(pcie_link(place_node(n.place), nic_node[i], n.link.gen, n.link.width));
+  for (const std::size_t i : m.nic_order) {
+    const NicEntry& n = m.r.nics[i];
+    m.t.add_link(pcie_link(place_node(n.place), m.nic_node[i], n.link.gen, n.link.width));
   }
+}
 
+std::string description(const Import& m) {
   std::set<int> sms;
-  for (const GpuEntry& g : r.gpus) sms.insert(g.sm);
+  for (const GpuEntry& g : m.r.gpus) sms.insert(g.sm);
   std::string sm_text;
   for (int sm : sms) sm_text += fmt::format("{}sm {}", sm_text.empty() ? "" : ", ", sm);
-  t.description = fmt::format(
+  return fmt::format(
       "imported from the NCCL topology dump {}: {} ({}), {}, {}{}{}",
-      file.empty() ? std::string("<input>") : std::filesystem::path(file).filename().string(),
-      plural(r.gpus.size(), "GPU"), sm_text, plural(r.cpus.size(), "CPU"), plural(r.nics.size(), "NIC"),
-      r.nics.empty() ? "" : fmt::format(" ({})", nic_speeds(r.nics)),
-      by_dev ? "" : "; GPUs numbered in PCI bus id order (their dev attributes repeat)");
-  return t;
+      m.file.empty() ? std::string("<input>") : std::filesystem::path(m.file).filename().string(),
+      plural(m.r.gpus.size(), "GPU"), sm_text, plural(m.r.cpus.size(), "CPU"), plural(m.r.nics.size(), "NIC"),
+      m.r.nics.empty() ? "" : fmt::format(" ({})", nic_speeds(m.r.nics)),
+      m.by_dev ? "" : "; GPUs numbered in PCI bus id order (their dev attributes repeat)");
+}
+
+Topology build(NcclDump& r, const std::string& file, const NcclImportOptions& opts) {
+  if (r.gpus.empty())
+    throw ConfigError(file, "system",
+                      "no <gpu> element: the dump has no GPU (NCCL lists the GPUs of the ranks of "
+                      "the communicator that wrote it)");
+  Import m(r, file, opts);
+  m.t.name = !opts.name.empty() ? opts.name
+             : file.empty()     ? std::string("nccl-import")
+                                : std::filesystem::path(file).stem().string();
+  m.host = m.t.add_host(Host{opts.host, ""});
+  add_gpus(m);
+  add_cpus_and_bridges(m);
+  add_nics(m);
+  add_gpu_pairs(m);
+  add_other_nvlinks(m);
+  add_smp_and_pcie(m);
+  m.t.description = description(m);
+  return std::move(m.t);
 }
 
 }  // namespace
