@@ -47,11 +47,8 @@ FabricSpec fabric_from_json(const JsonCursor& c) {
   return f;
 }
 
-Topology explicit_from_json(const JsonCursor& root) {
-  Topology t;
-  if (auto v = root.find("name")) t.name = v->as_string();
-  if (auto v = root.find("description")) t.description = v->as_string();
-
+// "hosts": name -> host index.
+std::unordered_map<std::string, int> hosts_from_json(const JsonCursor& root, Topology& t) {
   std::unordered_map<std::string, int> host_index;
   if (auto hosts = root.find("hosts")) {
     for (std::size_t i = 0; i < hosts->size(); ++i) {
@@ -66,6 +63,11 @@ Topology explicit_from_json(const JsonCursor& root) {
     }
   }
 
+  return host_index;
+}
+
+void nodes_from_json(const JsonCursor& root, const std::unordered_map<std::string, int>& host_index,
+                     Topology& t) {
   const JsonCursor nodes = root["nodes"];
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     const JsonCursor n = nodes.at(i);
@@ -97,97 +99,115 @@ Topology explicit_from_json(const JsonCursor& root) {
     }
     t.add_node(std::move(node));
   }
+}
 
-  const JsonCursor links = root["links"];
-  for (std::size_t i = 0; i < links.size(); ++i) {
-    const JsonCursor l = links.at(i);
-    l.allow_only({"kind", "a", "b", "count", "bandwidth", "latency", "efficiency", "gen", "width"});
-    Link link;
-    const JsonCursor kind_c = l["kind"];
-    const auto kind = link_kind_from(kind_c.as_string());
-    if (!kind)
-      kind_c.fail(fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)",
-                              kind_c.as_string()));
-    link.kind = *kind;
-    auto endpoint = [&](std::string_view key) {
-      const JsonCursor c = l[key];
-      const std::string name = c.as_string();
-      const auto id = t.find(name);
-      if (!id) c.fail(fmt::format("unknown node \"{}\"", name));
-      return *id;
-    };
-    link.a = endpoint("a");
-    link.b = endpoint("b");
-    if (link.a == link.b) l["b"].fail("a link must join two different nodes");
-    const Node& na = t.node(link.a);
-    const Node& nb = t.node(link.b);
-    auto kinds_ok = [&](std::initializer_list<NodeKind> ok) {
-      auto in = [&](NodeKind k) { return std::find(ok.begin(), ok.end(), k) != ok.end(); };
-      return in(na.kind) && in(nb.kind);
-    };
-    switch (link.kind) {
-      case LinkKind::nvlink: {
-        // NVLink also joins a GPU to its own CPU (POWER9 NVLink, Grace
-        // NVLink-C2C), as NCCL topology dumps describe.
-        const bool gpu_cpu = (na.kind == NodeKind::gpu && nb.kind == NodeKind::cpu) ||
-                             (na.kind == NodeKind::cpu && nb.kind == NodeKind::gpu);
-        if (!kinds_ok({NodeKind::gpu, NodeKind::nvswitch}) && !gpu_cpu)
-          kind_c.fail(fmt::format("an nvlink joins GPUs and NVSwitches (or a GPU and its CPU), not {} and {}",
-                                  to_string(na.kind), to_string(nb.kind)));
-        if (gpu_cpu && na.host != nb.host)
-          kind_c.fail(fmt::format("an nvlink to a CPU cannot join two hosts ({} and {})", na.name, nb.name));
-        break;
-      }
-      case LinkKind::pcie:
-        if (!kinds_ok({NodeKind::gpu, NodeKind::pcie_switch, NodeKind::cpu, NodeKind::nic}))
-          kind_c.fail(fmt::format("a pcie link joins GPUs, PCIe switches, CPUs and NICs, not {} and {}",
-                                  to_string(na.kind), to_string(nb.kind)));
-        break;
-      case LinkKind::smp:
-        if (!kinds_ok({NodeKind::cpu}))
-          kind_c.fail(fmt::format("an smp link joins two CPUs, not {} and {}", to_string(na.kind),
-                                  to_string(nb.kind)));
-        break;
-      case LinkKind::network:
-        if (!kinds_ok({NodeKind::nic, NodeKind::network_switch}))
-          kind_c.fail(fmt::format("a network link joins NICs and switches, not {} and {}", to_string(na.kind),
-                                  to_string(nb.kind)));
-        break;
+// Which node kinds a link of its kind may join, and whether it may cross hosts.
+void check_link_ends(const JsonCursor& kind_c, const Link& link, const Topology& t) {
+  const Node& na = t.node(link.a);
+  const Node& nb = t.node(link.b);
+  auto kinds_ok = [&](std::initializer_list<NodeKind> ok) {
+    auto in = [&](NodeKind k) { return std::find(ok.begin(), ok.end(), k) != ok.end(); };
+    return in(na.kind) && in(nb.kind);
+  };
+  switch (link.kind) {
+    case LinkKind::nvlink: {
+      // NVLink also joins a GPU to its own CPU (POWER9 NVLink, Grace
+      // NVLink-C2C), as NCCL topology dumps describe.
+      const bool gpu_cpu = (na.kind == NodeKind::gpu && nb.kind == NodeKind::cpu) ||
+                           (na.kind == NodeKind::cpu && nb.kind == NodeKind::gpu);
+      if (!kinds_ok({NodeKind::gpu, NodeKind::nvswitch}) && !gpu_cpu)
+        kind_c.fail(fmt::format("an nvlink joins GPUs and NVSwitches (or a GPU and its CPU), not {} and {}",
+                                to_string(na.kind), to_string(nb.kind)));
+      if (gpu_cpu && na.host != nb.host)
+        kind_c.fail(fmt::format("an nvlink to a CPU cannot join two hosts ({} and {})", na.name, nb.name));
+      break;
     }
-    if (na.host != nb.host && link.kind != LinkKind::network && link.kind != LinkKind::nvlink)
-      kind_c.fail(
-          fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name, nb.name));
-    if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, kMaxLanes));
-    const bool pcie = link.kind == LinkKind::pcie;
-    for (const char* key : {"gen", "width"})
-      if (!pcie && l.has(key)) l[key].fail(fmt::format("\"{}\" applies to pcie links only", key));
-    if (pcie) {
-      if (auto g = l.find("gen")) link.pcie_gen = static_cast<int>(g->as_int_in(1, 6));
-      if (auto w = l.find("width")) {
-        link.pcie_width = static_cast<int>(w->as_int_in(1, 32));
-        if ((link.pcie_width & (link.pcie_width - 1)) != 0)
-          w->fail(fmt::format("PCIe width must be 1, 2, 4, 8, 16 or 32, got {}", link.pcie_width));
-      }
-    }
-    if (auto bw = l.find("bandwidth")) {
-      link.bandwidth = lane_rate(*bw);
-    } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
-      // Gen3 ≈ 1 GB/s per lane, doubling each generation (topology/link_params.h).
-      link.bandwidth = pcie_lane_rate(link.pcie_gen) * link.pcie_width;
-    } else {
-      l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
-                  : "missing required key \"bandwidth\"");
-    }
-    link.latency = hop_latency(l["latency"]);
-    if (auto e = l.find("efficiency")) {
-      link.efficiency = e->as_number();
-      if (!(link.efficiency > 0.0 && link.efficiency <= 1.0))
-        e->fail(fmt::format("efficiency must be in (0, 1], got {}", e->json().dump()));
-    }
-    if (link.capacity().bps() <= 0)
-      l.fail("capacity (bandwidth x count x efficiency) rounds to zero bits per second");
-    t.add_link(link);
+    case LinkKind::pcie:
+      if (!kinds_ok({NodeKind::gpu, NodeKind::pcie_switch, NodeKind::cpu, NodeKind::nic}))
+        kind_c.fail(fmt::format("a pcie link joins GPUs, PCIe switches, CPUs and NICs, not {} and {}",
+                                to_string(na.kind), to_string(nb.kind)));
+      break;
+    case LinkKind::smp:
+      if (!kinds_ok({NodeKind::cpu}))
+        kind_c.fail(
+            fmt::format("an smp link joins two CPUs, not {} and {}", to_string(na.kind), to_string(nb.kind)));
+      break;
+    case LinkKind::network:
+      if (!kinds_ok({NodeKind::nic, NodeKind::network_switch}))
+        kind_c.fail(fmt::format("a network link joins NICs and switches, not {} and {}", to_string(na.kind),
+                                to_string(nb.kind)));
+      break;
   }
+  if (na.host != nb.host && link.kind != LinkKind::network && link.kind != LinkKind::nvlink)
+    kind_c.fail(
+        fmt::format("a {} link cannot join two hosts ({} and {})", to_string(link.kind), na.name, nb.name));
+}
+
+// count, PCIe gen/width, bandwidth, latency and efficiency of link `l`.
+void link_rates_from_json(const JsonCursor& l, Link& link) {
+  if (auto c = l.find("count")) link.count = static_cast<int>(c->as_int_in(1, kMaxLanes));
+  const bool pcie = link.kind == LinkKind::pcie;
+  for (const char* key : {"gen", "width"})
+    if (!pcie && l.has(key)) l[key].fail(fmt::format("\"{}\" applies to pcie links only", key));
+  if (pcie) {
+    if (auto g = l.find("gen")) link.pcie_gen = static_cast<int>(g->as_int_in(1, 6));
+    if (auto w = l.find("width")) {
+      link.pcie_width = static_cast<int>(w->as_int_in(1, 32));
+      if ((link.pcie_width & (link.pcie_width - 1)) != 0)
+        w->fail(fmt::format("PCIe width must be 1, 2, 4, 8, 16 or 32, got {}", link.pcie_width));
+    }
+  }
+  if (auto bw = l.find("bandwidth")) {
+    link.bandwidth = lane_rate(*bw);
+  } else if (pcie && link.pcie_gen >= 3 && link.pcie_width > 0) {
+    // Gen3 ≈ 1 GB/s per lane, doubling each generation (topology/link_params.h).
+    link.bandwidth = pcie_lane_rate(link.pcie_gen) * link.pcie_width;
+  } else {
+    l.fail(pcie ? "missing required key \"bandwidth\" (or give \"gen\" >= 3 and \"width\")"
+                : "missing required key \"bandwidth\"");
+  }
+  link.latency = hop_latency(l["latency"]);
+  if (auto e = l.find("efficiency")) {
+    link.efficiency = e->as_number();
+    if (!(link.efficiency > 0.0 && link.efficiency <= 1.0))
+      e->fail(fmt::format("efficiency must be in (0, 1], got {}", e->json().dump()));
+  }
+  if (link.capacity().bps() <= 0)
+    l.fail("capacity (bandwidth x count x efficiency) rounds to zero bits per second");
+}
+
+Link link_from_json(const JsonCursor& l, const Topology& t) {
+  l.allow_only({"kind", "a", "b", "count", "bandwidth", "latency", "efficiency", "gen", "width"});
+  Link link;
+  const JsonCursor kind_c = l["kind"];
+  const auto kind = link_kind_from(kind_c.as_string());
+  if (!kind)
+    kind_c.fail(
+        fmt::format("unknown link kind \"{}\" (expected nvlink, pcie, smp or network)", kind_c.as_string()));
+  link.kind = *kind;
+  auto endpoint = [&](std::string_view key) {
+    const JsonCursor c = l[key];
+    const std::string name = c.as_string();
+    const auto id = t.find(name);
+    if (!id) c.fail(fmt::format("unknown node \"{}\"", name));
+    return *id;
+  };
+  link.a = endpoint("a");
+  link.b = endpoint("b");
+  if (link.a == link.b) l["b"].fail("a link must join two different nodes");
+  check_link_ends(kind_c, link, t);
+  link_rates_from_json(l, link);
+  return link;
+}
+
+Topology explicit_from_json(const JsonCursor& root) {
+  Topology t;
+  if (auto v = root.find("name")) t.name = v->as_string();
+  if (auto v = root.find("description")) t.description = v->as_string();
+  const auto host_index = hosts_from_json(root, t);
+  nodes_from_json(root, host_index, t);
+  const JsonCursor links = root["links"];
+  for (std::size_t i = 0; i < links.size(); ++i) t.add_link(link_from_json(links.at(i), t));
   return t;
 }
 
