@@ -6,16 +6,6 @@
 
 namespace meshsim::plan {
 
-std::string_view to_string(TaskKind k) {
-  static constexpr std::array<std::string_view, 4> kNames{"compute", "send", "broadcast", "collective"};
-  return kNames.at(static_cast<std::size_t>(k));
-}
-
-std::string_view to_string(DType d) {
-  static constexpr std::array<std::string_view, 7> kNames{"f32", "f16", "bf16", "f64", "i32", "i8", "u8"};
-  return kNames.at(static_cast<std::size_t>(d));
-}
-
 std::int64_t dtype_size(DType d) {
   static constexpr std::array<std::int64_t, 7> kSizes{4, 2, 2, 8, 4, 1, 1};
   return kSizes.at(static_cast<std::size_t>(d));

@@ -46,18 +46,35 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 #include "plan/collective.h"
 
 namespace meshsim::plan {
 
 enum class TaskKind : std::uint8_t { compute, send, broadcast, collective };
-
-[[nodiscard]] std::string_view to_string(TaskKind k);
+inline constexpr EnumNames<TaskKind, 4> kTaskKindNames{"task kind",
+                                                       {{{TaskKind::compute, "compute"},
+                                                         {TaskKind::send, "send"},
+                                                         {TaskKind::broadcast, "broadcast"},
+                                                         {TaskKind::collective, "collective"}}}};
+[[nodiscard]] inline std::string_view to_string(TaskKind k) {
+  return kTaskKindNames.name(k);
+}
 
 /// Element types, with their size in bytes.
 enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
-[[nodiscard]] std::string_view to_string(DType d);
+inline constexpr EnumNames<DType, 7> kDTypeNames{"dtype",
+                                                 {{{DType::f32, "f32"},
+                                                   {DType::f16, "f16"},
+                                                   {DType::bf16, "bf16"},
+                                                   {DType::f64, "f64"},
+                                                   {DType::i32, "i32"},
+                                                   {DType::i8, "i8"},
+                                                   {DType::u8, "u8"}}}};
+[[nodiscard]] inline std::string_view to_string(DType d) {
+  return kDTypeNames.name(d);
+}
 [[nodiscard]] std::int64_t dtype_size(DType d);
 
 /// The classes GPUs have separate peaks for: fp32 (also i32), fp16 (f16

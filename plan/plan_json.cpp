@@ -25,20 +25,25 @@ E enum_from(const JsonCursor& c, const std::array<E, N>& values, std::string_vie
   c.fail(fmt::format("unknown {} \"{}\" (expected {})", what, s, list));
 }
 
-constexpr std::array kKinds{TaskKind::compute, TaskKind::send, TaskKind::broadcast, TaskKind::collective};
+// The value `c` names in `names`; ConfigError listing the names otherwise.
+template <typename E, std::size_t N>
+E named(const JsonCursor& c, const EnumNames<E, N>& names) {
+  const std::string s = c.as_string();
+  if (auto v = names.parse(s)) return *v;
+  c.fail(fmt::format("unknown {} \"{}\" (expected {})", names.what(), s, names.list()));
+}
+
 // "auto" (the table selects) or one of `values`.
 template <typename E, std::size_t N>
 std::optional<E> auto_or(const JsonCursor& c, const std::array<E, N>& values, std::string_view what) {
   if (c.json().is_string() && c.as_string() == "auto") return std::nullopt;
   return enum_from(c, values, what);
 }
-constexpr std::array kDTypes{DType::f32, DType::f16, DType::bf16, DType::f64,
-                             DType::i32, DType::i8,  DType::u8};
 
 }  // namespace
 
 DType dtype_from_json(const JsonCursor& c) {
-  return enum_from(c, kDTypes, "dtype");
+  return named(c, kDTypeNames);
 }
 
 namespace {
@@ -161,7 +166,7 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
 Task task_from_json(const JsonCursor& c, const Context& ctx) {
   Task t;
   const JsonCursor kind = c["kind"];
-  t.kind = enum_from(kind, kKinds, "task kind");
+  t.kind = named(kind, kTaskKindNames);
   switch (t.kind) {
     case TaskKind::compute:
       c.allow_only({"id", "kind", "device", "stream", "deps", "duration", "flops", "bytes", "dtype"});

@@ -14,8 +14,6 @@ namespace meshsim::planner {
 
 namespace {
 
-constexpr std::array kNames{"gpipe", "1f1b", "eager-1f1b", "interleaved-1f1b", "zb-h1"};
-
 // Megatron's interleaved order: unit k of a device is microbatch
 // group·n + k mod n of chunk (k / n) mod v, in groups of n·v units.
 PipelineOp interleaved_unit(Pass p, int k, int n, int v) {
@@ -26,16 +24,6 @@ PipelineOp interleaved_unit(Pass p, int k, int n, int v) {
 }
 
 }  // namespace
-
-std::string_view to_string(Schedule s) {
-  return kNames[static_cast<std::size_t>(s)];
-}
-
-std::optional<Schedule> schedule_from(std::string_view s) {
-  for (std::size_t k = 0; k < kNames.size(); ++k)
-    if (s == kNames[k]) return static_cast<Schedule>(k);
-  return std::nullopt;
-}
 
 int warmup_forwards(Schedule s, int n, int m, int v, int i) {
   switch (s) {

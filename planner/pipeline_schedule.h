@@ -40,11 +40,23 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace meshsim::planner {
 
 enum class Schedule : std::uint8_t { gpipe, one_f_one_b, eager_1f1b, interleaved_1f1b, zb_h1 };
-[[nodiscard]] std::string_view to_string(Schedule s);
-[[nodiscard]] std::optional<Schedule> schedule_from(std::string_view s);
+inline constexpr EnumNames<Schedule, 5> kScheduleNames{"schedule",
+                                                       {{{Schedule::gpipe, "gpipe"},
+                                                         {Schedule::one_f_one_b, "1f1b"},
+                                                         {Schedule::eager_1f1b, "eager-1f1b"},
+                                                         {Schedule::interleaved_1f1b, "interleaved-1f1b"},
+                                                         {Schedule::zb_h1, "zb-h1"}}}};
+[[nodiscard]] inline std::string_view to_string(Schedule s) {
+  return kScheduleNames.name(s);
+}
+[[nodiscard]] inline std::optional<Schedule> schedule_from(std::string_view s) {
+  return kScheduleNames.parse(s);
+}
 
 enum class Pass : std::uint8_t { forward, backward, weight };
 

@@ -14,39 +14,6 @@ namespace meshsim::planner {
 using topology::NodeId;
 using topology::Topology;
 
-std::string_view to_string(Strategy s) {
-  switch (s) {
-    case Strategy::send_recv: return "send-recv";
-    case Strategy::allgather: return "allgather";
-    case Strategy::broadcast: return "broadcast";
-    case Strategy::signal: return "signal";
-  }
-  return "?";
-}
-
-std::string_view to_string(Balance b) {
-  switch (b) {
-    case Balance::none: return "none";
-    case Balance::device: return "device";
-    case Balance::host_size: return "host-size";
-    case Balance::host_order: return "host-order";
-    case Balance::search: return "search";
-  }
-  return "?";
-}
-
-std::optional<Strategy> strategy_from(std::string_view s) {
-  for (Strategy x : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast, Strategy::signal})
-    if (to_string(x) == s) return x;
-  return std::nullopt;
-}
-
-std::optional<Balance> balance_from(std::string_view s) {
-  for (Balance x : {Balance::none, Balance::device, Balance::host_size, Balance::host_order, Balance::search})
-    if (to_string(x) == s) return x;
-  return std::nullopt;
-}
-
 namespace {
 
 // Distinct tiles of a mesh with the devices holding each, in first-seen order.

@@ -48,6 +48,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 #include "plan/plan.h"
 #include "planner/sharding.h"
@@ -59,10 +60,29 @@ namespace meshsim::planner {
 enum class Strategy { send_recv, allgather, broadcast, signal };
 enum class Balance { none, device, host_size, host_order, search };
 
-[[nodiscard]] std::string_view to_string(Strategy s);
-[[nodiscard]] std::string_view to_string(Balance b);
-[[nodiscard]] std::optional<Strategy> strategy_from(std::string_view s);
-[[nodiscard]] std::optional<Balance> balance_from(std::string_view s);
+inline constexpr EnumNames<Strategy, 4> kStrategyNames{"strategy",
+                                                       {{{Strategy::send_recv, "send-recv"},
+                                                         {Strategy::allgather, "allgather"},
+                                                         {Strategy::broadcast, "broadcast"},
+                                                         {Strategy::signal, "signal"}}}};
+inline constexpr EnumNames<Balance, 5> kBalanceNames{"balance",
+                                                     {{{Balance::none, "none"},
+                                                       {Balance::device, "device"},
+                                                       {Balance::host_size, "host-size"},
+                                                       {Balance::host_order, "host-order"},
+                                                       {Balance::search, "search"}}}};
+[[nodiscard]] inline std::string_view to_string(Strategy s) {
+  return kStrategyNames.name(s);
+}
+[[nodiscard]] inline std::string_view to_string(Balance b) {
+  return kBalanceNames.name(b);
+}
+[[nodiscard]] inline std::optional<Strategy> strategy_from(std::string_view s) {
+  return kStrategyNames.parse(s);
+}
+[[nodiscard]] inline std::optional<Balance> balance_from(std::string_view s) {
+  return kBalanceNames.parse(s);
+}
 
 struct ReshardProblem {
   plan::Tensor tensor;  // name, shape, dtype

@@ -10,21 +10,6 @@
 
 namespace meshsim::topology {
 
-std::string_view to_string(FabricKind k) {
-  switch (k) {
-    case FabricKind::single_switch: return "switch";
-    case FabricKind::fat_tree: return "fat-tree";
-    case FabricKind::rail: return "rail";
-  }
-  return "?";
-}
-
-std::optional<FabricKind> fabric_kind_from(std::string_view s) {
-  for (FabricKind k : {FabricKind::single_switch, FabricKind::fat_tree, FabricKind::rail})
-    if (to_string(k) == s) return k;
-  return std::nullopt;
-}
-
 namespace {
 
 struct NetParams {

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 #include "topology/topology.h"
 
@@ -33,8 +34,16 @@ namespace meshsim::topology {
 
 enum class FabricKind { single_switch, fat_tree, rail };
 
-[[nodiscard]] std::string_view to_string(FabricKind k);  // "switch", "fat-tree", "rail"
-[[nodiscard]] std::optional<FabricKind> fabric_kind_from(std::string_view s);
+inline constexpr EnumNames<FabricKind, 3> kFabricNames{"fabric",
+                                                       {{{FabricKind::single_switch, "switch"},
+                                                         {FabricKind::fat_tree, "fat-tree"},
+                                                         {FabricKind::rail, "rail"}}}};
+[[nodiscard]] inline std::string_view to_string(FabricKind k) {
+  return kFabricNames.name(k);
+}
+[[nodiscard]] inline std::optional<FabricKind> fabric_kind_from(std::string_view s) {
+  return kFabricNames.parse(s);
+}
 
 struct FabricSpec {
   FabricKind kind = FabricKind::single_switch;

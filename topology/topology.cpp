@@ -10,41 +10,6 @@
 
 namespace meshsim::topology {
 
-namespace {
-constexpr std::array<std::string_view, 6> kNodeKindNames{"gpu", "nvswitch", "pcie_switch",
-                                                         "cpu", "nic",      "switch"};
-constexpr std::array<std::string_view, 4> kLinkKindNames{"nvlink", "pcie", "smp", "network"};
-}  // namespace
-
-std::string_view to_string(NodeKind k) {
-  return kNodeKindNames.at(static_cast<std::size_t>(k));
-}
-std::string_view to_string(LinkKind k) {
-  return kLinkKindNames.at(static_cast<std::size_t>(k));
-}
-
-std::string_view to_string(RoutingPolicy p) {
-  return p == RoutingPolicy::adaptive ? "adaptive" : "ecmp";
-}
-
-std::optional<RoutingPolicy> routing_policy_from(std::string_view s) {
-  for (RoutingPolicy p : {RoutingPolicy::ecmp, RoutingPolicy::adaptive})
-    if (to_string(p) == s) return p;
-  return std::nullopt;
-}
-
-std::optional<NodeKind> node_kind_from(std::string_view s) {
-  for (std::size_t i = 0; i < kNodeKindNames.size(); ++i)
-    if (kNodeKindNames[i] == s) return static_cast<NodeKind>(i);
-  return std::nullopt;
-}
-
-std::optional<LinkKind> link_kind_from(std::string_view s) {
-  for (std::size_t i = 0; i < kLinkKindNames.size(); ++i)
-    if (kLinkKindNames[i] == s) return static_cast<LinkKind>(i);
-  return std::nullopt;
-}
-
 Topology::Topology() : derived_(std::make_unique<Derived>()) {}
 Topology::~Topology() = default;
 Topology::Topology(Topology&&) noexcept = default;

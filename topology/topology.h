@@ -40,6 +40,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 
 namespace meshsim::topology {
@@ -63,13 +64,39 @@ enum class RoutingPolicy : std::uint8_t { ecmp, adaptive };
 enum class LinkKind : std::uint8_t { nvlink, pcie, smp, network };
 
 /// JSON / CLI names: "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch".
-[[nodiscard]] std::string_view to_string(NodeKind k);
-[[nodiscard]] std::optional<NodeKind> node_kind_from(std::string_view s);
-[[nodiscard]] std::string_view to_string(RoutingPolicy p);
-[[nodiscard]] std::optional<RoutingPolicy> routing_policy_from(std::string_view s);
+inline constexpr EnumNames<NodeKind, 6> kNodeKindNames{"node kind",
+                                                       {{{NodeKind::gpu, "gpu"},
+                                                         {NodeKind::nvswitch, "nvswitch"},
+                                                         {NodeKind::pcie_switch, "pcie_switch"},
+                                                         {NodeKind::cpu, "cpu"},
+                                                         {NodeKind::nic, "nic"},
+                                                         {NodeKind::network_switch, "switch"}}}};
+inline constexpr EnumNames<RoutingPolicy, 2> kRoutingPolicyNames{
+    "routing", {{{RoutingPolicy::ecmp, "ecmp"}, {RoutingPolicy::adaptive, "adaptive"}}}};
+inline constexpr EnumNames<LinkKind, 4> kLinkKindNames{"link kind",
+                                                       {{{LinkKind::nvlink, "nvlink"},
+                                                         {LinkKind::pcie, "pcie"},
+                                                         {LinkKind::smp, "smp"},
+                                                         {LinkKind::network, "network"}}}};
+[[nodiscard]] inline std::string_view to_string(NodeKind k) {
+  return kNodeKindNames.name(k);
+}
+[[nodiscard]] inline std::optional<NodeKind> node_kind_from(std::string_view s) {
+  return kNodeKindNames.parse(s);
+}
+[[nodiscard]] inline std::string_view to_string(RoutingPolicy p) {
+  return kRoutingPolicyNames.name(p);
+}
+[[nodiscard]] inline std::optional<RoutingPolicy> routing_policy_from(std::string_view s) {
+  return kRoutingPolicyNames.parse(s);
+}
 /// "nvlink", "pcie", "smp", "network".
-[[nodiscard]] std::string_view to_string(LinkKind k);
-[[nodiscard]] std::optional<LinkKind> link_kind_from(std::string_view s);
+[[nodiscard]] inline std::string_view to_string(LinkKind k) {
+  return kLinkKindNames.name(k);
+}
+[[nodiscard]] inline std::optional<LinkKind> link_kind_from(std::string_view s) {
+  return kLinkKindNames.parse(s);
+}
 
 struct Node {
   std::string name;  // unique, e.g. "h0/gpu3", "leaf2"

@@ -14,6 +14,11 @@
 
 namespace meshsim::cli {
 
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 int run_quietly(const std::vector<std::string>& argv) {
   if (argv.empty()) return -1;
   std::vector<char*> args;

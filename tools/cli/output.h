@@ -16,6 +16,9 @@ namespace meshsim::cli {
 [[nodiscard]] Json simulated_trace(const plan::Plan& plan, const topology::Topology& topo,
                                    const sim::SimResult& r);
 
+/// `a` followed by `b`: an option's names with extra choices ("auto", "all").
+[[nodiscard]] std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b);
+
 /// Runs `argv` (argv[0] looked up on PATH unless it has a '/') with its
 /// output discarded, and returns its exit status (-1 when it could not start
 /// or died of a signal). No shell sees the arguments, so any path is safe.

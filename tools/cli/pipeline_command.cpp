@@ -231,17 +231,17 @@ void add_pipeline_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->default_val(1);
   cmd->add_option("--schedule", a->schedule, "Pipeline schedule")
-      ->check(CLI::IsMember({"gpipe", "1f1b", "eager-1f1b", "interleaved-1f1b", "zb-h1"}))
+      ->check(CLI::IsMember(planner::kScheduleNames.names()))
       ->capture_default_str();
   cmd->add_option("--virtual-stages,-v", a->cfg.virtual_stages,
                   "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
   cmd->add_option("--reshard", a->reshard, "How activations and gradients cross stages")
-      ->check(CLI::IsMember({"send-recv", "allgather", "broadcast", "auto", "signal"}))
+      ->check(CLI::IsMember(with(planner::kStrategyNames.names(), {"auto"})))
       ->capture_default_str();
   cmd->add_option("--balance", a->balance, "Sender balancing of the stage transfers")
-      ->check(CLI::IsMember({"none", "device", "host-size", "host-order", "search"}))
+      ->check(CLI::IsMember(planner::kBalanceNames.names()))
       ->capture_default_str();
   cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
       ->check(CLI::NonNegativeNumber)

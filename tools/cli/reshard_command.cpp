@@ -160,9 +160,9 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--dst-mesh", a->dst_mesh, "Destination mesh selector, e.g. hosts=2-3")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
   cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast, signal or auto")
-      ->check(CLI::IsMember({"all", "send-recv", "allgather", "broadcast", "signal", "auto"}));
+      ->check(CLI::IsMember(with({"all"}, with(planner::kStrategyNames.names(), {"auto"}))));
   cmd->add_option("--balance", a->balance, "all (default), none, device, host-size, host-order or search")
-      ->check(CLI::IsMember({"all", "none", "device", "host-size", "host-order", "search"}));
+      ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
   cmd->add_flag("--verify", a->verify,

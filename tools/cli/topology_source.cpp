@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "tools/cli/output.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
@@ -20,7 +21,7 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
   auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");
   g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, 100000));
   g->add_option("--fabric", fabric, "Network fabric: switch (default), fat-tree or rail")
-      ->check(CLI::IsMember({"switch", "fat-tree", "rail"}));
+      ->check(CLI::IsMember(topology::kFabricNames.names()));
   g->add_option("--nic-bandwidth", nic_bandwidth,
                 "NIC rate per direction, e.g. 400Gbps (default: the preset's)");
   g->add_option("--nic-latency", nic_latency,
@@ -36,7 +37,7 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
   cmd.add_option("--routing", routing,
                  "How flows spread over equal-cost fabric paths: ecmp (a fixed hash per pair, the default) "
                  "or adaptive (each flow takes the least-loaded path); overrides the topology file's")
-      ->check(CLI::IsMember({"ecmp", "adaptive"}));
+      ->check(CLI::IsMember(topology::kRoutingPolicyNames.names()));
 }
 
 topology::Topology TopologySource::load() const {
