@@ -8,36 +8,13 @@
 
 #include "planner/reshard.h"
 #include "runtime/host_backend.h"
+#include "tests/planner/reshard_test_util.h"
 #include "topology/cluster.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
 using namespace meshsim::planner;
-
-namespace {
-
-const topology::Topology& alpa_cluster() {
-  static const topology::Topology t = topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +
-                                                                   "/configs/topologies/p3.8xlarge-x5.json");
-  return t;
-}
-
-ReshardProblem problem(const topology::Topology& t, std::vector<std::int64_t> shape,
-                       const std::string& src_mesh, const std::string& src_spec, const std::string& dst_mesh,
-                       const std::string& dst_spec, plan::DType dtype = plan::DType::i32) {
-  return make_problem(t, plan::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
-}
-
-constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};
-constexpr Balance kBalances[] = {Balance::none, Balance::device, Balance::host_size, Balance::host_order,
-                                 Balance::search};
-
-struct PaperCase {
-  std::vector<std::int64_t> shape;
-  const char *src_mesh, *src_spec, *dst_mesh, *dst_spec;
-};
-
-}  // namespace
+using namespace meshsim::planner::testing;
 
 TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled down)", "[reshard][verify]") {
   const auto& t = alpa_cluster();

@@ -34,6 +34,17 @@ Model equal_layers(int n, double flops) {
   return m;
 }
 
+// dp 2 x tp 2 x pp 2, 4 microbatches, send-recv between stages.
+ParallelConfig small_config() {
+  ParallelConfig cfg;
+  cfg.dp = 2;
+  cfg.tp = 2;
+  cfg.pp = 2;
+  cfg.microbatches = 4;
+  cfg.reshard = Strategy::send_recv;
+  return cfg;
+}
+
 double simulate_iteration(const PipelineIteration& it, const topology::Topology& t) {
   sim::SimOptions o;
   o.fluid_broadcast = true;
@@ -132,12 +143,7 @@ TEST_CASE("the iteration plan has every pass, all-reduce and transfer, in a topo
           "[pipeline-plan]") {
   const Model m = gpt_model("small", 8, 256, 8, 128, 1000);
   const auto t = cluster("dgx-a100", 2);
-  ParallelConfig cfg;
-  cfg.dp = 2;
-  cfg.tp = 2;
-  cfg.pp = 2;
-  cfg.microbatches = 4;
-  cfg.reshard = Strategy::send_recv;
+  ParallelConfig cfg = small_config();
   const PipelineIteration it = build_pipeline(m, t, cfg);
   using Kind = PipelineIteration::Kind;
   auto count = [&](Kind k) { return std::count(it.task_kind.begin(), it.task_kind.end(), k); };
@@ -170,12 +176,7 @@ TEST_CASE("payloads give every transfer its own buffers and every all-reduce a s
           "[pipeline-plan]") {
   const Model m = gpt_model("small", 8, 256, 8, 128, 1000);
   const auto t = cluster("dgx-a100", 2);
-  ParallelConfig cfg;
-  cfg.dp = 2;
-  cfg.tp = 2;
-  cfg.pp = 2;
-  cfg.microbatches = 4;
-  cfg.reshard = Strategy::send_recv;
+  ParallelConfig cfg = small_config();
   const PipelineIteration bare = build_pipeline(m, t, cfg);
   cfg.payloads = true;
   const PipelineIteration full = build_pipeline(m, t, cfg);

@@ -7,30 +7,16 @@
 
 #include "core/error.h"
 #include "sim/executor.h"
+#include "tests/planner/reshard_test_util.h"
 #include "topology/cluster.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
 using namespace meshsim::planner;
+using namespace meshsim::planner::testing;
 using Catch::Matchers::Contains;
 
 namespace {
-
-const topology::Topology& alpa_cluster() {
-  static const topology::Topology t = topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +
-                                                                   "/configs/topologies/p3.8xlarge-x5.json");
-  return t;
-}
-
-ReshardProblem problem(const topology::Topology& t, std::vector<std::int64_t> shape,
-                       const std::string& src_mesh, const std::string& src_spec, const std::string& dst_mesh,
-                       const std::string& dst_spec, plan::DType dtype = plan::DType::i32) {
-  return make_problem(t, plan::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
-}
-
-constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};
-constexpr Balance kBalances[] = {Balance::none, Balance::device, Balance::host_size, Balance::host_order,
-                                 Balance::search};
 
 // Bytes that left NICs for the fabric.
 double network_bytes(const topology::Topology& t, const sim::SimResult& r) {
@@ -43,11 +29,6 @@ double network_bytes(const topology::Topology& t, const sim::SimResult& r) {
   }
   return n;
 }
-
-struct PaperCase {
-  std::vector<std::int64_t> shape;
-  const char *src_mesh, *src_spec, *dst_mesh, *dst_spec;
-};
 
 // The paper's multi-to-multi cases (case 8 repeats case 7), at full size.
 std::vector<PaperCase> paper_cases() {
