@@ -1,7 +1,11 @@
-"""Rewrites a JSON file in place with its wall-clock timings blanked, so that
-two runs of the same scenario give the same bytes: the values of the keys
-below (how long meshsim itself took, not what it predicts) become
-"<wall clock>". Everything else, order and formatting included, is kept.
+"""Rewrites a JSON file in place with what differs between runs and
+checkouts blanked, so that two runs of the same scenario give the same
+bytes: the values of the keys below (how long meshsim itself took, not what
+it predicts) become "<wall clock>", and the source tree's path (SOURCE_ROOT)
+at the start of a string becomes "<source>". Everything else, order and
+formatting included, is kept.
+
+normalise.py FILE SOURCE_ROOT
 """
 import json
 import sys
@@ -14,10 +18,12 @@ def blank(j):
         return {k: "<wall clock>" if k in WALL_CLOCK else blank(v) for k, v in j.items()}
     if isinstance(j, list):
         return [blank(v) for v in j]
+    if isinstance(j, str) and j.startswith(ROOT + "/"):
+        return "<source>" + j[len(ROOT):]
     return j
 
 
-path = sys.argv[1]
+path, ROOT = sys.argv[1], sys.argv[2].rstrip("/")
 with open(path) as f:
     data = json.load(f)
 with open(path, "w") as f:

@@ -24,8 +24,9 @@ golden_scenario() {
   esac
 }
 
-# Blanks what differs from run to run (wall-clock seconds) in every JSON file of OUTDIR.
+# Blanks what differs between runs and checkouts (wall-clock seconds, the
+# source tree's path) in every JSON file of OUTDIR.
 golden_normalise() {
   local f
-  for f in "$1"/*.json; do /usr/bin/python3 "$GOLDEN_ROOT/tests/golden/normalise.py" "$f"; done
+  for f in "$1"/*.json; do /usr/bin/python3 "$GOLDEN_ROOT/tests/golden/normalise.py" "$f" "$GOLDEN_ROOT"; done
 }
