@@ -13,6 +13,8 @@ namespace meshsim::runtime {
 
 namespace {
 
+constexpr std::int64_t kMaxStandIn = std::int64_t{1} << 50;  // 1 PiB
+
 // Adds `bytes` from a to b, in pieces that fit both scratch areas.
 void scratch_copy(TaskWork& w, std::size_t a, std::size_t b, std::int64_t bytes, std::int64_t piece) {
   if (a == b || bytes <= 0) return;
@@ -85,6 +87,12 @@ PlanWork lower(const plan::Plan& plan) {
     if (!t.payload.empty()) continue;
     const std::int64_t s = t.size.count();
     if (s <= 0) continue;
+    // Stand-in copies of a petabyte fit no machine (and their volumes must stay within int64).
+    if (s > kMaxStandIn)
+      throw UsageError(
+          fmt::format("task \"{}\" moves {} without a payload: the runtime would stand in with "
+                      "scratch copies of that size, more than any machine holds",
+                      t.id, human_string(t.size)));
     std::vector<std::size_t> d;
     for (const auto& name : t.devices) d.push_back(dev(name));
     const auto n = static_cast<std::int64_t>(d.size());

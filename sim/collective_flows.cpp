@@ -375,7 +375,11 @@ Time predict(const Topology& t, const CollectiveTraffic& traffic) {
     for (const auto& [p, size] : pipeline_size)
       worst =
           std::max(worst, static_cast<double>(size.count()) / traffic.pipeline_limit.bytes_per_second_f());
-  return traffic.latency + Time::ps(static_cast<std::int64_t>(std::ceil(worst * 1e12)));
+  const double ps = std::ceil(worst * 1e12);
+  // Beyond the clock's range: the largest time, so selection never prefers it (a run of it stops with
+  // the clock's message).
+  if (!(ps < static_cast<double>(Time::max().count_ps() / 2))) return Time::max();
+  return traffic.latency + Time::ps(static_cast<std::int64_t>(ps));
 }
 
 CollectiveChoice choose_collective(const Topology& t, const std::vector<NodeId>& group, Bytes size,
