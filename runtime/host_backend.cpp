@@ -41,7 +41,7 @@ class HostBackend final : public Backend {
   void load(const plan::Plan& /*plan*/, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
     std::int64_t scratch = 0;
-    for (std::int64_t b : work.scratch_bytes) scratch = b > INT64_MAX - scratch ? INT64_MAX : scratch + b;
+    for (std::int64_t b : work.scratch_bytes) scratch = saturating_add(scratch, b);
     require_host_memory(scratch, "the host backend's scratch areas (payload-less transfers)");
     work_ = work;
     mem_ = images;

@@ -135,10 +135,7 @@ void require_host_memory(std::int64_t bytes, std::string_view what) {
 
 std::int64_t buffer_bytes(const plan::Plan& plan) {
   std::int64_t total = 0;
-  for (const auto& b : plan.buffers) {
-    if (b.size.count() > INT64_MAX - total) return INT64_MAX;
-    total += b.size.count();
-  }
+  for (const auto& b : plan.buffers) total = saturating_add(total, b.size.count());
   return total;
 }
 

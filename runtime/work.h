@@ -69,6 +69,11 @@ struct PlanWork {
 /// report, not an allocation to attempt).
 void require_host_memory(std::int64_t bytes, std::string_view what);
 
+/// a + b for non-negative byte counts, saturating at the int64 maximum.
+[[nodiscard]] inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  return b > INT64_MAX - a ? INT64_MAX : a + b;
+}
+
 /// Sum of the plan's buffer sizes (saturating at the int64 maximum).
 [[nodiscard]] std::int64_t buffer_bytes(const plan::Plan& plan);
 

@@ -212,7 +212,6 @@ TEST_CASE("500 random plans load, simulate and run, or are refused as the user's
       } catch (const ConfigError&) {
       } catch (const UsageError&) {
       }
-      if (std::getenv("MESHSIM_FUZZ_TRACE") != nullptr) fmt::print(stderr, "  simulated; running\n");
       auto backend = runtime::make_host_backend({.threads = 2, .compute_time = {}});
       (void)runtime::run_plan(p, *backend);
       ++ran;
