@@ -38,15 +38,16 @@ plan::Plan chain(std::int64_t bytes, bool strided) {
   p.tensors.push_back({"T", {rows, width}, plan::DType::f32});
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, rows}, {0, width}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> box{{0, rows}, {0, cols}};
-  p.buffers.push_back({"a", "h0/gpu0", Bytes(rows * width * 4), "T", all});
-  p.buffers.push_back({"b", "h0/gpu1", Bytes(rows * width * 4), "T", all});
+  p.devices = {"h0/gpu0", "h0/gpu1"};
+  p.buffers.push_back({"a", 0, Bytes(rows * width * 4), 0, all});
+  p.buffers.push_back({"b", 1, Bytes(rows * width * 4), 0, all});
   for (int k = 0; k < kHops; ++k) {
     plan::Task t;
     t.id = fmt::format("hop{}", k);
     t.kind = plan::TaskKind::send;
-    t.devices = {"h0/gpu0", "h0/gpu1"};
+    t.devices = {0, 1};
     t.size = Bytes(rows * cols * 4);
-    t.payload.push_back({"T", box, "a", Bytes(0), "b", Bytes(0)});
+    t.payload.push_back({0, box, 0, Bytes(0), 1, Bytes(0)});
     if (k > 0) t.deps = {static_cast<std::size_t>(k - 1)};
     p.tasks.push_back(t);
   }

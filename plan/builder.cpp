@@ -13,36 +13,55 @@ void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dt
   if (n > kMaxParts)
     throw UsageError(fmt::format("a sum payload adds at most {} parts; all-reduce \"{}\" has {} members",
                                  kMaxParts, task.id, n));
-  const std::vector<std::pair<std::int64_t, std::int64_t>> box{{0, elements}};
+  const Box box{{0, elements}};
+  const std::size_t ti = plan.tensors.size();
   plan.tensors.push_back({tensor, {elements}, dtype, n});
   const Bytes size(elements * dtype_size(dtype));
+  const std::size_t first = plan.buffers.size();  // member k: part at first + 2k, sum at first + 2k + 1
   for (int k = 0; k < n; ++k) {
-    const std::string& dev = task.devices[static_cast<std::size_t>(k)];
-    plan.buffers.push_back({fmt::format("{}/part{}", tensor, k), dev, size, tensor, box, k});
-    plan.buffers.push_back({fmt::format("{}/sum{}", tensor, k), dev, size, tensor, box});
+    const std::size_t dev = task.devices[static_cast<std::size_t>(k)];
+    plan.buffers.push_back({fmt::format("{}/part{}", tensor, k), dev, size, ti, box, k});
+    plan.buffers.push_back({fmt::format("{}/sum{}", tensor, k), dev, size, ti, box});
   }
+  const auto at = [&](int k) { return first + 2 * static_cast<std::size_t>(k); };
   for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      task.payload.push_back({tensor, box, fmt::format("{}/part{}", tensor, j), Bytes(0),
-                              fmt::format("{}/sum{}", tensor, k), Bytes(0), true});
+    for (int j = 0; j < n; ++j) task.payload.push_back({ti, box, at(j), Bytes(0), at(k) + 1, Bytes(0), true});
 }
 
-void stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix) {
+Stamp stamp_devices(Plan& plan, const Plan& fragment) {
+  Stamp s;
+  for (const std::string& d : fragment.devices) s.devices.push_back(device_index(plan, d));
+  s.tensors = plan.tensors.size();
+  s.buffers = plan.buffers.size();
+  return s;
+}
+
+Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s) {
+  s.tensors = plan.tensors.size();
+  s.buffers = plan.buffers.size();
   for (Tensor t : fragment.tensors) {
     t.name = prefix + "/" + t.name;
     plan.tensors.push_back(std::move(t));
   }
   for (Buffer b : fragment.buffers) {
     b.name = prefix + "/" + b.name;
-    if (!b.tensor.empty()) b.tensor = prefix + "/" + b.tensor;
+    b.device = s.devices.at(b.device);
+    if (b.tensor) *b.tensor += s.tensors;
     plan.buffers.push_back(std::move(b));
   }
+  return s;
 }
 
-Region stamped(Region r, const std::string& prefix) {
-  r.tensor = prefix + "/" + r.tensor;
-  r.src_buffer = prefix + "/" + r.src_buffer;
-  r.dst_buffer = prefix + "/" + r.dst_buffer;
+Task stamped(Task t, const Stamp& s) {
+  for (auto& d : t.devices) d = s.devices.at(d);
+  for (auto& r : t.payload) r = stamped(std::move(r), s);
+  return t;
+}
+
+Region stamped(Region r, const Stamp& s) {
+  r.tensor += s.tensors;
+  r.src_buffer += s.buffers;
+  r.dst_buffer += s.buffers;
   return r;
 }
 

@@ -7,24 +7,38 @@
 //
 // Stamping: a plan fragment (a resharding plan, say) repeated once per
 // microbatch needs its own tensors and buffers each time; stamping copies
-// the fragment's tensors and buffers under a prefix and renames the
-// regions that refer to them.
+// the fragment's tensors and buffers under a prefix, and moves the indices
+// of the fragment's tasks and regions into the plan's tables.
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "plan/plan.h"
 
 namespace meshsim::plan {
 
-/// Gives `task` (an all_reduce over its devices) a sum payload of `elements`
-/// elements of `dtype` named `tensor`, adding the tensor and its buffers to
-/// `plan`. UsageError for more members than kMaxParts.
+/// Gives `task` (an all_reduce over its devices, indices into plan.devices)
+/// a sum payload of `elements` elements of `dtype` named `tensor`, adding
+/// the tensor and its buffers to `plan`. UsageError for more members than kMaxParts.
 void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype, std::int64_t elements);
 
-/// Adds `fragment`'s tensors and buffers to `plan` as "<prefix>/<name>".
-void stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix);
-/// `r` with its tensor and buffers renamed as stamp_names renames them.
-[[nodiscard]] Region stamped(Region r, const std::string& prefix);
+/// Where a fragment's tables land in a plan.
+struct Stamp {
+  std::vector<std::size_t> devices;  // per fragment device, its index in the plan
+  std::size_t tensors = 0;           // the plan index of the fragment's tensor 0
+  std::size_t buffers = 0;           // the plan index of the fragment's buffer 0
+};
+
+/// The plan index of each of `fragment`'s devices (added to `plan` when
+/// new), with no tensors or buffers: for stamping tasks without payloads.
+[[nodiscard]] Stamp stamp_devices(Plan& plan, const Plan& fragment);
+/// Adds `fragment`'s tensors and buffers to `plan` as "<prefix>/<name>",
+/// on the devices `s` maps them to; returns `s` with their places.
+[[nodiscard]] Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s);
+/// `t` (a task of the fragment) with its devices moved into the plan.
+[[nodiscard]] Task stamped(Task t, const Stamp& s);
+/// `r` (a region of the fragment) with its tensor and buffers moved into the plan.
+[[nodiscard]] Region stamped(Region r, const Stamp& s);
 
 }  // namespace meshsim::plan

@@ -1,6 +1,9 @@
 #include "plan/plan.h"
 
+#include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 
@@ -36,11 +39,42 @@ bool carries_payload(const Plan& p) {
   return false;
 }
 
-Bytes region_bytes(const Tensor& t, const Region& r) {
-  MESHSIM_ASSERT(r.box.size() == t.shape.size(), "region rank matches its tensor");
+Bytes box_bytes(const Tensor& t, const Box& box) {
+  MESHSIM_ASSERT(box.size() == t.shape.size(), "box rank matches its tensor");
   std::int64_t n = dtype_size(t.dtype);
-  for (const auto& [b, e] : r.box) n *= e - b;
+  for (const auto& [b, e] : box) n *= e - b;
   return Bytes(n);
+}
+
+Bytes region_bytes(const Plan& p, const Region& r) {
+  return box_bytes(p.tensors.at(r.tensor), r.box);
+}
+
+std::size_t device_index(Plan& p, std::string_view name) {
+  const auto it = std::find(p.devices.begin(), p.devices.end(), name);
+  if (it != p.devices.end()) return static_cast<std::size_t>(it - p.devices.begin());
+  p.devices.emplace_back(name);
+  return p.devices.size() - 1;
+}
+
+void check_indices(const Plan& p) {
+  const std::size_t devices = p.devices.size();
+  const std::size_t buffers = p.buffers.size();
+  for (const Buffer& b : p.buffers) {
+    MESHSIM_ASSERT(b.device < devices, fmt::format("buffer \"{}\": device index out of range", b.name));
+    MESHSIM_ASSERT(!b.tensor || *b.tensor < p.tensors.size(),
+                   fmt::format("buffer \"{}\": tensor index out of range", b.name));
+  }
+  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& t = p.tasks[i];
+    for (std::size_t d : t.devices)
+      MESHSIM_ASSERT(d < devices, fmt::format("task \"{}\": device index out of range", t.id));
+    for (std::size_t d : t.deps)
+      MESHSIM_ASSERT(d < p.tasks.size() && d != i, fmt::format("task \"{}\": bad dependency index", t.id));
+    for (const Region& r : t.payload)
+      MESHSIM_ASSERT(r.tensor < p.tensors.size() && r.src_buffer < buffers && r.dst_buffer < buffers,
+                     fmt::format("task \"{}\": region index out of range", t.id));
+  }
 }
 
 }  // namespace meshsim::plan

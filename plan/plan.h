@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/enum_names.h"
@@ -86,6 +87,9 @@ enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
 /// test values stay exact in every dtype (layout.h).
 inline constexpr int kMaxParts = 63;
 
+/// [begin, end) per dimension: a hyper-rectangle of a tensor.
+using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
 struct Tensor {
   std::string name;
   std::vector<std::int64_t> shape;
@@ -101,10 +105,10 @@ struct Tensor {
 /// holds each region contiguously at the region's offset.
 struct Buffer {
   std::string name;
-  std::string device;
+  std::size_t device = 0;  // index into Plan::devices
   Bytes size;
-  std::string tensor;                                      // empty: no declared box
-  std::vector<std::pair<std::int64_t, std::int64_t>> box;  // [begin, end) per dimension
+  std::optional<std::size_t> tensor;  // index into Plan::tensors; none: no declared box
+  Box box;
   int part = -1;  // >= 0: starts out holding this contribution of its tensor (parts > 1)
 };
 
@@ -112,11 +116,11 @@ struct Buffer {
 /// source buffer at an offset and written to a destination buffer. The
 /// box is laid out contiguously (row-major over the box) in both buffers.
 struct Region {
-  std::string tensor;
-  std::vector<std::pair<std::int64_t, std::int64_t>> box;  // [begin, end) per dimension
-  std::string src_buffer;
+  std::size_t tensor = 0;  // index into Plan::tensors
+  Box box;
+  std::size_t src_buffer = 0;  // index into Plan::buffers
   Bytes src_offset;
-  std::string dst_buffer;
+  std::size_t dst_buffer = 0;
   Bytes dst_offset;
   bool reduce = false;  // adds into the destination (sum) instead of copying
 };
@@ -124,9 +128,10 @@ struct Region {
 struct Task {
   std::string id;
   TaskKind kind = TaskKind::compute;
-  /// compute: {device}; send: {src, dst}; broadcast: {root, receivers in
-  /// chain order...}; collective: the group in ring order.
-  std::vector<std::string> devices;
+  /// Indices into Plan::devices. compute: {device}; send: {src, dst};
+  /// broadcast: {root, receivers in chain order...}; collective: the group
+  /// in ring order.
+  std::vector<std::size_t> devices;
   int stream = 0;
   std::vector<std::size_t> deps;  // indices into Plan::tasks
 
@@ -148,18 +153,34 @@ struct Task {
   std::vector<Region> payload;
 };
 
+/// Names are resolved once: a plan names each device once in `devices`, and
+/// tasks, buffers and regions refer to devices, tensors and buffers by their
+/// index. Names live only in these tables (and in the JSON, which the loader
+/// resolves and the writer spells out). Executors number devices as the
+/// table does: device d is the NCCL backend's rank d.
 struct Plan {
   std::string name;
+  std::vector<std::string> devices;  // "h0/gpu3", each once
   std::vector<Tensor> tensors;
   std::vector<Buffer> buffers;
   std::vector<Task> tasks;
 };
 
+/// The index of device `name` in p.devices, appended when new. A linear
+/// search: planners of large plans keep their own index (planner/plan_devices.h).
+std::size_t device_index(Plan& p, std::string_view name);
+
+/// MESHSIM_ASSERT that every index in `p` is in range: for plans that
+/// planners build in memory (the loader checks the files it reads).
+void check_indices(const Plan& p);
+
 /// Whether any task carries a payload: a plan without one moves only byte
 /// counts, so a run of it can be timed but not verified ("timing-only").
 [[nodiscard]] bool carries_payload(const Plan& p);
 
-/// Bytes of a tensor box (product of extents × element size).
-[[nodiscard]] Bytes region_bytes(const Tensor& t, const Region& r);
+/// Bytes of a box of a tensor (product of extents × element size).
+[[nodiscard]] Bytes box_bytes(const Tensor& t, const Box& box);
+/// Bytes a region moves: box_bytes of its tensor and box.
+[[nodiscard]] Bytes region_bytes(const Plan& p, const Region& r);
 
 }  // namespace meshsim::plan

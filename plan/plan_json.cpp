@@ -54,31 +54,39 @@ Bytes positive_size(const JsonCursor& c) {
   return b;
 }
 
-std::vector<std::string> device_list(const JsonCursor& c, std::size_t min) {
-  std::vector<std::string> out;
+struct Context {
+  std::unordered_map<std::string, std::size_t> tensors;
+  std::unordered_map<std::string, std::size_t> buffers;
+  std::unordered_map<std::string, std::size_t> devices;
+  Plan* plan = nullptr;
+
+  // The index of the device named at `c`, added to the plan's table when new.
+  std::size_t device(const JsonCursor& c) {
+    std::string name = c.as_name();
+    const auto [it, added] = devices.try_emplace(name, plan->devices.size());
+    if (added) plan->devices.push_back(std::move(name));
+    return it->second;
+  }
+};
+
+std::vector<std::size_t> device_list(const JsonCursor& c, std::size_t min, Context& ctx) {
+  std::vector<std::size_t> out;
   for (std::size_t i = 0; i < c.size(); ++i) {
-    std::string d = c.at(i).as_name();
-    for (const auto& prev : out)
-      if (prev == d) c.at(i).fail(fmt::format("device \"{}\" appears twice", d));
-    out.push_back(std::move(d));
+    const std::size_t d = ctx.device(c.at(i));
+    if (std::find(out.begin(), out.end(), d) != out.end())
+      c.at(i).fail(fmt::format("device \"{}\" appears twice", ctx.plan->devices[d]));
+    out.push_back(d);
   }
   if (out.size() < min) c.fail(fmt::format("needs at least {} devices, got {}", min, out.size()));
   return out;
 }
 
-struct Context {
-  std::unordered_map<std::string, std::size_t> tensors;
-  std::unordered_map<std::string, std::size_t> buffers;
-  const Plan* plan = nullptr;
-};
-
 // [[begin, end], ...] inside `tensor`; errors name the dimension.
-std::vector<std::pair<std::int64_t, std::int64_t>> box_from_json(const JsonCursor& box,
-                                                                 const Tensor& tensor) {
+Box box_from_json(const JsonCursor& box, const Tensor& tensor) {
   if (box.size() != tensor.shape.size())
     box.fail(fmt::format("tensor \"{}\" has {} dimensions, the box has {}", tensor.name, tensor.shape.size(),
                          box.size()));
-  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  Box out;
   for (std::size_t d = 0; d < box.size(); ++d) {
     const JsonCursor dim = box.at(d);
     if (dim.size() != 2) dim.fail("a box dimension is [begin, end]");
@@ -92,7 +100,7 @@ std::vector<std::pair<std::int64_t, std::int64_t>> box_from_json(const JsonCurso
   return out;
 }
 
-Json box_to_json(const std::vector<std::pair<std::int64_t, std::int64_t>>& box) {
+Json box_to_json(const Box& box) {
   Json out = Json::array();
   for (const auto& [b, e] : box) out.push_back(Json::array({b, e}));
   return out;
@@ -100,24 +108,28 @@ Json box_to_json(const std::vector<std::pair<std::int64_t, std::int64_t>>& box) 
 
 Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& task) {
   c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset", "reduce"});
+  const Plan& plan = *ctx.plan;
   Region r;
   const JsonCursor tc = c["tensor"];
-  r.tensor = tc.as_name();
-  const auto ti = ctx.tensors.find(r.tensor);
-  if (ti == ctx.tensors.end()) tc.fail(fmt::format("unknown tensor \"{}\"", r.tensor));
-  const Tensor& tensor = ctx.plan->tensors[ti->second];
+  const std::string tensor_name = tc.as_name();
+  const auto ti = ctx.tensors.find(tensor_name);
+  if (ti == ctx.tensors.end()) tc.fail(fmt::format("unknown tensor \"{}\"", tensor_name));
+  r.tensor = ti->second;
+  const Tensor& tensor = plan.tensors[r.tensor];
   r.box = box_from_json(c["box"], tensor);
-  const Bytes bytes = region_bytes(tensor, r);
+  const Bytes bytes = box_bytes(tensor, r.box);
   // Buffers: must exist, sit on the right device, and hold the region.
-  auto buffer = [&](const char* key, const char* offset_key, const std::string& device, std::string& name,
-                    Bytes& offset) {
+  auto buffer = [&](const char* key, const char* offset_key, std::optional<std::size_t> device,
+                    std::size_t& index, Bytes& offset) {
     const JsonCursor bc = c[key];
-    name = bc.as_name();
+    const std::string name = bc.as_name();
     const auto bi = ctx.buffers.find(name);
     if (bi == ctx.buffers.end()) bc.fail(fmt::format("unknown buffer \"{}\"", name));
-    const Buffer& buf = ctx.plan->buffers[bi->second];
-    if (!device.empty() && buf.device != device)
-      bc.fail(fmt::format("buffer \"{}\" is on {}, not on {}", name, buf.device, device));
+    index = bi->second;
+    const Buffer& buf = plan.buffers[index];
+    if (device && buf.device != *device)
+      bc.fail(fmt::format("buffer \"{}\" is on {}, not on {}", name, plan.devices[buf.device],
+                          plan.devices[*device]));
     if (auto oc = c.find(offset_key)) {
       offset = oc->as_bytes();
       if (offset.count() < 0) oc->fail("offset must not be negative");
@@ -125,7 +137,8 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
     if (!buf.box.empty()) {
       // The buffer holds a tile: the region sits at its place in the tile.
       if (buf.tensor != r.tensor)
-        bc.fail(fmt::format("buffer \"{}\" holds tensor \"{}\", not \"{}\"", name, buf.tensor, r.tensor));
+        bc.fail(fmt::format("buffer \"{}\" holds tensor \"{}\", not \"{}\"", name,
+                            plan.tensors[*buf.tensor].name, tensor.name));
       if (offset.count() != 0) c[offset_key].fail("a buffer that declares a box takes no offset");
       for (std::size_t d = 0; d < r.box.size(); ++d)
         if (r.box[d].first < buf.box[d].first || r.box[d].second > buf.box[d].second)
@@ -141,36 +154,39 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   // and collective payloads may involve any member, so only existence and
   // bounds are checked for them.
   const bool p2p = task.kind == TaskKind::send;
-  buffer("src_buffer", "src_offset", p2p ? task.devices[0] : std::string(), r.src_buffer, r.src_offset);
-  buffer("dst_buffer", "dst_offset", p2p ? task.devices[1] : std::string(), r.dst_buffer, r.dst_offset);
+  using Device = std::optional<std::size_t>;
+  buffer("src_buffer", "src_offset", p2p ? Device(task.devices[0]) : std::nullopt, r.src_buffer,
+         r.src_offset);
+  buffer("dst_buffer", "dst_offset", p2p ? Device(task.devices[1]) : std::nullopt, r.dst_buffer,
+         r.dst_offset);
   if (auto rc = c.find("reduce")) {
     if (rc->as_string() != "sum")
       rc->fail(fmt::format("unknown reduction \"{}\" (expected sum)", rc->as_string()));
     if (task.kind != TaskKind::collective ||
         (task.op != CollectiveOp::all_reduce && task.op != CollectiveOp::reduce_scatter))
       rc->fail("only all_reduce and reduce_scatter payloads reduce");
-    const Buffer& src = ctx.plan->buffers[ctx.buffers.at(r.src_buffer)];
+    const Buffer& src = plan.buffers[r.src_buffer];
     if (src.part < 0)
       c["src_buffer"].fail(fmt::format(
-          "a sum adds contributions: buffer \"{}\" declares no \"part\" of \"{}\"", src.name, r.tensor));
+          "a sum adds contributions: buffer \"{}\" declares no \"part\" of \"{}\"", src.name, tensor.name));
     r.reduce = true;
   }
-  const Buffer& dst = ctx.plan->buffers[ctx.buffers.at(r.dst_buffer)];
+  const Buffer& dst = plan.buffers[r.dst_buffer];
   if (dst.part >= 0)
     c["dst_buffer"].fail(
         fmt::format("buffer \"{}\" holds part {} of \"{}\": part buffers are inputs, which no region writes",
-                    dst.name, dst.part, dst.tensor));
+                    dst.name, dst.part, plan.tensors[*dst.tensor].name));
   return r;
 }
 
-Task task_from_json(const JsonCursor& c, const Context& ctx) {
+Task task_from_json(const JsonCursor& c, Context& ctx) {
   Task t;
   const JsonCursor kind = c["kind"];
   t.kind = named(kind, kTaskKindNames);
   switch (t.kind) {
     case TaskKind::compute:
       c.allow_only({"id", "kind", "device", "stream", "deps", "duration", "flops", "bytes", "dtype"});
-      t.devices = {c["device"].as_name()};
+      t.devices = {ctx.device(c["device"])};
       if (auto d = c.find("duration")) {
         t.duration = d->as_time();
         if (*t.duration < Time::zero()) d->fail("duration must not be negative");
@@ -190,17 +206,18 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       break;
     case TaskKind::send:
       c.allow_only({"id", "kind", "src", "dst", "size", "stream", "deps", "payload"});
-      t.devices = {c["src"].as_name(), c["dst"].as_name()};
+      t.devices = {ctx.device(c["src"]), ctx.device(c["dst"])};
       if (t.devices[0] == t.devices[1]) c["dst"].fail("a send needs two different devices");
       t.size = positive_size(c["size"]);
       break;
     case TaskKind::broadcast: {
       c.allow_only({"id", "kind", "root", "receivers", "size", "chunk", "stream", "deps", "payload"});
-      t.devices = {c["root"].as_name()};
+      t.devices = {ctx.device(c["root"])};
       const JsonCursor rc = c["receivers"];
-      for (auto& d : device_list(rc, 1)) {
-        if (d == t.devices[0]) rc.fail(fmt::format("the root \"{}\" is also a receiver", d));
-        t.devices.push_back(std::move(d));
+      for (std::size_t d : device_list(rc, 1, ctx)) {
+        if (d == t.devices[0])
+          rc.fail(fmt::format("the root \"{}\" is also a receiver", ctx.plan->devices[d]));
+        t.devices.push_back(d);
       }
       t.size = positive_size(c["size"]);
       if (auto ch = c.find("chunk")) t.chunk = positive_size(*ch);
@@ -210,7 +227,7 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
       c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "protocol", "channels", "ring_order",
                     "dtype", "stream", "deps", "payload"});
       t.op = enum_from(c["op"], plan::kOps, "collective");
-      t.devices = device_list(c["group"], 2);
+      t.devices = device_list(c["group"], 2, ctx);
       t.size = positive_size(c["size"]);
       if (auto a = c.find("algorithm")) t.algorithm = auto_or(*a, plan::kAlgorithms, "algorithm");
       if (auto pr = c.find("protocol")) t.protocol = auto_or(*pr, plan::kProtocols, "protocol");
@@ -235,7 +252,7 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
     Bytes total;
     for (std::size_t i = 0; i < p->size(); ++i) {
       t.payload.push_back(region_from_json(p->at(i), ctx, t));
-      total += region_bytes(ctx.plan->tensors[ctx.tensors.at(t.payload.back().tensor)], t.payload.back());
+      total += region_bytes(*ctx.plan, t.payload.back());
     }
     // A send moves its regions; a broadcast delivers `size` to each receiver,
     // one region per receiver; a collective's regions are its own account.
@@ -252,17 +269,20 @@ Task task_from_json(const JsonCursor& c, const Context& ctx) {
   return t;
 }
 
-Json region_to_json(const Region& r) {
-  Json j{{"tensor", r.tensor},         {"box", box_to_json(r.box)},
-         {"src_buffer", r.src_buffer}, {"src_offset", exact_string(r.src_offset)},
-         {"dst_buffer", r.dst_buffer}, {"dst_offset", exact_string(r.dst_offset)}};
+Json region_to_json(const Plan& p, const Region& r) {
+  Json j{{"tensor", p.tensors[r.tensor].name},         {"box", box_to_json(r.box)},
+         {"src_buffer", p.buffers[r.src_buffer].name}, {"src_offset", exact_string(r.src_offset)},
+         {"dst_buffer", p.buffers[r.dst_buffer].name}, {"dst_offset", exact_string(r.dst_offset)}};
   if (r.reduce) j["reduce"] = "sum";
   return j;
 }
 
 }  // namespace
 
-Plan plan_from_json(const Json& j, const std::string& file) {
+namespace {
+
+// The plan at `j` and its schedule (which checks deps and stream order together: no cycle).
+LoadedPlan read_plan(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail(fmt::format("a plan is a JSON object, got {}", json_type_name(j)));
   // The format first: a topology passed as a plan should say so, not
@@ -300,16 +320,16 @@ Plan plan_from_json(const Json& j, const std::string& file) {
     for (std::size_t i = 0; i < bs->size(); ++i) {
       const JsonCursor c = bs->at(i);
       c.allow_only({"name", "device", "size", "tensor", "box", "part"});
-      Buffer b{c["name"].as_name(), c["device"].as_name(), positive_size(c["size"]), {}, {}};
+      Buffer b{c["name"].as_name(), ctx.device(c["device"]), positive_size(c["size"]), {}, {}};
       if (c.has("tensor") != c.has("box")) c.fail("give both \"tensor\" and \"box\", or neither");
       if (auto tc = c.find("tensor")) {
-        b.tensor = tc->as_name();
-        const auto ti = ctx.tensors.find(b.tensor);
-        if (ti == ctx.tensors.end()) tc->fail(fmt::format("unknown tensor \"{}\"", b.tensor));
+        const std::string tensor_name = tc->as_name();
+        const auto ti = ctx.tensors.find(tensor_name);
+        if (ti == ctx.tensors.end()) tc->fail(fmt::format("unknown tensor \"{}\"", tensor_name));
+        b.tensor = ti->second;
         const Tensor& tensor = p.tensors[ti->second];
         b.box = box_from_json(c["box"], tensor);
-        Region whole{b.tensor, b.box, {}, {}, {}, {}};
-        const Bytes need = region_bytes(tensor, whole);
+        const Bytes need = box_bytes(tensor, b.box);
         if (b.size < need)
           c["size"].fail(
               fmt::format("{} is smaller than its box ({})", exact_string(b.size), exact_string(need)));
@@ -352,8 +372,18 @@ Plan plan_from_json(const Json& j, const std::string& file) {
       p.tasks[i].deps.push_back(it->second);
     }
   }
-  (void)make_schedule(p, file);  // deps and stream order together: no cycle
-  return p;
+  Schedule schedule = make_schedule(p, file);
+  return {std::move(p), std::move(schedule)};
+}
+
+}  // namespace
+
+Plan plan_from_json(const Json& j, const std::string& file) {
+  return read_plan(j, file).plan;
+}
+
+LoadedPlan load_plan(const std::string& file) {
+  return read_plan(read_json_file(file), file);
 }
 
 Plan load_plan_file(const std::string& file) {
@@ -373,9 +403,9 @@ Json plan_to_json(const Plan& p) {
   j["tensors"] = std::move(tensors);
   Json buffers = Json::array();
   for (const Buffer& b : p.buffers) {
-    Json o{{"name", b.name}, {"device", b.device}, {"size", exact_string(b.size)}};
-    if (!b.box.empty()) {
-      o["tensor"] = b.tensor;
+    Json o{{"name", b.name}, {"device", p.devices[b.device]}, {"size", exact_string(b.size)}};
+    if (b.tensor) {
+      o["tensor"] = p.tensors[*b.tensor].name;
       o["box"] = box_to_json(b.box);
       if (b.part >= 0) o["part"] = b.part;
     }
@@ -383,13 +413,19 @@ Json plan_to_json(const Plan& p) {
   }
   j["buffers"] = std::move(buffers);
   Json tasks = Json::array();
+  const auto name = [&](std::size_t d) { return p.devices[d]; };
+  const auto names = [&](auto first, auto last) {
+    std::vector<std::string> out;
+    for (auto it = first; it != last; ++it) out.push_back(p.devices[*it]);
+    return out;
+  };
   for (const Task& t : p.tasks) {
     Json o;
     o["id"] = t.id;
     o["kind"] = std::string(to_string(t.kind));
     switch (t.kind) {
       case TaskKind::compute:
-        o["device"] = t.devices[0];
+        o["device"] = name(t.devices[0]);
         if (t.duration) {
           o["duration"] = exact_string(*t.duration);
         } else {
@@ -399,19 +435,19 @@ Json plan_to_json(const Plan& p) {
         o["dtype"] = std::string(to_string(t.dtype));
         break;
       case TaskKind::send:
-        o["src"] = t.devices[0];
-        o["dst"] = t.devices[1];
+        o["src"] = name(t.devices[0]);
+        o["dst"] = name(t.devices[1]);
         o["size"] = exact_string(t.size);
         break;
       case TaskKind::broadcast:
-        o["root"] = t.devices[0];
-        o["receivers"] = std::vector<std::string>(t.devices.begin() + 1, t.devices.end());
+        o["root"] = name(t.devices[0]);
+        o["receivers"] = names(t.devices.begin() + 1, t.devices.end());
         o["size"] = exact_string(t.size);
         o["chunk"] = exact_string(t.chunk);
         break;
       case TaskKind::collective:
         o["op"] = std::string(to_string(t.op));
-        o["group"] = t.devices;
+        o["group"] = names(t.devices.begin(), t.devices.end());
         o["size"] = exact_string(t.size);
         o["algorithm"] = t.algorithm ? std::string(to_string(*t.algorithm)) : "auto";
         o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
@@ -426,7 +462,7 @@ Json plan_to_json(const Plan& p) {
     o["deps"] = std::move(deps);
     if (!t.payload.empty()) {
       Json payload = Json::array();
-      for (const Region& r : t.payload) payload.push_back(region_to_json(r));
+      for (const Region& r : t.payload) payload.push_back(region_to_json(p, r));
       o["payload"] = std::move(payload);
     }
     tasks.push_back(std::move(o));

@@ -10,11 +10,20 @@
 
 #include "core/json.h"
 #include "plan/plan.h"
+#include "plan/schedule.h"
 
 namespace meshsim::plan {
 
 inline constexpr const char* kPlanFormat = "meshsim.plan/1";
 
+/// A plan read from a file, with the schedule the loader made of it (the
+/// executors take it rather than make it again).
+struct LoadedPlan {
+  Plan plan;
+  Schedule schedule;
+};
+
+[[nodiscard]] LoadedPlan load_plan(const std::string& file);
 [[nodiscard]] Plan load_plan_file(const std::string& file);
 [[nodiscard]] Plan plan_from_json(const Json& j, const std::string& file);
 [[nodiscard]] Json plan_to_json(const Plan& p);

@@ -12,16 +12,17 @@ namespace meshsim::plan {
 
 namespace {
 
-using StreamKey = std::pair<std::string_view, int>;
+using StreamKey = std::pair<std::size_t, int>;  // (device index, stream)
 
 // Why `waiter` waits for `first`: its deps, or the stream they share.
 std::string edge_reason(const Plan& plan, std::size_t waiter, std::size_t first) {
   const Task& w = plan.tasks[waiter];
   if (std::find(w.deps.begin(), w.deps.end(), first) != w.deps.end()) return {};
   const Task& f = plan.tasks[first];
-  for (const auto& d : w.devices)
+  for (const std::size_t d : w.devices)
     if (w.stream == f.stream && std::find(f.devices.begin(), f.devices.end(), d) != f.devices.end())
-      return fmt::format("\"{}\" comes before \"{}\" on stream {} of {}", f.id, w.id, w.stream, d);
+      return fmt::format("\"{}\" comes before \"{}\" on stream {} of {}", f.id, w.id, w.stream,
+                         plan.devices.at(d));
   return {};
 }
 
@@ -74,7 +75,7 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     const Task& t = plan.tasks[i];
     auto& p = s.preds[i];
     p.assign(t.deps.begin(), t.deps.end());
-    for (const auto& dev : t.devices) {
+    for (const std::size_t dev : t.devices) {
       const StreamKey key{dev, t.stream};
       if (auto it = last_on_stream.find(key); it != last_on_stream.end()) p.push_back(it->second);
       last_on_stream[key] = i;

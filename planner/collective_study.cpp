@@ -87,7 +87,10 @@ CollectiveStudyResult run_collective_row(const CollectiveStudyRow& row) {
   task.size = row.size;
   task.algorithm = row.algorithm;
   task.protocol = row.protocol;
-  for (topology::NodeId g : sim::ring_order(t, t.gpus())) task.devices.push_back(t.node(g).name);
+  for (topology::NodeId g : sim::ring_order(t, t.gpus())) {
+    task.devices.push_back(plan.devices.size());
+    plan.devices.push_back(t.node(g).name);
+  }
   const auto n = static_cast<std::int64_t>(task.devices.size());
   plan.tasks.push_back(std::move(task));
   const sim::SimResult r = sim::simulate(plan, t);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "plan/builder.h"
 #include "planner/pipeline_layout.h"
+#include "planner/plan_devices.h"
 #include "topology/mesh.h"
 
 namespace meshsim::planner {
@@ -34,10 +35,12 @@ std::size_t at(int i) {
 struct Template {
   plan::Plan fragment;             // its tasks' roots wait for the producing pass when stamped
   std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
+  plan::Stamp stamp;               // where its devices are in the pipeline plan
 };
 
-Template make_template(plan::Plan fragment) {
+Template make_template(plan::Plan fragment, plan::Stamp stamp) {
   Template t;
+  t.stamp = std::move(stamp);
   std::vector<bool> depended(fragment.tasks.size(), false);
   for (const plan::Task& task : fragment.tasks)
     for (std::size_t d : task.deps) depended[d] = true;
@@ -81,6 +84,7 @@ class PipelineBuilder {
         ranks_(ranks),
         it_(it),
         ops_(ops),
+        device_(topo, it.plan),
         stages_(cfg.pp * cfg.virtual_stages),
         incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
         last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)) {
@@ -128,7 +132,7 @@ class PipelineBuilder {
       plan::Task c;
       c.id = fmt::format("{}/t{}", prefix, t);
       c.kind = plan::TaskKind::compute;
-      c.devices = {ranks_.name(t, d, device)};
+      c.devices = {device_(ranks_.gpu(t, d, device))};
       c.stream = kComputeStream;
       c.deps = waits;
       c.flops = cost.flops;
@@ -178,7 +182,7 @@ class PipelineBuilder {
     ar.op = plan::CollectiveOp::all_reduce;
     for (int k = 0; k < members; ++k) {
       const auto [t, d] = rank_of(k);
-      ar.devices.push_back(ranks_.name(t, d, device));
+      ar.devices.push_back(device_(ranks_.gpu(t, d, device)));
     }
     ar.size = Bytes(static_cast<std::int64_t>(bytes));
     ar.dtype = model_.dtype;
@@ -219,7 +223,7 @@ class PipelineBuilder {
           plan::Task opt;
           opt.id = fmt::format("optimizer/{}", topo_.node(g).name);
           opt.kind = plan::TaskKind::compute;
-          opt.devices = {topo_.node(g).name};
+          opt.devices = {device_(g)};
           opt.stream = kComputeStream;
           opt.deps = dp_tasks_of_[g];
           opt.dtype = plan::DType::f32;
@@ -263,7 +267,9 @@ class PipelineBuilder {
       strategy = std::string(to_string(cfg_.reshard));
     }
     if (!backward && d == 0) it_.transfers[x].strategy = strategy;
-    return &templates_.emplace(key, make_template(std::move(sub))).first->second;
+    plan::Stamp at;
+    for (const std::string& name : sub.devices) at.devices.push_back(device_(topo_.at(name)));
+    return &templates_.emplace(key, make_template(std::move(sub), std::move(at))).first->second;
   }
 
   // Stamps a template out under `prefix`; its roots wait for `after`. With
@@ -271,9 +277,12 @@ class PipelineBuilder {
   std::vector<std::size_t> stamp(const Template& tpl, const std::string& prefix, int stream,
                                  const std::vector<std::size_t>& after) {
     const std::size_t base = it_.plan.tasks.size();
-    if (cfg_.payloads) plan::stamp_names(it_.plan, tpl.fragment, prefix);
+    const plan::Stamp at =
+        cfg_.payloads ? plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp) : tpl.stamp;
     for (const plan::Task& src : tpl.fragment.tasks) {
       plan::Task t = src;
+      if (!cfg_.payloads) t.payload.clear();
+      t = plan::stamped(std::move(t), at);
       t.id = prefix + "/" + src.id;
       t.stream = stream;
       if (t.deps.empty()) {
@@ -281,9 +290,6 @@ class PipelineBuilder {
       } else {
         for (auto& dep : t.deps) dep += base;
       }
-      t.payload.clear();
-      if (cfg_.payloads)
-        for (const plan::Region& r : src.payload) t.payload.push_back(plan::stamped(r, prefix));
       add_task(std::move(t), Kind::stage_transfer);
     }
     std::vector<std::size_t> sinks;
@@ -297,6 +303,7 @@ class PipelineBuilder {
   const PipelineRanks& ranks_;
   PipelineIteration& it_;
   const std::vector<std::vector<PipelineOp>>& ops_;
+  PlanDevices device_;  // GPU -> its index in it_.plan.devices
   int stages_;
   // What each pass waits for from other stages, by (backward?, stage, microbatch, replica).
   std::vector<std::vector<std::size_t>> incoming_;

@@ -48,7 +48,7 @@ std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
     for (const auto& [sbox, senders] : src) {
       Box slice = intersect(dbox, sbox);
       if (slice.empty()) continue;
-      const Bytes bytes = plan::region_bytes(tensor, plan::Region{tensor.name, slice, {}, {}, {}, {}});
+      const Bytes bytes = plan::box_bytes(tensor, slice);
       out.push_back(UnitTask{std::move(slice), bytes, senders, receivers});
     }
   return out;

@@ -138,9 +138,11 @@ struct Assignment {
                                          const std::vector<UnitTask>& tasks);
 [[nodiscard]] Assignment assign_senders(const topology::Topology& t, const std::vector<UnitTask>& tasks,
                                         const std::vector<Job>& jobs, Balance b, std::uint64_t seed = 1);
+/// The plan of an assignment. Without `payload` it has tasks only (no
+/// tensor, buffers or regions): what the simulator needs to score it.
 [[nodiscard]] plan::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p,
                                    const std::vector<UnitTask>& tasks, Strategy s,
-                                   const std::vector<Job>& jobs, const Assignment& a);
+                                   const std::vector<Job>& jobs, const Assignment& a, bool payload = true);
 
 /// make_jobs + assign_senders + emit_plan.
 [[nodiscard]] plan::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,
@@ -155,7 +157,8 @@ namespace meshsim::planner {
 /// search scored by the simulator moves single jobs to other candidate
 /// senders and swaps adjacent jobs, keeping strict improvements, until a
 /// pass finds none or `max_evaluations` simulations are spent. Never slower
-/// than the best mode it started from.
+/// than the best mode it started from. Candidates are scored as plans
+/// without payloads; only the winner is emitted with its payload.
 struct AutoPlan {
   Strategy strategy = Strategy::broadcast;
   Balance start = Balance::none;  // the mode the search started from

@@ -17,18 +17,16 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
   Assignment best_assignment;
   auto evaluate = [&](Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
     ++best.evaluations;
-    plan::Plan plan = emit_plan(t, p, tasks, s, jobs, a);
-    return std::pair{sim::simulate(plan, t).makespan, std::move(plan)};
+    return sim::simulate(emit_plan(t, p, tasks, s, jobs, a, false), t).makespan;
   };
   for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {
     const auto jobs = make_jobs(t, s, tasks);
     for (Balance b :
          {Balance::none, Balance::device, Balance::host_size, Balance::host_order, Balance::search}) {
       const Assignment a = assign_senders(t, tasks, jobs, b);
-      auto [time, plan] = evaluate(s, jobs, a);
+      const Time time = evaluate(s, jobs, a);
       if (time < best.makespan) {
         best.makespan = time;
-        best.plan = std::move(plan);
         best.strategy = s;
         best.start = b;
         best_jobs = jobs;
@@ -40,10 +38,9 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
   bool improved = true;
   // Simulates a neighbour of the current best and keeps it if strictly faster.
   auto try_neighbour = [&](Assignment a) {
-    auto [time, plan] = evaluate(best.strategy, best_jobs, a);
+    const Time time = evaluate(best.strategy, best_jobs, a);
     if (time >= best.makespan) return;
     best.makespan = time;
-    best.plan = std::move(plan);
     best_assignment = std::move(a);
     ++best.improvements;
     improved = true;
@@ -65,6 +62,7 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
       try_neighbour(std::move(a));
     }
   }
+  best.plan = emit_plan(t, p, tasks, best.strategy, best_jobs, best_assignment);
   best.plan.name =
       fmt::format("reshard {} -> {} (auto: {} from {}, {} improvements)", p.src_spec.str(), p.dst_spec.str(),
                   to_string(best.strategy), to_string(best.start), best.improvements);

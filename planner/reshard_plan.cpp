@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "planner/plan_devices.h"
 #include "planner/reshard.h"
 
 namespace meshsim::planner {
@@ -246,26 +247,31 @@ Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, c
   return best;
 }
 
+// Builds a resharding plan; without payloads (for scoring candidates) it
+// adds no tensor, buffers or regions.
 class Emitter {
  public:
-  Emitter(const Topology& t, const ReshardProblem& p) : t_(t), p_(p) {
+  Emitter(const Topology& t, const ReshardProblem& p, bool payload)
+      : t_(t), p_(p), payload_(payload), device_(t, plan_) {
+    if (!payload) return;
     plan_.tensors.push_back(p.tensor);
     auto add_buffers = [&](const topology::DeviceMesh& m, const ShardingSpec& spec, bool src) {
       const auto all = tiles(p.tensor.shape, spec, m.rows, m.cols);
-      for (std::size_t i = 0; i < all.size(); ++i)
-        plan_.buffers.push_back(plan::Buffer{buffer_name(t, m.devices[i], src), t.node(m.devices[i]).name,
-                                             bytes_of(all[i]), p.tensor.name, all[i]});
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        (src ? src_buffer_ : dst_buffer_)[m.devices[i]] = plan_.buffers.size();
+        plan_.buffers.push_back(plan::Buffer{buffer_name(t, m.devices[i], src), device_(m.devices[i]),
+                                             plan::box_bytes(p.tensor, all[i]), 0, all[i]});
+      }
     };
     add_buffers(p.src, p.src_spec, true);
     add_buffers(p.dst, p.dst_spec, false);
   }
 
-  Bytes bytes_of(const Box& box) const {
-    return plan::region_bytes(p_.tensor, plan::Region{p_.tensor.name, box, {}, {}, {}, {}});
-  }
+  std::size_t device(NodeId n) { return device_(n); }
+  [[nodiscard]] bool payload() const { return payload_; }
   plan::Region region(const Box& box, NodeId from, bool from_src, NodeId to) const {
     return plan::Region{
-        p_.tensor.name, box, buffer_name(t_, from, from_src), Bytes(0), buffer_name(t_, to, false), Bytes(0)};
+        0, box, (from_src ? src_buffer_ : dst_buffer_).at(from), Bytes(0), dst_buffer_.at(to), Bytes(0)};
   }
   std::size_t add(plan::Task task) {
     task.id = fmt::format("t{}", plan_.tasks.size());
@@ -275,10 +281,10 @@ class Emitter {
   std::size_t send(NodeId from, NodeId to, const Box& box, const std::vector<std::size_t>& deps) {
     plan::Task task;
     task.kind = plan::TaskKind::send;
-    task.devices = {t_.node(from).name, t_.node(to).name};
-    task.size = bytes_of(box);
+    task.devices = {device_(from), device_(to)};
+    task.size = plan::box_bytes(p_.tensor, box);
     task.deps = deps;
-    task.payload.push_back(region(box, from, true, to));
+    if (payload_) task.payload.push_back(region(box, from, true, to));
     return add(std::move(task));
   }
   plan::Plan take() { return std::move(plan_); }
@@ -286,7 +292,11 @@ class Emitter {
  private:
   const Topology& t_;
   const ReshardProblem& p_;
+  bool payload_;
   plan::Plan plan_;
+  PlanDevices device_;
+  std::map<NodeId, std::size_t> src_buffer_;  // per source GPU, its buffer
+  std::map<NodeId, std::size_t> dst_buffer_;
 };
 
 }  // namespace
@@ -337,8 +347,8 @@ Assignment assign_senders(const Topology& t, const std::vector<UnitTask>& tasks,
 }
 
 plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks,
-                     Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
-  Emitter e(t, p);
+                     Strategy s, const std::vector<Job>& jobs, const Assignment& a, bool payload) {
+  Emitter e(t, p, payload);
   std::map<int, std::size_t> last_on_host;  // host -> final task of the last job there
   for (std::size_t j : a.order) {
     const Job& job = jobs[j];
@@ -358,12 +368,12 @@ plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vect
       case Strategy::broadcast:
       case Strategy::signal: {
         plan::Task bc;
-        bc.devices = {t.node(sender).name};
+        bc.devices = {e.device(sender)};
         auto groups = by_host(t, job.receivers);
         std::stable_partition(groups.begin(), groups.end(),
                               [&](const auto& g) { return t.node(g.front()).host == t.node(sender).host; });
         for (const auto& g : groups)
-          for (NodeId r : g) bc.devices.push_back(t.node(r).name);
+          for (NodeId r : g) bc.devices.push_back(e.device(r));
         bc.kind = bc.devices.size() == 2 ? plan::TaskKind::send : plan::TaskKind::broadcast;
         bc.deps = deps;
         if (s == Strategy::signal) {
@@ -371,8 +381,9 @@ plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vect
           bc.chunk = Bytes(1);
         } else {
           bc.size = u.bytes;
-          for (const auto& g : groups)
-            for (NodeId r : g) bc.payload.push_back(e.region(u.slice, sender, true, r));
+          if (e.payload())
+            for (const auto& g : groups)
+              for (NodeId r : g) bc.payload.push_back(e.region(u.slice, sender, true, r));
         }
         last = e.add(std::move(bc));
         break;
@@ -402,10 +413,10 @@ plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, const std::vect
         plan::Task ag;
         ag.kind = plan::TaskKind::collective;
         ag.op = plan::CollectiveOp::all_gather;
-        for (NodeId recv : group) ag.devices.push_back(t.node(recv).name);
+        for (NodeId recv : group) ag.devices.push_back(e.device(recv));
         ag.size = u.bytes;
         ag.deps = sends;
-        for (std::size_t k = 0; k < group.size(); ++k)
+        for (std::size_t k = 0; k < group.size() && e.payload(); ++k)
           for (std::size_t q = 0; q < group.size(); ++q)
             if (q != k) ag.payload.push_back(e.region(parts[k], group[k], false, group[q]));
         last = e.add(std::move(ag));

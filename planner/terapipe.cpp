@@ -16,13 +16,13 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // α and β from the simulated times of `make(bytes)` at 1 MiB and 64 MiB.
-AlphaBeta fit(const topology::Topology& topo, const std::function<plan::Task(Bytes)>& make) {
+AlphaBeta fit(const topology::Topology& topo, const std::function<plan::Task(plan::Plan&, Bytes)>& make) {
   const Bytes small = Bytes::MiB(1);
   const Bytes large = Bytes::MiB(64);
   auto run = [&](Bytes b) {
     plan::Plan p;
     p.name = "terapipe-fit";
-    p.tasks.push_back(make(b));
+    p.tasks.push_back(make(p, b));
     return sim::simulate(p, topo).makespan.seconds();
   };
   const double t1 = run(small);
@@ -154,22 +154,22 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   c.layers_per_stage = transformer / pp;
   c.tp = tp;
   if (tp > 1)
-    c.tp_allreduce = fit(topo, [&](Bytes b) {
+    c.tp_allreduce = fit(topo, [&](plan::Plan& fp, Bytes b) {
       plan::Task t;
       t.id = "tp-allreduce";
       t.kind = plan::TaskKind::collective;
       t.op = plan::CollectiveOp::all_reduce;
-      for (int k = 0; k < tp; ++k) t.devices.push_back(name(k));
+      for (int k = 0; k < tp; ++k) t.devices.push_back(plan::device_index(fp, name(k)));
       t.size = b;
       return t;
     });
   // The slowest stage boundary sets the pace.
   for (int p = 0; p + 1 < pp; ++p) {
-    const AlphaBeta ab = fit(topo, [&](Bytes b) {
+    const AlphaBeta ab = fit(topo, [&](plan::Plan& fp, Bytes b) {
       plan::Task t;
       t.id = "stage-send";
       t.kind = plan::TaskKind::send;
-      t.devices = {name(p * tp), name((p + 1) * tp)};
+      t.devices = {plan::device_index(fp, name(p * tp)), plan::device_index(fp, name((p + 1) * tp))};
       t.size = b;
       return t;
     });

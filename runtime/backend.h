@@ -15,6 +15,7 @@
 // copies, so running them again leaves the same bytes.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,19 @@
 #include "runtime/work.h"
 
 namespace meshsim::runtime {
+
+/// What a compute task without a `duration` stands in for, given its plan
+/// (the CLI passes the simulator's roofline of the task's GPU,
+/// sim::roofline_stand_in); empty: no time.
+using ComputeTime = std::function<Time(const plan::Plan&, const plan::Task&)>;
+
+/// The time a backend spends on compute task `t` of `p`: its duration, else
+/// the stand-in's time, else zero.
+[[nodiscard]] inline Time compute_time_of(const ComputeTime& stand_in, const plan::Plan& p,
+                                          const plan::Task& t) {
+  if (t.duration) return *t.duration;
+  return stand_in ? stand_in(p, t) : Time{};
+}
 
 using plan::Schedule;
 using plan::TaskSpan;

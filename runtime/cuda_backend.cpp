@@ -84,7 +84,7 @@ class CudaBackend final : public Backend {
     std::map<std::pair<std::size_t, int>, cudaStream_t> streams;
     task_stream_.clear();
     for (const auto& t : plan.tasks) {
-      const auto key = std::pair{device_index(t.devices[0]), t.stream};
+      const auto key = std::pair{t.devices[0], t.stream};
       auto it = streams.find(key);
       if (it == streams.end()) {
         streams_.push_back(new_stream());
@@ -133,7 +133,7 @@ class CudaBackend final : public Backend {
           }
         gate_->admit(1);
         cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
-        enqueue(plan.tasks[i], work_.tasks[i], s, task_workspace_[i]);
+        enqueue(plan, plan.tasks[i], work_.tasks[i], s, task_workspace_[i]);
         gate_->admit(1);
         cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
       }
@@ -168,12 +168,8 @@ class CudaBackend final : public Backend {
   [[nodiscard]] cudaEvent_t start_event(std::size_t i) const { return events_[2 * i].get(); }
   [[nodiscard]] cudaEvent_t end_event(std::size_t i) const { return events_[2 * i + 1].get(); }
 
-  [[nodiscard]] std::size_t device_index(const std::string& d) const {
-    return static_cast<std::size_t>(std::lower_bound(work_.devices.begin(), work_.devices.end(), d) -
-                                    work_.devices.begin());
-  }
-
-  void enqueue(const plan::Task& task, const TaskWork& w, cudaStream_t s, void* workspace) {
+  void enqueue(const plan::Plan& plan, const plan::Task& task, const TaskWork& w, cudaStream_t s,
+               void* workspace) {
     if (w.compute) {
       if (runs_as_gemm(task) && gemm_work_.get() != nullptr) {  // gemm_work_: cuBLAS is there
         const GemmShape g = gemm_shape_for(task.flops);
@@ -183,7 +179,7 @@ class CudaBackend final : public Backend {
         }
         return;
       }
-      const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
+      const Time t = compute_time_of(opts_.compute_time, plan, task);
       if (t > Time{}) {
         gate_->admit(1);
         cuda_check(meshsim_launch_spin(static_cast<std::uint64_t>(t.count_ps() / 1000), s), "busy kernel");
@@ -229,7 +225,7 @@ class CudaBackend final : public Backend {
           if (!done[i])
             throw UsageError(fmt::format("timed out after {}: task \"{}\" on {} has not finished",
                                          human_string(opts_.timeout), plan.tasks[i].id,
-                                         plan.tasks[i].devices[0]));
+                                         plan.devices[plan.tasks[i].devices[0]]));
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }

@@ -31,7 +31,7 @@ namespace meshsim::runtime {
 struct CudaBackendOptions {
   int device = 0;
   Time timeout = Time::s(60);
-  std::function<Time(const plan::Task&)> compute_time;  // stand-in when cuBLAS is missing
+  ComputeTime compute_time;  // stand-in when cuBLAS is missing
 };
 
 /// UsageError when this build has no CUDA or the machine has no usable GPU.

@@ -10,9 +10,13 @@
 namespace meshsim::runtime {
 
 RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& opts) {
+  return run_plan(plan, plan::make_schedule(plan, plan::plan_origin(plan)), backend, opts);
+}
+
+RunReport run_plan(const plan::Plan& plan, const Schedule& schedule, Backend& backend,
+                   const RunOptions& opts) {
   if (opts.iterations < 1) throw UsageError("iterations must be at least 1");
   if (opts.warmup < 0) throw UsageError("warm-up runs must not be negative");
-  const Schedule schedule = plan::make_schedule(plan, plan::plan_origin(plan));
   require_host_memory(buffer_bytes(plan), "the plan's buffers (their initial images)");
   const PlanWork work = lower(plan);
   RunReport rep;

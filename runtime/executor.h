@@ -42,5 +42,8 @@ struct RunReport {
 
 /// UsageError for iterations < 1 or warmup < 0.
 [[nodiscard]] RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& opts = {});
+/// The same, with the plan's schedule already made (a loaded plan's).
+[[nodiscard]] RunReport run_plan(const plan::Plan& plan, const Schedule& schedule, Backend& backend,
+                                 const RunOptions& opts = {});
 
 }  // namespace meshsim::runtime

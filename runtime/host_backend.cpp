@@ -79,7 +79,7 @@ class HostBackend final : public Backend {
         TaskSpan span;
         span.start = since(t0);
         try {
-          execute(plan.tasks[i], work_.tasks[i]);
+          execute(plan, plan.tasks[i], work_.tasks[i]);
         } catch (...) {
           lock.lock();
           failure = std::current_exception();
@@ -109,9 +109,9 @@ class HostBackend final : public Backend {
   }
 
  private:
-  void execute(const plan::Task& task, const TaskWork& w) {
+  void execute(const plan::Plan& plan, const plan::Task& task, const TaskWork& w) {
     if (w.compute) {
-      const Time t = task.duration ? *task.duration : opts_.compute_time ? opts_.compute_time(task) : Time{};
+      const Time t = compute_time_of(opts_.compute_time, plan, task);
       if (t > Time{}) {
         const auto until = Clock::now() + std::chrono::nanoseconds(t.count_ps() / 1000);
         std::this_thread::sleep_until(until);

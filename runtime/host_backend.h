@@ -21,7 +21,7 @@ namespace meshsim::runtime {
 
 struct HostBackendOptions {
   int threads = 0;  // workers; 0: the hardware's threads (at least 2)
-  std::function<Time(const plan::Task&)> compute_time;
+  ComputeTime compute_time;
 };
 
 [[nodiscard]] std::unique_ptr<Backend> make_host_backend(const HostBackendOptions& opts = {});

@@ -2,7 +2,6 @@
 
 #include <bit>
 #include <cstring>
-#include <unordered_map>
 
 #include "core/error.h"
 #include "runtime/values.h"
@@ -156,19 +155,13 @@ void fill_contents(const plan::Tensor& t, std::size_t tensor_index, int part, st
 }
 
 std::vector<bool> written_buffers(const plan::Plan& plan) {
-  std::unordered_map<std::string, std::size_t> index;
-  for (std::size_t b = 0; b < plan.buffers.size(); ++b) index.emplace(plan.buffers[b].name, b);
   std::vector<bool> written(plan.buffers.size(), false);
   for (const auto& task : plan.tasks)
-    for (const auto& r : task.payload) written[index.at(r.dst_buffer)] = true;
+    for (const auto& r : task.payload) written[r.dst_buffer] = true;
   return written;
 }
 
 std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
-  std::unordered_map<std::string, std::size_t> tensor_index;
-  for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
-  std::unordered_map<std::string, std::size_t> buffer_index;
-  for (std::size_t b = 0; b < plan.buffers.size(); ++b) buffer_index.emplace(plan.buffers[b].name, b);
   const auto written = written_buffers(plan);
 
   std::vector<std::vector<std::byte>> img(plan.buffers.size());
@@ -176,8 +169,8 @@ std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
     const auto& buf = plan.buffers[b];
     // Part buffers are never written (the plan loader sees to it).
     img[b].assign(static_cast<std::size_t>(buf.size.count()), written[b] ? kPoison : std::byte{0});
-    if (written[b] || buf.box.empty()) continue;
-    const std::size_t ti = tensor_index.at(buf.tensor);
+    if (written[b] || !buf.tensor) continue;
+    const std::size_t ti = *buf.tensor;
     const plan::Tensor& t = plan.tensors[ti];
     const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
     for_each_box_row(buf.box, t.shape, [&](std::int64_t g, std::int64_t pos, std::int64_t len) {
@@ -189,9 +182,9 @@ std::vector<std::vector<std::byte>> initial_images(const plan::Plan& plan) {
   // Unboxed sources hold, at each region that reads them, that region's elements.
   for (const auto& task : plan.tasks)
     for (const auto& r : task.payload) {
-      const std::size_t sb = buffer_index.at(r.src_buffer);
-      if (written[sb] || !plan.buffers[sb].box.empty()) continue;
-      const std::size_t ti = tensor_index.at(r.tensor);
+      const std::size_t sb = r.src_buffer;
+      if (written[sb] || plan.buffers[sb].tensor) continue;
+      const std::size_t ti = r.tensor;
       const plan::Tensor& t = plan.tensors[ti];
       const auto e = static_cast<std::size_t>(plan::dtype_size(t.dtype));
       const auto base = static_cast<std::size_t>(r.src_offset.count());

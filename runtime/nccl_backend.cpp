@@ -6,7 +6,6 @@
 #include <map>
 #include <string>
 #include <thread>
-#include <unordered_map>
 
 #include <fmt/format.h>
 #include <nccl.h>
@@ -66,8 +65,6 @@ class NcclBackend final : public Backend {
                       "plan device per GPU (use --backend cuda for virtual devices)",
                       n, gpus_, gpus_ == 1 ? "" : "s"));
     work_ = work;
-    for (const auto& t : plan.tensors) tensors_.emplace(t.name, &t);
-    for (std::size_t b = 0; b < plan.buffers.size(); ++b) buffer_index_.emplace(plan.buffers[b].name, b);
     load_memory(plan, images);
     create_comms();
     create_streams(plan);
@@ -169,9 +166,7 @@ class NcclBackend final : public Backend {
       gate_->admit(2);  // the start event, and a busy kernel
       cuda_check(cudaEventRecord(events_.at({i, r}).first.get(), s), "cudaEventRecord");
       if (task.kind == plan::TaskKind::compute) {
-        const Time t = task.duration        ? *task.duration
-                       : opts_.compute_time ? opts_.compute_time(task)
-                                            : Time{};
+        const Time t = compute_time_of(opts_.compute_time, plan, task);
         if (t > Time{})
           cuda_check(meshsim_launch_spin(static_cast<std::uint64_t>(t.count_ps() / 1000), s), "busy kernel");
       }
@@ -339,10 +334,8 @@ class NcclBackend final : public Backend {
     }
   }
 
-  [[nodiscard]] int rank_of(const std::string& d) const {
-    return static_cast<int>(std::lower_bound(prog_.devices.begin(), prog_.devices.end(), d) -
-                            prog_.devices.begin());
-  }
+  // Ranks are the plan's device indices.
+  [[nodiscard]] static int rank_of(std::size_t d) { return static_cast<int>(d); }
   // Whether this process runs rank r, and on which CUDA device.
   [[nodiscard]] bool mine(int r) const { return world_ == nullptr || r == me_; }
   [[nodiscard]] int dev(int r) const { return world_ != nullptr ? local_dev_ : r; }
@@ -358,9 +351,9 @@ class NcclBackend final : public Backend {
                 std::int64_t& staged) {
     if (c.region == kScratch) return scratch_[static_cast<std::size_t>(r)].get();
     const plan::Region& reg = task.payload[c.region];
-    const plan::Tensor& t = *tensors_.at(reg.tensor);
-    const std::size_t sb = buffer_index_.at(reg.src_buffer);
-    const std::size_t db = buffer_index_.at(reg.dst_buffer);
+    const plan::Tensor& t = plan.tensors[reg.tensor];
+    const std::size_t sb = reg.src_buffer;
+    const std::size_t db = reg.dst_buffer;
     const bool sending = c.op == NcclOp::send || c.op == NcclOp::local_copy ||
                          (c.op == NcclOp::broadcast && rank_of(plan.buffers[sb].device) == r);
     if (c.op == NcclOp::local_copy) {
@@ -387,9 +380,9 @@ class NcclBackend final : public Backend {
               cudaStream_t s) {
     if (c.region == kScratch || c.op == NcclOp::send || c.op == NcclOp::local_copy) return;
     const plan::Region& reg = task.payload[c.region];
-    const std::size_t db = buffer_index_.at(reg.dst_buffer);
+    const std::size_t db = reg.dst_buffer;
     if (rank_of(plan.buffers[db].device) != r) return;  // the broadcast root
-    const StridedCopy uc = unpack_copy(*tensors_.at(reg.tensor), reg, plan.buffers[db]);
+    const StridedCopy uc = unpack_copy(plan.tensors[reg.tensor], reg, plan.buffers[db]);
     if (uc.outer.empty()) return;  // received in place
     StridedCopy from_staging = uc;
     from_staging.src_offset = 0;
@@ -464,8 +457,6 @@ class NcclBackend final : public Backend {
     scratch_.clear();
     staging_.clear();
     task_ranks_.clear();
-    tensors_.clear();
-    buffer_index_.clear();
   }
 
   NcclBackendOptions opts_;
@@ -476,8 +467,6 @@ class NcclBackend final : public Backend {
   int gpus_ = 0;
   NcclProgram prog_;
   PlanWork work_;
-  std::unordered_map<std::string, const plan::Tensor*> tensors_;
-  std::unordered_map<std::string, std::size_t> buffer_index_;
   std::vector<CudaMemory> buffers_;                    // per plan buffer; empty where not ours
   std::vector<CudaMemory> scratch_;                    // per rank
   std::map<std::pair<int, int>, CudaMemory> staging_;  // (rank, plan stream)

@@ -1,6 +1,6 @@
 #pragma once
-// The NCCL backend: one GPU per plan device (rank r = the r-th plan device
-// in sorted order). Either a single process drives every local GPU (rank r
+// The NCCL backend: one GPU per plan device (rank r = plan device r, in the
+// order of Plan::devices). Either a single process drives every local GPU (rank r
 // on GPU r, communicators from ncclCommInitAll), or, under MPI
 // (`mpirun -np N meshsim-mpi run ... --backend nccl`, runtime/distributed.h),
 // process r runs rank r on GPU (local rank mod GPUs): rank 0 calls
@@ -36,7 +36,7 @@ namespace meshsim::runtime {
 
 struct NcclBackendOptions {
   Time timeout = Time::s(60);
-  std::function<Time(const plan::Task&)> compute_time;
+  ComputeTime compute_time;
 };
 
 /// UsageError when this build has no CUDA, NCCL cannot be loaded, or the

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -50,9 +49,7 @@ namespace {
 class ProgramBuilder {
  public:
   explicit ProgramBuilder(const plan::Plan& plan) : plan_(plan) {
-    p_.devices = plan_devices(plan);
-    for (const auto& b : plan.buffers) buffer_rank_.emplace(b.name, rank(b.device));
-    for (const auto& t : plan.tensors) tensors_.emplace(t.name, &t);
+    p_.devices = plan.devices;
     p_.calls.resize(p_.devices.size());
     NcclComm world;
     for (int r = 0; r < static_cast<int>(p_.devices.size()); ++r) world.ranks.push_back(r);
@@ -78,9 +75,9 @@ class ProgramBuilder {
   NcclProgram take() { return std::move(p_); }
 
  private:
-  int rank(const std::string& d) const {
-    return static_cast<int>(std::lower_bound(p_.devices.begin(), p_.devices.end(), d) - p_.devices.begin());
-  }
+  // Ranks are the plan's device indices.
+  static int rank(std::size_t d) { return static_cast<int>(d); }
+  int buffer_rank(std::size_t b) const { return rank(plan_.buffers[b].device); }
 
   // The communicator over every rank for point-to-point calls on `stream`.
   int world_comm(int stream, std::size_t task) {
@@ -121,15 +118,13 @@ class ProgramBuilder {
     p_.calls[static_cast<std::size_t>(b)].push_back({task, NcclOp::recv, comm, a, bytes, region});
   }
 
-  std::int64_t region_bytes(const plan::Region& r) const {
-    return plan::region_bytes(*tensors_.at(r.tensor), r).count();
-  }
+  std::int64_t region_bytes(const plan::Region& r) const { return plan::region_bytes(plan_, r).count(); }
 
   void regions_as_pairs(std::size_t i) {
     const auto& t = plan_.tasks[i];
     for (std::size_t k = 0; k < t.payload.size(); ++k) {
       const auto& r = t.payload[k];
-      pair(i, buffer_rank_.at(r.src_buffer), buffer_rank_.at(r.dst_buffer), region_bytes(r), k);
+      pair(i, buffer_rank(r.src_buffer), buffer_rank(r.dst_buffer), region_bytes(r), k);
     }
   }
 
@@ -139,10 +134,10 @@ class ProgramBuilder {
     bool one = !t.payload.empty();
     for (const auto& r : t.payload)
       one = one && r.tensor == t.payload[0].tensor && r.box == t.payload[0].box &&
-            buffer_rank_.at(r.src_buffer) == root && buffer_rank_.at(r.dst_buffer) != root;
+            buffer_rank(r.src_buffer) == root && buffer_rank(r.dst_buffer) != root;
     if (!one) return false;
     std::vector<int> got;
-    for (const auto& r : t.payload) got.push_back(buffer_rank_.at(r.dst_buffer));
+    for (const auto& r : t.payload) got.push_back(buffer_rank(r.dst_buffer));
     std::sort(got.begin(), got.end());
     return std::adjacent_find(got.begin(), got.end()) == got.end() && got.size() + 1 == t.devices.size();
   }
@@ -160,7 +155,7 @@ class ProgramBuilder {
       if (!t.payload.empty()) {
         region = 0;  // the root reads region 0's source
         for (std::size_t k = 0; k < t.payload.size(); ++k)
-          if (buffer_rank_.at(t.payload[k].dst_buffer) == rank(d)) region = k;
+          if (buffer_rank(t.payload[k].dst_buffer) == rank(d)) region = k;
       }
       p_.calls[static_cast<std::size_t>(rank(d))].push_back({i, NcclOp::broadcast, comm, 0, bytes, region});
     }
@@ -192,8 +187,6 @@ class ProgramBuilder {
 
   const plan::Plan& plan_;
   NcclProgram p_;
-  std::unordered_map<std::string, int> buffer_rank_;
-  std::unordered_map<std::string, const plan::Tensor*> tensors_;
   std::map<int, int> world_of_{{0, 0}};  // plan stream -> its point-to-point communicator
   std::map<std::pair<std::vector<int>, int>, int> comm_of_;
 };

@@ -3,7 +3,7 @@
 // anywhere: which NCCL calls each rank issues, on which communicator, in
 // which order.
 //
-// Ranks: one per plan device, in sorted device order. Point-to-point calls
+// Ranks: one per plan device, rank r being Plan::devices[r]. Point-to-point calls
 // go on a communicator spanning every rank, one per plan stream
 // (communicator 0 is stream 0's): NCCL runs the operations of one
 // communicator one after another, so tasks the plan puts on different

@@ -3,7 +3,6 @@
 #include <array>
 #include <cstring>
 #include <span>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -52,15 +51,11 @@ std::string Mismatch::describe() const {
 
 Verification verify_images(const plan::Plan& plan, const std::vector<std::vector<std::byte>>& images) {
   MESHSIM_ASSERT(images.size() == plan.buffers.size(), "one image per buffer");
-  std::unordered_map<std::string, std::size_t> tensor_index;
-  for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
-  std::unordered_map<std::string, std::size_t> buffer_index;
-  for (std::size_t b = 0; b < plan.buffers.size(); ++b) buffer_index.emplace(plan.buffers[b].name, b);
   // Regions writing each buffer, in plan order: (task, region).
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> writers(plan.buffers.size());
   for (std::size_t i = 0; i < plan.tasks.size(); ++i)
     for (std::size_t k = 0; k < plan.tasks[i].payload.size(); ++k)
-      writers[buffer_index.at(plan.tasks[i].payload[k].dst_buffer)].emplace_back(i, k);
+      writers[plan.tasks[i].payload[k].dst_buffer].emplace_back(i, k);
 
   Verification v;
   std::array<std::byte, 16> want{};
@@ -83,7 +78,7 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
       if (std::memcmp(got.data(), want.data(), e) == 0) return;
       if (bad++ > 0) return;
       first.buffer = buf.name;
-      first.device = buf.device;
+      first.device = plan.devices[buf.device];
       first.tensor = t.name;
       first.index = g;
       first.coords = coords_of(t.shape, g);
@@ -91,7 +86,7 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
       first.actual = hex(got);
       for (auto it = writers[b].rbegin(); it != writers[b].rend(); ++it) {
         const auto& r = plan.tasks[it->first].payload[it->second];
-        if (r.tensor == t.name && contains(r.box, first.coords)) {
+        if (r.tensor == ti && contains(r.box, first.coords)) {
           first.task = plan.tasks[it->first].id;
           break;
         }
@@ -109,8 +104,8 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
       }
       for (std::int64_t k = 0; k < len; ++k) check(ti, g0 + k, byte_offset + k * e);
     };
-    if (!buf.box.empty()) {
-      const std::size_t ti = tensor_index.at(buf.tensor);
+    if (buf.tensor) {
+      const std::size_t ti = *buf.tensor;
       const auto e = plan::dtype_size(plan.tensors[ti].dtype);
       for_each_box_row(
           buf.box, plan.tensors[ti].shape,
@@ -118,7 +113,7 @@ Verification verify_images(const plan::Plan& plan, const std::vector<std::vector
     } else {
       for (const auto& [task, k] : writers[b]) {
         const auto& r = plan.tasks[task].payload[k];
-        const std::size_t ti = tensor_index.at(r.tensor);
+        const std::size_t ti = r.tensor;
         const auto e = plan::dtype_size(plan.tensors[ti].dtype);
         const auto base = r.dst_offset.count();
         for_each_box_row(r.box, plan.tensors[ti].shape,

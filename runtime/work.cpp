@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <unistd.h>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -23,35 +22,16 @@ void scratch_copy(TaskWork& w, std::size_t a, std::size_t b, std::int64_t bytes,
 
 }  // namespace
 
-std::vector<std::string> plan_devices(const plan::Plan& plan) {
-  std::vector<std::string> d;
-  for (const auto& t : plan.tasks) d.insert(d.end(), t.devices.begin(), t.devices.end());
-  for (const auto& b : plan.buffers) d.push_back(b.device);
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
-  return d;
-}
-
 PlanWork lower(const plan::Plan& plan) {
+  plan::check_indices(plan);
   PlanWork pw;
-  pw.devices = plan_devices(plan);
-  auto dev = [&](const std::string& d) {
-    return static_cast<std::size_t>(std::lower_bound(pw.devices.begin(), pw.devices.end(), d) -
-                                    pw.devices.begin());
-  };
-  std::unordered_map<std::string, std::size_t> tensor_index;
-  for (std::size_t i = 0; i < plan.tensors.size(); ++i) tensor_index.emplace(plan.tensors[i].name, i);
-  std::unordered_map<std::string, std::size_t> buffer_index;
-  for (std::size_t b = 0; b < plan.buffers.size(); ++b) {
-    buffer_index.emplace(plan.buffers[b].name, b);
-    pw.buffer_device.push_back(dev(plan.buffers[b].device));
-  }
+  pw.devices = plan.devices;
+  for (const auto& b : plan.buffers) pw.buffer_device.push_back(b.device);
   pw.scratch_bytes.assign(pw.devices.size(), 0);
   // Scratch areas: each device gets the largest payload-less size it takes part in.
   for (const auto& t : plan.tasks)
     if (t.kind != plan::TaskKind::compute && t.payload.empty())
-      for (const auto& d : t.devices)
-        pw.scratch_bytes[dev(d)] = std::max(pw.scratch_bytes[dev(d)], t.size.count());
+      for (std::size_t d : t.devices) pw.scratch_bytes[d] = std::max(pw.scratch_bytes[d], t.size.count());
 
   pw.tasks.resize(plan.tasks.size());
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -63,9 +43,9 @@ PlanWork lower(const plan::Plan& plan) {
     }
     std::vector<const plan::Region*> reduction_key;  // the first region of each Reduction
     for (const auto& r : t.payload) {
-      const std::size_t sb = buffer_index.at(r.src_buffer);
-      const std::size_t db = buffer_index.at(r.dst_buffer);
-      const plan::Tensor& tensor = plan.tensors[tensor_index.at(r.tensor)];
+      const std::size_t sb = r.src_buffer;
+      const std::size_t db = r.dst_buffer;
+      const plan::Tensor& tensor = plan.tensors[r.tensor];
       const BufferCopy c{sb, db, copy_of(tensor, r, plan.buffers[sb], plan.buffers[db])};
       pw.payload_bytes += c.copy.bytes();
       if (!r.reduce) {
@@ -93,8 +73,7 @@ PlanWork lower(const plan::Plan& plan) {
           fmt::format("task \"{}\" moves {} without a payload: the runtime would stand in with "
                       "scratch copies of that size, more than any machine holds",
                       t.id, human_string(t.size)));
-    std::vector<std::size_t> d;
-    for (const auto& name : t.devices) d.push_back(dev(name));
+    const std::vector<std::size_t>& d = t.devices;
     const auto n = static_cast<std::int64_t>(d.size());
     switch (t.kind) {
       case plan::TaskKind::send: scratch_copy(w, d[0], d[1], s, s); break;

@@ -54,7 +54,7 @@ struct TaskWork {
 };
 
 struct PlanWork {
-  std::vector<std::string> devices;         // every plan device, sorted
+  std::vector<std::string> devices;         // Plan::devices: backends number devices as the plan does
   std::vector<std::size_t> buffer_device;   // per plan buffer: index into devices
   std::vector<std::int64_t> scratch_bytes;  // per device: the scratch area it needs (0: none)
   std::vector<TaskWork> tasks;              // per plan task
@@ -80,9 +80,5 @@ void require_host_memory(std::int64_t bytes, std::string_view what);
 /// UsageError naming `backend` when `plan` has sum regions, which only the
 /// host backend runs so far.
 void require_no_reductions(const plan::Plan& plan, std::string_view backend);
-
-/// Every device a plan names (tasks and buffers), sorted, once each: the
-/// order in which backends number them (the NCCL backend's ranks).
-[[nodiscard]] std::vector<std::string> plan_devices(const plan::Plan& plan);
 
 }  // namespace meshsim::runtime

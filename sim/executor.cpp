@@ -29,7 +29,7 @@ constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 class Run {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
-      const SimOptions& opts)
+      const std::vector<NodeId>& node_of, const SimOptions& opts)
       : plan_(plan),
         schedule_(schedule),
         topo_(topo),
@@ -47,7 +47,7 @@ class Run {
     preds_left_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
-      for (const auto& d : t.devices) devices_[i].push_back(topo.at(d));
+      for (std::size_t d : t.devices) devices_[i].push_back(node_of[d]);
       result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
       if (t.kind == TaskKind::compute && !t.duration) {
@@ -56,7 +56,7 @@ class Run {
           throw UsageError(
               fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
                           "A100, H100, H200); give the task a \"duration\"",
-                          t.id, model, t.devices[0]));
+                          t.id, model, plan.devices[t.devices[0]]));
       }
     }
   }
@@ -280,33 +280,66 @@ std::vector<LinkLoad> SimResult::bottlenecks(std::size_t k) const {
 }
 
 SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOptions& opts) {
-  const std::string origin = plan::plan_origin(plan);
-  check_plan_devices(plan, topo, origin);
-  const plan::Schedule schedule = plan::make_schedule(plan, origin);
-  return Run(plan, schedule, topo, opts).run();
+  return simulate(plan, plan::make_schedule(plan, plan::plan_origin(plan)), topo, opts);
 }
 
-void check_plan_devices(const Plan& p, const topology::Topology& t, const std::string& file) {
+SimResult simulate(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
+                   const SimOptions& opts) {
+  plan::check_indices(plan);
+  const std::vector<NodeId> node_of = plan_nodes(plan, topo, plan::plan_origin(plan));
+  return Run(plan, schedule, topo, node_of, opts).run();
+}
+
+namespace {
+
+// The JSON path where `p` first names device d: a task's key, else a buffer's.
+std::string first_use(const Plan& p, std::size_t d) {
   for (std::size_t i = 0; i < p.tasks.size(); ++i) {
     const Task& task = p.tasks[i];
-    for (std::size_t k = 0; k < task.devices.size(); ++k) {
-      const std::string& d = task.devices[k];
-      const auto id = t.find(d);
-      std::string key;
-      switch (task.kind) {
-        case TaskKind::compute: key = "device"; break;
-        case TaskKind::send: key = k == 0 ? "src" : "dst"; break;
-        case TaskKind::broadcast: key = k == 0 ? "root" : fmt::format("receivers[{}]", k - 1); break;
-        case TaskKind::collective: key = fmt::format("group[{}]", k); break;
-      }
-      const std::string path = fmt::format("tasks[{}].{}", i, key);
-      if (!id)
-        throw ConfigError(file, path, fmt::format("no device named \"{}\" in topology \"{}\"", d, t.name));
-      if (t.node(*id).kind != topology::NodeKind::gpu)
-        throw ConfigError(file, path,
-                          fmt::format("\"{}\" is a {}, not a GPU", d, to_string(t.node(*id).kind)));
+    const auto at = std::find(task.devices.begin(), task.devices.end(), d);
+    if (at == task.devices.end()) continue;
+    const auto k = static_cast<std::size_t>(at - task.devices.begin());
+    switch (task.kind) {
+      case TaskKind::compute: return fmt::format("tasks[{}].device", i);
+      case TaskKind::send: return fmt::format("tasks[{}].{}", i, k == 0 ? "src" : "dst");
+      case TaskKind::broadcast:
+        return k == 0 ? fmt::format("tasks[{}].root", i) : fmt::format("tasks[{}].receivers[{}]", i, k - 1);
+      case TaskKind::collective: return fmt::format("tasks[{}].group[{}]", i, k);
     }
   }
+  for (std::size_t b = 0; b < p.buffers.size(); ++b)
+    if (p.buffers[b].device == d) return fmt::format("buffers[{}].device", b);
+  return "devices";
+}
+
+}  // namespace
+
+std::function<Time(const Plan&, const Task&)> roofline_stand_in(const topology::Topology& topo,
+                                                                const SimOptions& opts) {
+  return [&topo, models = opts.device_models](const Plan& p, const Task& t) -> Time {
+    if (t.duration) return *t.duration;
+    const auto n = topo.find(p.devices.at(t.devices.at(0)));
+    if (!n) return Time{};
+    const DeviceModel* dm = find_device_model(topo.node(*n).model, models);
+    return dm != nullptr ? dm->kernel_time(t.flops, t.mem_bytes, t.dtype) : Time{};
+  };
+}
+
+std::vector<NodeId> plan_nodes(const Plan& p, const topology::Topology& t, const std::string& file) {
+  std::vector<NodeId> out;
+  out.reserve(p.devices.size());
+  for (std::size_t d = 0; d < p.devices.size(); ++d) {
+    const std::string& name = p.devices[d];
+    const auto id = t.find(name);
+    if (!id)
+      throw ConfigError(file, first_use(p, d),
+                        fmt::format("no device named \"{}\" in topology \"{}\"", name, t.name));
+    if (t.node(*id).kind != topology::NodeKind::gpu)
+      throw ConfigError(file, first_use(p, d),
+                        fmt::format("\"{}\" is a {}, not a GPU", name, to_string(t.node(*id).kind)));
+    out.push_back(*id);
+  }
+  return out;
 }
 
 }  // namespace meshsim::sim

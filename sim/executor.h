@@ -23,6 +23,7 @@
 // critical path are the timeline's (plan::make_timeline).
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,9 +93,22 @@ struct SimResult {
 /// a compute task on a GPU model without a device model.
 [[nodiscard]] SimResult simulate(const plan::Plan& plan, const topology::Topology& topo,
                                  const SimOptions& opts = {});
+/// The same, with the plan's schedule already made (a loaded plan's).
+[[nodiscard]] SimResult simulate(const plan::Plan& plan, const plan::Schedule& schedule,
+                                 const topology::Topology& topo, const SimOptions& opts = {});
 
-/// Checks that every device a plan names is a GPU of `t`; the error names
-/// the task's JSON path (e.g. `tasks[3].dst`).
-void check_plan_devices(const plan::Plan& p, const topology::Topology& t, const std::string& file);
+/// The time a compute task of a plan takes under the roofline of its GPU
+/// in `topo` (the simulator's model, with `opts.device_models`): what the
+/// runtime's backends stand in with when they do not run the compute. Zero
+/// for a device `topo` lacks or a GPU without a model. Keeps a reference to
+/// `topo`.
+[[nodiscard]] std::function<Time(const plan::Plan&, const plan::Task&)> roofline_stand_in(
+    const topology::Topology& topo, const SimOptions& opts);
+
+/// The topology node of each of the plan's devices (indexed like
+/// Plan::devices). ConfigError unless each is a GPU of `t`; the error names
+/// the JSON path where the plan first uses it (e.g. `tasks[3].dst`).
+[[nodiscard]] std::vector<topology::NodeId> plan_nodes(const plan::Plan& p, const topology::Topology& t,
+                                                       const std::string& file);
 
 }  // namespace meshsim::sim

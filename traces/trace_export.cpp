@@ -39,9 +39,11 @@ Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const 
                           {"tid", 0},
                           {"args", {{"name", topo.hosts()[static_cast<std::size_t>(h)].name}}}});
   // Threads: one per (device, stream) in use, numbered in (node, stream) order.
+  std::vector<topology::NodeId> node;  // per plan device
+  for (const std::string& name : plan.devices) node.push_back(topo.at(name));
   std::map<std::pair<topology::NodeId, int>, int> tids;
   for (const auto& t : plan.tasks)
-    for (const auto& d : t.devices) tids.emplace(std::pair{topo.at(d), t.stream}, 0);
+    for (std::size_t d : t.devices) tids.emplace(std::pair{node[d], t.stream}, 0);
   int next = 1;
   for (auto& [key, tid] : tids) {
     tid = next++;
@@ -57,8 +59,8 @@ Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const 
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
     const auto& tm = r.tasks[i];
-    for (const auto& d : t.devices) {
-      const topology::NodeId n = topo.at(d);
+    for (std::size_t d : t.devices) {
+      const topology::NodeId n = node[d];
       Json args{{"kind", std::string(to_string(t.kind))}, {"critical", critical.contains(i)}};
       if (t.kind != plan::TaskKind::compute) args["bytes"] = t.size.count();
       if (t.kind == plan::TaskKind::collective) args["op"] = std::string(to_string(t.op));
@@ -72,8 +74,8 @@ Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo, const 
                             {"args", std::move(args)}});
     }
     if (t.kind == plan::TaskKind::send) {
-      const topology::NodeId a = topo.at(t.devices[0]);
-      const topology::NodeId b = topo.at(t.devices[1]);
+      const topology::NodeId a = node[t.devices[0]];
+      const topology::NodeId b = node[t.devices[1]];
       events.push_back(Json{{"ph", "s"},
                             {"name", t.id},
                             {"cat", "send"},
@@ -111,7 +113,7 @@ std::string task_csv(const plan::Plan& plan, const plan::Timeline& r) {
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
     std::string devices;
-    for (const auto& d : t.devices) devices += (devices.empty() ? "" : " ") + d;
+    for (std::size_t d : t.devices) devices += (devices.empty() ? "" : " ") + plan.devices[d];
     out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(t.id), to_string(t.kind),
                        csv_field(devices), t.stream, us(r.tasks[i].start), us(r.tasks[i].end),
                        us(r.tasks[i].end - r.tasks[i].start),

@@ -65,7 +65,8 @@ int main() {
   busy.name = "busy";
   plan::Task t;
   t.id = "spin";
-  t.devices = {"h0/gpu0"};
+  busy.devices = {"h0/gpu0"};
+  t.devices = {0};
   t.duration = Time::ms(2);
   busy.tasks.push_back(t);
   plan::Task g = t;
@@ -92,15 +93,16 @@ int main() {
   constexpr std::int64_t kRows = 3000;
   rows.tensors.push_back({"T", {kRows, 256}, plan::DType::f32});
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, kRows}, {0, 256}};
-  rows.buffers.push_back({"a", "h0/gpu0", Bytes(kRows * 256 * 4), "T", all});
-  rows.buffers.push_back({"b", "h0/gpu1", Bytes(kRows * 256 * 4), "T", all});
+  rows.devices = {"h0/gpu0", "h0/gpu1"};
+  rows.buffers.push_back({"a", 0, Bytes(kRows * 256 * 4), 0, all});
+  rows.buffers.push_back({"b", 1, Bytes(kRows * 256 * 4), 0, all});
   for (std::int64_t k = 0; k < kRows; ++k) {
     plan::Task row;
     row.id = fmt::format("row{}", k);
     row.kind = plan::TaskKind::send;
-    row.devices = {"h0/gpu0", "h0/gpu1"};
+    row.devices = {0, 1};
     row.size = Bytes(256 * 4);
-    row.payload.push_back({"T", {{k, k + 1}, {0, 256}}, "a", Bytes(k * 1024), "b", Bytes(k * 1024)});
+    row.payload.push_back({0, {{k, k + 1}, {0, 256}}, 0, Bytes(k * 1024), 1, Bytes(k * 1024)});
     rows.tasks.push_back(row);
   }
   const auto r5 = run(rows, 2);

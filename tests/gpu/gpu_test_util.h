@@ -60,33 +60,35 @@ inline  // T is 8x12x10x6 f32 on one device. Regions to three others:
   const std::vector<std::pair<std::int64_t, std::int64_t>> slab{{0, 8}, {3, 9}, {0, 10}, {0, 6}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> sub{{2, 6}, {3, 9}, {1, 7}, {0, 6}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> odd{{1, 3}, {2, 4}, {5, 8}, {1, 4}};
-  p.buffers.push_back({"src", "h0/gpu0", vol(all), "T", all});
-  p.buffers.push_back({"slab", "h0/gpu1", vol(slab), "T", slab});
-  p.buffers.push_back({"odd", "h0/gpu2", vol(odd), {}, {}});
-  p.buffers.push_back({"whole", "h0/gpu3", vol(all), {}, {}});
-  auto send = [&](const char* id, const char* dst_dev, const char* dst, const auto& box) {
+  // Devices h0/gpu0..3 are 0..3; buffers src, slab, odd, whole are 0..3.
+  p.devices = {"h0/gpu0", "h0/gpu1", "h0/gpu2", "h0/gpu3"};
+  p.buffers.push_back({"src", 0, vol(all), 0, all});
+  p.buffers.push_back({"slab", 1, vol(slab), 0, slab});
+  p.buffers.push_back({"odd", 2, vol(odd), std::nullopt, {}});
+  p.buffers.push_back({"whole", 3, vol(all), std::nullopt, {}});
+  auto send = [&](const char* id, std::size_t dst, const auto& box) {  // dst: device and buffer
     plan::Task t;
     t.id = id;
     t.kind = plan::TaskKind::send;
-    t.devices = {"h0/gpu0", dst_dev};
+    t.devices = {0, dst};
     t.size = vol(box);
-    t.payload.push_back({"T", box, "src", Bytes(0), dst, Bytes(0)});
+    t.payload.push_back({0, box, 0, Bytes(0), dst, Bytes(0)});
     p.tasks.push_back(t);
   };
-  send("sub", "h0/gpu1", "slab", sub);
-  send("odd", "h0/gpu2", "odd", odd);
-  send("whole", "h0/gpu3", "whole", all);
+  send("sub", 1, sub);
+  send("odd", 2, odd);
+  send("whole", 3, all);
   // The slab buffer's box is only partly written: give the rest its own region.
   plan::Task rest;
   rest.id = "slab-rest";
   rest.kind = plan::TaskKind::send;
-  rest.devices = {"h0/gpu0", "h0/gpu1"};
+  rest.devices = {0, 1};
   for (const auto& box :
        std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>{{{0, 2}, {3, 9}, {0, 10}, {0, 6}},
                                                                        {{6, 8}, {3, 9}, {0, 10}, {0, 6}},
                                                                        {{2, 6}, {3, 9}, {0, 1}, {0, 6}},
                                                                        {{2, 6}, {3, 9}, {7, 10}, {0, 6}}}) {
-    rest.payload.push_back({"T", box, "src", Bytes(0), "slab", Bytes(0)});
+    rest.payload.push_back({0, box, 0, Bytes(0), 1, Bytes(0)});
     rest.size += vol(box);
   }
   p.tasks.push_back(rest);

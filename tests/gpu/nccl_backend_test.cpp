@@ -26,22 +26,23 @@ int main() {
   const std::vector<std::pair<std::int64_t, std::int64_t>> all{{0, 64}, {0, 40}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> rows{{0, 32}, {0, 40}};
   const std::vector<std::pair<std::int64_t, std::int64_t>> cols{{0, 64}, {8, 24}};
-  p.buffers.push_back({"src", "h0/gpu0", Bytes(64 * 40 * 4), "T", all});
-  p.buffers.push_back({"rows", "h0/gpu1", Bytes(32 * 40 * 4), "T", rows});
-  p.buffers.push_back({"cols", "h0/gpu1", Bytes(64 * 16 * 4), "T", cols});
+  // Device g is h0/gpu<g>; buffers src, rows, cols are 0, 1, 2.
+  std::vector<std::size_t> group;
+  for (int g = 0; g < gpus; ++g) group.push_back(plan::device_index(p, fmt::format("h0/gpu{}", g)));
+  p.buffers.push_back({"src", 0, Bytes(64 * 40 * 4), 0, all});
+  p.buffers.push_back({"rows", 1, Bytes(32 * 40 * 4), 0, rows});
+  p.buffers.push_back({"cols", 1, Bytes(64 * 16 * 4), 0, cols});
   plan::Task s;
   s.id = "p2p";
   s.kind = plan::TaskKind::send;
-  s.devices = {"h0/gpu0", "h0/gpu1"};
-  s.payload = {{"T", rows, "src", Bytes(0), "rows", Bytes(0)}};
+  s.devices = {0, 1};
+  s.payload = {{0, rows, 0, Bytes(0), 1, Bytes(0)}};
   s.size = Bytes(32 * 40 * 4);
   p.tasks.push_back(s);
   s.id = "p2p-strided";
-  s.payload = {{"T", cols, "src", Bytes(0), "cols", Bytes(0)}};
+  s.payload = {{0, cols, 0, Bytes(0), 2, Bytes(0)}};
   s.size = Bytes(64 * 16 * 4);
   p.tasks.push_back(s);
-  std::vector<std::string> group;
-  for (int g = 0; g < gpus; ++g) group.push_back(fmt::format("h0/gpu{}", g));
   if (gpus >= 3) {
     plan::Task b;
     b.id = "bcast";
@@ -49,9 +50,9 @@ int main() {
     b.devices = group;
     b.size = Bytes(64 * 40 * 4);
     for (int g = 1; g < gpus; ++g) {
-      const std::string name = fmt::format("copy{}", g);
-      p.buffers.push_back({name, group[static_cast<std::size_t>(g)], Bytes(64 * 40 * 4), "T", all});
-      b.payload.push_back({"T", all, "src", Bytes(0), name, Bytes(0)});
+      b.payload.push_back({0, all, 0, Bytes(0), p.buffers.size(), Bytes(0)});
+      p.buffers.push_back(
+          {fmt::format("copy{}", g), group[static_cast<std::size_t>(g)], Bytes(64 * 40 * 4), 0, all});
     }
     p.tasks.push_back(b);
   }

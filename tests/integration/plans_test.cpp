@@ -93,9 +93,10 @@ TEST_CASE("NCCL broadcast groups and roots are the planned ones", "[runtime][ncc
     if (t.kind != plan::TaskKind::broadcast) continue;
     ++broadcasts;
     std::vector<int> ranks;
-    for (const auto& d : t.devices)
-      ranks.push_back(
-          static_cast<int>(std::find(prog.devices.begin(), prog.devices.end(), d) - prog.devices.begin()));
+    for (std::size_t d : t.devices) {
+      REQUIRE(prog.devices[d] == plan.devices[d]);  // ranks are the plan's device indices
+      ranks.push_back(static_cast<int>(d));
+    }
     for (int r : ranks) {
       const auto& calls = prog.calls[static_cast<std::size_t>(r)];
       const auto n =
@@ -118,18 +119,19 @@ TEST_CASE("check_program catches calls out of order", "[runtime][nccl]") {
   // breaks its communicator's sequence.
   plan::Plan plan;
   plan.name = "order";
+  plan.devices = {"a", "b", "c"};
   for (const char* id : {"s0", "s1"}) {
     plan::Task t;
     t.id = id;
     t.kind = plan::TaskKind::send;
-    t.devices = {"a", "b"};
+    t.devices = {0, 1};
     t.size = Bytes(std::string(id) == "s0" ? 100 : 200);
     plan.tasks.push_back(t);
   }
   plan::Task bc;
   bc.id = "bc";
   bc.kind = plan::TaskKind::broadcast;
-  bc.devices = {"a", "b", "c"};
+  bc.devices = {0, 1, 2};
   bc.size = Bytes(64);
   plan.tasks.push_back(bc);
   NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
@@ -153,13 +155,14 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   // all-reduce on stream 0 forcing the ring cannot share that communicator.
   plan::Plan plan;
   plan.name = "choices";
+  plan.devices = {"a", "b", "c"};
   auto ar = [&](const char* id, int stream, std::optional<plan::Algorithm> a, std::optional<plan::Protocol> p,
                 int channels) {
     plan::Task t;
     t.id = id;
     t.kind = plan::TaskKind::collective;
     t.op = plan::CollectiveOp::all_reduce;
-    t.devices = {"a", "b", "c"};
+    t.devices = {0, 1, 2};
     t.size = Bytes(3 << 20);
     t.stream = stream;
     t.algorithm = a;

@@ -62,14 +62,42 @@ TEST_CASE("a plan reads, and writes back losslessly", "[plan]") {
   REQUIRE(p.tasks.size() == 5);
   CHECK(p.tasks[1].size == Bytes::MiB(2));
   CHECK(p.tasks[1].deps == std::vector<std::size_t>{0});
-  CHECK(p.tasks[2].devices == std::vector<std::string>{"h0/gpu0", "h0/gpu1", "h1/gpu1"});
+  const auto& g = p.tasks[2].devices;
+  REQUIRE(g.size() == 3);
+  CHECK(p.devices[g[0]] == "h0/gpu0");
+  CHECK(p.devices[g[1]] == "h0/gpu1");
+  CHECK(p.devices[g[2]] == "h1/gpu1");
   CHECK(p.tasks[2].stream == 1);
   CHECK(p.tasks[3].op == CollectiveOp::all_reduce);
   CHECK(*p.tasks[4].duration == Time::us(1500));
-  CHECK(region_bytes(p.tensors[0], p.tasks[1].payload[0]) == Bytes::MiB(2));
+  CHECK(region_bytes(p, p.tasks[1].payload[0]) == Bytes::MiB(2));
   const std::string once = dump_json(plan_to_json(p));
   const Plan back = parse(once);
   CHECK(dump_json(plan_to_json(back)) == once);
+}
+
+TEST_CASE("a plan file names each device once, in the order it first names them", "[plan]") {
+  // kPlan's buffers name h0/gpu0 and h1/gpu0; its tasks then add h0/gpu1 and
+  // h1/gpu1 (the broadcast's receivers). Every reference is an index into
+  // that table, so the send's buffers sit on its own two devices.
+  const Plan p = parse(kPlan);
+  CHECK(p.devices == std::vector<std::string>{"h0/gpu0", "h1/gpu0", "h0/gpu1", "h1/gpu1"});
+  CHECK(p.buffers[1].device == 1);
+  CHECK(p.tasks[1].devices == std::vector<std::size_t>{0, 1});
+  CHECK(p.tasks[2].devices == std::vector<std::size_t>{0, 2, 3});
+  const Region& r = p.tasks[1].payload[0];
+  CHECK(r.tensor == 0);
+  CHECK(r.src_buffer == 0);
+  CHECK(r.dst_buffer == 1);
+  check_indices(p);  // no InternalError
+}
+
+TEST_CASE("a loaded plan carries the schedule its loader made", "[plan]") {
+  const LoadedPlan l = load_plan(MESHSIM_SOURCE_DIR "/configs/plans/two-stage-step.json");
+  const Schedule again = make_schedule(l.plan, "again");
+  CHECK(l.schedule.order == again.order);
+  CHECK(l.schedule.preds == again.preds);
+  CHECK(l.schedule.succs == again.succs);
 }
 
 TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input]") {

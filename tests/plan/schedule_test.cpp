@@ -11,10 +11,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-Task compute(const char* id, const char* device, int stream, std::vector<std::size_t> deps = {}) {
+Task compute(Plan& p, const char* id, const char* device, int stream, std::vector<std::size_t> deps = {}) {
   Task t;
   t.id = id;
-  t.devices = {device};
+  t.devices = {device_index(p, device)};
   t.stream = stream;
   t.deps = std::move(deps);
   t.duration = Time::us(1);
@@ -36,11 +36,12 @@ ConfigError schedule_error(const Plan& p) {
 TEST_CASE("predecessors are deps plus the task before on each stream", "[plan][schedule]") {
   // a, b on X stream 0; c on X stream 1; d on Y after a; e a send X -> Y on stream 0.
   Plan p;
-  p.tasks = {compute("a", "X", 0), compute("b", "X", 0), compute("c", "X", 1), compute("d", "Y", 0, {0})};
+  p.tasks = {compute(p, "a", "X", 0), compute(p, "b", "X", 0), compute(p, "c", "X", 1),
+             compute(p, "d", "Y", 0, {0})};
   Task e;
   e.id = "e";
   e.kind = TaskKind::send;
-  e.devices = {"X", "Y"};
+  e.devices = {device_index(p, "X"), device_index(p, "Y")};
   e.size = Bytes(8);
   p.tasks.push_back(e);
   const Schedule s = make_schedule(p, "p.json");
@@ -57,7 +58,7 @@ TEST_CASE("predecessors are deps plus the task before on each stream", "[plan][s
 TEST_CASE("a dependency on a later task of the same stream is a cycle, named with its stream",
           "[plan][schedule][bad-input]") {
   Plan p;
-  p.tasks = {compute("a", "h0/gpu0", 2, {1}), compute("b", "h0/gpu0", 2)};
+  p.tasks = {compute(p, "a", "h0/gpu0", 2, {1}), compute(p, "b", "h0/gpu0", 2)};
   const ConfigError e = schedule_error(p);
   CHECK(e.file() == "p.json");
   CHECK(e.json_path() == "tasks[0].stream");
@@ -95,8 +96,8 @@ TEST_CASE("the critical path runs back through the predecessor that ended last",
   // third device ends at 5 too. Ties go to the later task: the path is p1, j
   // ... but k is later than j in plan order and ends at 5, so the path is k alone.
   Plan p;
-  p.tasks = {compute("p0", "A", 0), compute("p1", "B", 0), compute("j", "C", 0, {0, 1}),
-             compute("k", "D", 0)};
+  p.tasks = {compute(p, "p0", "A", 0), compute(p, "p1", "B", 0), compute(p, "j", "C", 0, {0, 1}),
+             compute(p, "k", "D", 0)};
   const Schedule s = make_schedule(p, "p.json");
   const Timeline tl = make_timeline(s, {{Time::us(0), Time::us(2)},
                                         {Time::us(0), Time::us(2)},

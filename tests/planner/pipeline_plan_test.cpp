@@ -290,15 +290,17 @@ TEST_CASE("a pipeline's tensor all-reduce takes the NVLink ring the collective c
   REQUIRE(k < it.plan.tasks.size());
   plan::Task planner_task = it.plan.tasks[k];
   planner_task.deps.clear();
-  CHECK(planner_task.devices.front() == "h0/gpu0");
-  CHECK(planner_task.devices[1] == "h0/gpu1");  // natural order, as written
+  CHECK(it.plan.devices[planner_task.devices.front()] == "h0/gpu0");
+  CHECK(it.plan.devices[planner_task.devices[1]] == "h0/gpu1");  // natural order, as written
   plan::Plan alone;
+  alone.devices = it.plan.devices;
   alone.tasks.push_back(planner_task);
   plan::Task ring = planner_task;
   ring.devices.clear();
-  for (topology::NodeId g : sim::ring_order(t, t.gpus())) ring.devices.push_back(t.node(g).name);
-  ring.listed_order = true;
   plan::Plan reference;
+  for (topology::NodeId g : sim::ring_order(t, t.gpus()))
+    ring.devices.push_back(plan::device_index(reference, t.node(g).name));
+  ring.listed_order = true;
   reference.tasks.push_back(ring);
   const double planned = sim::simulate(alone, t).makespan.seconds();
   const double command = sim::simulate(reference, t).makespan.seconds();
@@ -307,6 +309,7 @@ TEST_CASE("a pipeline's tensor all-reduce takes the NVLink ring the collective c
   planner_task.listed_order = true;
   planner_task.algorithm = plan::Algorithm::ring;
   plan::Plan listed;
+  listed.devices = it.plan.devices;
   listed.tasks.push_back(planner_task);
   CHECK(sim::simulate(listed, t).makespan.seconds() > 1.5 * command);
 }

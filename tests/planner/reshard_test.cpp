@@ -178,3 +178,31 @@ TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on 
     CHECK(a.makespan.seconds() <= 1.15 * lower_bound(t, p, tasks).time.seconds());
   }
 }
+
+TEST_CASE("auto scores candidates as plans without payloads and emits only the winner with its payload",
+          "[reshard][auto]") {
+  // A payload-less emission has the same tasks (devices, sizes, deps) as the
+  // full one but no tensor, buffers or regions; the simulator gives both the
+  // same makespan. auto's winner carries its payload.
+  const auto& t = alpa_cluster();
+  const PaperCase c = paper_cases().front();
+  const auto p = problem(t, c.shape, c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
+  const auto tasks = unit_tasks(p);
+  const auto jobs = make_jobs(t, Strategy::allgather, tasks);
+  const Assignment a = assign_senders(t, tasks, jobs, Balance::host_size);
+  const plan::Plan full = emit_plan(t, p, tasks, Strategy::allgather, jobs, a);
+  const plan::Plan bare = emit_plan(t, p, tasks, Strategy::allgather, jobs, a, false);
+  CHECK(bare.tensors.empty());
+  CHECK(bare.buffers.empty());
+  REQUIRE(bare.tasks.size() == full.tasks.size());
+  for (std::size_t i = 0; i < full.tasks.size(); ++i) {
+    CHECK(bare.tasks[i].payload.empty());
+    CHECK(bare.devices[bare.tasks[i].devices[0]] == full.devices[full.tasks[i].devices[0]]);
+    CHECK(bare.tasks[i].size == full.tasks[i].size);
+    CHECK(bare.tasks[i].deps == full.tasks[i].deps);
+  }
+  CHECK(sim::simulate(bare, t).makespan == sim::simulate(full, t).makespan);
+  const AutoPlan best = plan_auto(t, p, tasks);
+  CHECK(plan::carries_payload(best.plan));
+  CHECK(best.plan.buffers.size() == full.buffers.size());
+}

@@ -21,12 +21,12 @@ std::int64_t elems(const Box& b) {
   return n;
 }
 
-plan::Task send(const std::string& id, const std::string& a, const std::string& b,
+plan::Task send(plan::Plan& p, const std::string& id, const std::string& a, const std::string& b,
                 std::vector<plan::Region> regs, std::vector<std::size_t> deps = {}) {
   plan::Task t;
   t.id = id;
   t.kind = plan::TaskKind::send;
-  t.devices = {a, b};
+  t.devices = {plan::device_index(p, a), plan::device_index(p, b)};
   t.deps = std::move(deps);
   t.payload = std::move(regs);
   for (const auto& r : t.payload) t.size += Bytes(elems(r.box) * 4);
@@ -43,19 +43,19 @@ plan::Plan awkward_plan() {
   p.name = "awkward";
   p.tensors.push_back({"T", {6, 5}, plan::DType::f32});
   auto buf = [&](const std::string& name, const std::string& dev, Box box) {
-    p.buffers.push_back({name, dev, Bytes(elems(box) * 4), "T", std::move(box)});
+    p.buffers.push_back({name, plan::device_index(p, dev), Bytes(elems(box) * 4), 0, std::move(box)});
+    return p.buffers.size() - 1;
   };
-  buf("a.T", "h0/gpu0", {{0, 6}, {0, 5}});
-  buf("b.T", "h0/gpu1", {{0, 3}, {0, 5}});
-  buf("c.T", "h0/gpu2", {{0, 6}, {1, 4}});
-  buf("d.T", "h1/gpu0", {{3, 6}, {0, 5}});
-  p.buffers.push_back({"e.stage", "h1/gpu1", Bytes(8 + 15 * 4), {}, {}});
-  p.tasks.push_back(send("a->b", "h0/gpu0", "h0/gpu1", {{"T", {{0, 3}, {0, 5}}, "a.T", {}, "b.T", {}}}));
-  p.tasks.push_back(send("a->c", "h0/gpu0", "h0/gpu2", {{"T", {{0, 6}, {1, 4}}, "a.T", {}, "c.T", {}}}));
-  p.tasks.push_back(
-      send("a->e", "h0/gpu0", "h1/gpu1", {{"T", {{3, 6}, {0, 5}}, "a.T", {}, "e.stage", Bytes(8)}}));
-  p.tasks.push_back(
-      send("e->d", "h1/gpu1", "h1/gpu0", {{"T", {{3, 6}, {0, 5}}, "e.stage", Bytes(8), "d.T", {}}}, {2}));
+  const std::size_t a = buf("a.T", "h0/gpu0", {{0, 6}, {0, 5}});
+  const std::size_t b = buf("b.T", "h0/gpu1", {{0, 3}, {0, 5}});
+  const std::size_t c = buf("c.T", "h0/gpu2", {{0, 6}, {1, 4}});
+  const std::size_t d = buf("d.T", "h1/gpu0", {{3, 6}, {0, 5}});
+  const std::size_t e = p.buffers.size();
+  p.buffers.push_back({"e.stage", plan::device_index(p, "h1/gpu1"), Bytes(8 + 15 * 4), std::nullopt, {}});
+  p.tasks.push_back(send(p, "a->b", "h0/gpu0", "h0/gpu1", {{0, {{0, 3}, {0, 5}}, a, {}, b, {}}}));
+  p.tasks.push_back(send(p, "a->c", "h0/gpu0", "h0/gpu2", {{0, {{0, 6}, {1, 4}}, a, {}, c, {}}}));
+  p.tasks.push_back(send(p, "a->e", "h0/gpu0", "h1/gpu1", {{0, {{3, 6}, {0, 5}}, a, {}, e, Bytes(8)}}));
+  p.tasks.push_back(send(p, "e->d", "h1/gpu1", "h1/gpu0", {{0, {{3, 6}, {0, 5}}, e, Bytes(8), d, {}}}, {2}));
   return p;
 }
 
@@ -124,7 +124,7 @@ TEST_CASE("streams and dependencies order the host run, and compute waits its du
     plan::Task t;
     t.id = id;
     t.kind = plan::TaskKind::compute;
-    t.devices = {"h0/gpu0"};
+    t.devices = {plan::device_index(p, "h0/gpu0")};
     t.stream = stream;
     t.duration = Time::ms(20);
     p.tasks.push_back(t);
@@ -135,7 +135,7 @@ TEST_CASE("streams and dependencies order the host run, and compute waits its du
   plan::Task s;
   s.id = "s";
   s.kind = plan::TaskKind::send;
-  s.devices = {"h0/gpu0", "h0/gpu1"};
+  s.devices = {plan::device_index(p, "h0/gpu0"), plan::device_index(p, "h0/gpu1")};
   s.size = Bytes::MiB(1);
   s.deps = {1};
   p.tasks.push_back(s);
@@ -164,7 +164,8 @@ TEST_CASE("payload-less collectives move their textbook volume between scratch a
   t.id = "ar";
   t.kind = plan::TaskKind::collective;
   t.op = plan::CollectiveOp::all_reduce;
-  t.devices = {"a", "b", "c"};
+  p.devices = {"a", "b", "c"};
+  t.devices = {0, 1, 2};
   t.size = Bytes::MiB(3);
   p.tasks.push_back(t);
   const auto w = lower(p);
@@ -177,8 +178,8 @@ TEST_CASE("the example plan runs on the host backend", "[runtime][host]") {
   // configs/plans/two-stage-step.json has compute, sends and collectives
   // without payload; every task runs once and after its predecessors.
   const auto plan = plan::load_plan_file(MESHSIM_SOURCE_DIR "/configs/plans/two-stage-step.json");
-  auto backend =
-      make_host_backend({.threads = 2, .compute_time = [](const plan::Task&) { return Time::us(50); }});
+  auto backend = make_host_backend(
+      {.threads = 2, .compute_time = [](const plan::Plan&, const plan::Task&) { return Time::us(50); }});
   const auto rep = run_plan(plan, *backend);
   const auto sched = plan::make_schedule(plan, "<plan>");
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {

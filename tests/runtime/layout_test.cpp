@@ -11,16 +11,18 @@ plan::Buffer boxed(const std::string& name, const plan::Tensor& t,
                    std::vector<std::pair<std::int64_t, std::int64_t>> box) {
   std::int64_t n = plan::dtype_size(t.dtype);
   for (const auto& [lo, hi] : box) n *= hi - lo;
-  return plan::Buffer{name, "h0/gpu0", Bytes(n), t.name, std::move(box)};
+  (void)t;
+  return plan::Buffer{name, 0, Bytes(n), 0, std::move(box)};
 }
 
 plan::Buffer flat(const std::string& name, Bytes size) {
-  return plan::Buffer{name, "h0/gpu1", size, {}, {}};
+  return plan::Buffer{name, 1, size, std::nullopt, {}};
 }
 
 plan::Region region(const plan::Tensor& t, std::vector<std::pair<std::int64_t, std::int64_t>> box,
                     Bytes dst_offset = Bytes(0)) {
-  return plan::Region{t.name, std::move(box), "src", Bytes(0), "dst", dst_offset};
+  (void)t;
+  return plan::Region{0, std::move(box), 0, Bytes(0), 1, dst_offset};
 }
 
 }  // namespace

@@ -39,14 +39,15 @@ plan::Plan sum_plan(plan::DType dtype, int n, plan::CollectiveOp op) {
   t.op = op;
   t.dtype = dtype;
   t.size = size;
+  // Buffers p0, s0, p1, s1, ...: member k's part at 2k, its sum at 2k + 1.
+  const auto part = [](int k) { return 2 * static_cast<std::size_t>(k); };
   for (int k = 0; k < n; ++k) {
-    const std::string dev = fmt::format("h0/gpu{}", k);
+    const std::size_t dev = plan::device_index(p, fmt::format("h0/gpu{}", k));
     t.devices.push_back(dev);
-    p.buffers.push_back({fmt::format("p{}", k), dev, size, "G", whole, k});
+    p.buffers.push_back({fmt::format("p{}", k), dev, size, 0, whole, k});
     const Box out = op == plan::CollectiveOp::all_reduce ? whole : Box{{2 * k, 2 * k + 2}, {0, 10}};
-    p.buffers.push_back({fmt::format("s{}", k), dev, size, "G", out});
-    for (int j = 0; j < n; ++j)
-      t.payload.push_back({"G", out, fmt::format("p{}", j), Bytes(0), fmt::format("s{}", k), Bytes(0), true});
+    p.buffers.push_back({fmt::format("s{}", k), dev, size, 0, out});
+    for (int j = 0; j < n; ++j) t.payload.push_back({0, out, part(j), Bytes(0), part(k) + 1, Bytes(0), true});
   }
   p.tasks.push_back(t);
   return p;
@@ -113,7 +114,7 @@ TEST_CASE("a missing, doubled or misplaced contribution fails the check", "[runt
   plan::Plan missing = good;
   missing.tasks[0].payload.erase(missing.tasks[0].payload.begin() + 5);  // s1 loses p1
   plan::Plan doubled = good;
-  doubled.tasks[0].payload[5].src_buffer = "p0";  // s1 gets p0 twice
+  doubled.tasks[0].payload[5].src_buffer = 0;  // s1 gets p0 twice
   for (const plan::Plan* p : {&missing, &doubled}) {
     const Verification v = run_on_host(*p);
     CHECK_FALSE(v.ok);

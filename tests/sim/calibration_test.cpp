@@ -101,7 +101,7 @@ TEST_CASE("calibrated links and compute change the simulation", "[calibration]")
   Plan p;
   Task t;
   t.id = "gemm";
-  t.devices = {"h0/gpu0"};
+  t.devices = {device_index(p, "h0/gpu0")};
   t.flops = 989e9;
   t.dtype = DType::bf16;
   p.tasks.push_back(t);
@@ -122,19 +122,19 @@ TEST_CASE("virtual devices of one GPU share its copy bandwidth", "[calibration][
                                                 Bandwidth::GBps(100), Bandwidth::GBps(150), Time::us(10));
   SimOptions o;
   o.shared_link = v.memory;
-  auto send = [](const std::string& id, const std::string& a, const std::string& b) {
+  auto send = [](Plan& p, const std::string& id, const std::string& a, const std::string& b) {
     Task t;
     t.id = id;
     t.kind = TaskKind::send;
-    t.devices = {a, b};
+    t.devices = {device_index(p, a), device_index(p, b)};
     t.size = Bytes(1'000'000'000);
     return t;
   };
   Plan one;
-  one.tasks.push_back(send("a", "h0/gpu0", "h1/gpu1"));
+  one.tasks.push_back(send(one, "a", "h0/gpu0", "h1/gpu1"));
   CHECK(std::abs(simulate(one, v.topology, o).makespan.seconds() - (10e-6 + 10e-3)) < 1e-9);
   Plan two = one;
-  two.tasks.push_back(send("b", "h1/gpu0", "h0/gpu1"));
+  two.tasks.push_back(send(two, "b", "h1/gpu0", "h0/gpu1"));
   CHECK(std::abs(simulate(two, v.topology, o).makespan.seconds() - (10e-6 + 1.0 / 75)) < 1e-8);
   CHECK_THROWS_AS(topology::virtual_gpu_topology({}, "H200", Bandwidth::GBps(1), Bandwidth::GBps(1), Time{}),
                   UsageError);

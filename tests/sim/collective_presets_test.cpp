@@ -49,7 +49,7 @@ SimResult run_allreduce(const Topology& t, Bytes size, const Forced& f) {
   task.algorithm = f.algorithm;
   task.protocol = f.protocol;
   task.channels = f.channels;
-  for (NodeId g : t.gpus()) task.devices.push_back(t.node(g).name);
+  for (NodeId g : t.gpus()) task.devices.push_back(device_index(p, t.node(g).name));
   p.tasks.push_back(task);
   return simulate(p, t);
 }

@@ -68,6 +68,9 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
 plan::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& names, Bytes size) {
   plan::Plan plan;
   plan.name = a.op;
+  plan.devices = names;  // device k is names[k]
+  std::vector<std::size_t> ring(names.size());
+  for (std::size_t k = 0; k < ring.size(); ++k) ring[k] = k;
   auto add = [&](plan::Task t) {
     t.id = fmt::format("t{}", plan.tasks.size());
     t.size = size;
@@ -76,12 +79,12 @@ plan::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& nam
   plan::Task t;
   if (a.op == "broadcast") {
     t.kind = plan::TaskKind::broadcast;
-    t.devices = names;  // chain in ring order: enters each host once
+    t.devices = ring;  // chain in ring order: enters each host once
     add(t);
   } else if (a.op == "sendrecv") {
     for (std::size_t k = 0; k < names.size(); ++k) {
       t.kind = plan::TaskKind::send;
-      t.devices = {names[k], names[(k + 1) % names.size()]};
+      t.devices = {k, (k + 1) % names.size()};
       t.stream = static_cast<int>(k % 2);  // a rank both sends and receives
       add(t);
     }
@@ -91,7 +94,7 @@ plan::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& nam
     t.algorithm = plan::algorithm_from(a.algorithm);
     t.protocol = plan::protocol_from(a.protocol);
     t.channels = a.channels;
-    t.devices = names;
+    t.devices = ring;
     t.listed_order = true;  // already in ring order
     add(t);
   }

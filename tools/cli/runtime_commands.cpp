@@ -92,7 +92,7 @@ struct BackendArgs {
     }
   }
 
-  [[nodiscard]] std::unique_ptr<runtime::Backend> make(std::function<Time(const plan::Task&)> compute) const {
+  [[nodiscard]] std::unique_ptr<runtime::Backend> make(runtime::ComputeTime compute) const {
     if (backend == "cuda")
       return runtime::make_cuda_backend(
           {.device = device, .timeout = timeout_time(), .compute_time = compute});
@@ -101,20 +101,6 @@ struct BackendArgs {
     return runtime::make_host_backend({.threads = threads, .compute_time = compute});
   }
 };
-
-// The roofline the host backend waits for on compute tasks (and the cuda
-// backend runs when cuBLAS is missing): that of the GPU each device is in `topo`.
-std::function<Time(const plan::Task&)> roofline(const topology::Topology* topo, const sim::SimOptions& opts) {
-  if (topo == nullptr) return {};
-  auto models = std::make_shared<std::vector<sim::DeviceModel>>(opts.device_models);
-  return [topo, models](const plan::Task& t) -> Time {
-    if (t.duration) return *t.duration;
-    const auto n = topo->find(t.devices[0]);
-    if (!n) return Time{};
-    const sim::DeviceModel* dm = sim::find_device_model(topo->node(*n).model, *models);
-    return dm != nullptr ? dm->kernel_time(t.flops, t.mem_bytes, t.dtype) : Time{};
-  };
-}
 
 Json mismatches_json(const runtime::Verification& v) {
   Json out = Json::array();
@@ -161,7 +147,8 @@ struct RunArgs {
 };
 
 void run_run(RunArgs& a) {
-  const plan::Plan plan = plan::load_plan_file(a.plan);
+  const plan::LoadedPlan loaded = plan::load_plan(a.plan);
+  const plan::Plan& plan = loaded.plan;
   a.backend.check_verifiable(plan, a.plan);
   std::optional<topology::Topology> topo;
   sim::SimOptions opts;
@@ -169,19 +156,20 @@ void run_run(RunArgs& a) {
     TopologySource src;
     src.what = *a.topology;
     topo = src.load();
-    sim::check_plan_devices(plan, *topo, a.plan);
+    (void)sim::plan_nodes(plan, *topo, a.plan);
     a.calibration.apply(*topo, opts);
   }
-  auto backend = a.backend.make(roofline(topo ? &*topo : nullptr, opts));
-  const auto rep = runtime::run_plan(plan, *backend,
+  // The host backend waits, and the cuda backend without cuBLAS spins, for the roofline's time.
+  auto backend = a.backend.make(topo ? sim::roofline_stand_in(*topo, opts) : runtime::ComputeTime{});
+  const auto rep = runtime::run_plan(plan, loaded.schedule, *backend,
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
   if (!a.trace.empty()) {
     const topology::Topology shown =
         topo ? std::move(*topo)
-             : topology::virtual_gpu_topology(runtime::plan_devices(plan), "", Bandwidth::GBps(1),
-                                              Bandwidth::GBps(1), Time::zero())
+             : topology::virtual_gpu_topology(plan.devices, "", Bandwidth::GBps(1), Bandwidth::GBps(1),
+                                              Time::zero())
                    .topology;
     write_text_file(a.trace, traces::chrome_trace(plan, shown, rep.timeline).dump() + "\n");
   }
@@ -295,10 +283,11 @@ double rel_error(Time predicted, Time measured) {
 }
 
 void run_validate(ValidateArgs& a) {
-  const plan::Plan plan = plan::load_plan_file(a.plan);
+  const plan::LoadedPlan loaded = plan::load_plan(a.plan);
+  const plan::Plan& plan = loaded.plan;
   a.backend.check_verifiable(plan, a.plan);
   topology::Topology topo = a.topology.load();
-  sim::check_plan_devices(plan, topo, a.plan);
+  (void)sim::plan_nodes(plan, topo, a.plan);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   const plan::Calibration* cal = a.calibration.get();
@@ -318,7 +307,7 @@ void run_validate(ValidateArgs& a) {
           "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy fit "
           "describes the virtual devices the plan runs on",
           b, b));
-    const auto devices = runtime::plan_devices(plan);
+    const auto& devices = plan.devices;
     const std::string model = topo.node(topo.at(devices.front())).model;
     virt = topology::virtual_gpu_topology(devices, model, cal->copy->bandwidth,
                                           cal->copy->aggregate_bandwidth.value_or(cal->copy->bandwidth),
@@ -327,10 +316,10 @@ void run_validate(ValidateArgs& a) {
   }
   const topology::Topology& model_topo = virt ? virt->topology : topo;
   opts.record_link_timeline = !a.trace_predicted.empty();
-  const sim::SimResult predicted = sim::simulate(plan, model_topo, opts);
+  const sim::SimResult predicted = sim::simulate(plan, loaded.schedule, model_topo, opts);
 
-  auto backend = a.backend.make(roofline(&model_topo, opts));
-  const auto rep = runtime::run_plan(plan, *backend,
+  auto backend = a.backend.make(sim::roofline_stand_in(model_topo, opts));
+  const auto rep = runtime::run_plan(plan, loaded.schedule, *backend,
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});

@@ -38,12 +38,13 @@ struct SimulateArgs {
 
 void run_simulate(SimulateArgs& a) {
   topology::Topology topo = a.topology.load();
-  plan::Plan plan = plan::load_plan_file(a.plan);
-  sim::check_plan_devices(plan, topo, a.plan);
+  const plan::LoadedPlan loaded = plan::load_plan(a.plan);
+  const plan::Plan& plan = loaded.plan;
+  (void)sim::plan_nodes(plan, topo, a.plan);  // a device the topology lacks: the error names this file
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   opts.record_link_timeline = !a.trace.empty();
-  const sim::SimResult r = sim::simulate(plan, topo, opts);
+  const sim::SimResult r = sim::simulate(plan, loaded.schedule, topo, opts);
   if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(plan, topo, r).dump() + "\n");
   if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r.timeline()));
   if (a.json) {
@@ -78,9 +79,11 @@ void run_simulate(SimulateArgs& a) {
   Table cp({"critical path", "kind", "devices", "start", "end", "duration"});
   for (std::size_t i : r.critical_path) {
     const auto& t = plan.tasks[i];
+    const std::string& first = plan.devices[t.devices[0]];
     cp.add({t.id, std::string(to_string(t.kind)),
-            t.devices.size() <= 2 ? fmt::format("{}", fmt::join(t.devices, " -> "))
-                                  : fmt::format("{} ({} GPUs)", t.devices[0], t.devices.size()),
+            t.devices.size() == 1   ? first
+            : t.devices.size() == 2 ? fmt::format("{} -> {}", first, plan.devices[t.devices[1]])
+                                    : fmt::format("{} ({} GPUs)", first, t.devices.size()),
             human_string(r.tasks[i].start), human_string(r.tasks[i].end),
             human_string(r.tasks[i].end - r.tasks[i].start)});
   }
