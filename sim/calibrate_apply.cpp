@@ -44,4 +44,12 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
   return out;
 }
 
+topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
+                                     const plan::CopyFit& copy) {
+  // (A plan without devices gets no machine: virtual_gpu_topology says so.)
+  const std::string model = p.devices.empty() ? std::string() : topo.node(topo.at(p.devices.front())).model;
+  return topology::virtual_gpu_topology(p.devices, model, copy.bandwidth,
+                                        copy.aggregate_bandwidth.value_or(copy.bandwidth), copy.latency);
+}
+
 }  // namespace meshsim::sim

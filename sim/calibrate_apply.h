@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "plan/calibration.h"
+#include "plan/plan.h"
 #include "sim/compute_model.h"
 #include "topology/topology.h"
+#include "topology/virtual_gpu.h"
 
 namespace meshsim::sim {
 
@@ -20,5 +22,13 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
 /// The calibrated compute models (built-in peaks, measured efficiencies);
 /// ConfigError (file) for a GPU model meshsim has no peaks for.
 [[nodiscard]] std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file);
+
+/// The machine a run on the host or cuda backend is predicted on: the
+/// plan's devices as virtual devices of one memory (topology/virtual_gpu.h),
+/// each copy at the calibrated `copy` fit, all of them sharing its aggregate
+/// bandwidth (the single-copy rate when it has none), with the GPU model
+/// `topo` gives the plan's first device.
+[[nodiscard]] topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
+                                                   const plan::CopyFit& copy);
 
 }  // namespace meshsim::sim

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
@@ -16,6 +15,7 @@
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "plan/calibration.h"
+#include "plan/compare.h"
 #include "plan/plan_json.h"
 #include "runtime/calibrate.h"
 #include "runtime/cuda_backend.h"
@@ -23,6 +23,7 @@
 #include "runtime/host_backend.h"
 #include "runtime/nccl_backend.h"
 #include "runtime/work.h"
+#include "sim/calibrate_apply.h"
 #include "sim/executor.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
@@ -277,9 +278,89 @@ struct ValidateArgs {
   bool json = false;
 };
 
-double rel_error(Time predicted, Time measured) {
-  if (measured <= Time::zero()) return predicted <= Time::zero() ? 0.0 : INFINITY;
-  return (predicted.seconds() - measured.seconds()) / measured.seconds();
+Json optional_json(const std::optional<double>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+std::string percent(const std::optional<double>& v) {
+  return v ? fmt::format("{:+.1f} %", 100 * *v) : std::string("-");
+}
+
+// What validate compares, for the printers.
+struct Validation {
+  const plan::Plan& plan;
+  const topology::Topology& model;
+  const sim::SimResult& predicted;
+  const runtime::RunReport& measured;
+  plan::TimelineComparison cmp;
+};
+
+void print_validation_json(const ValidateArgs& a, const Validation& v) {
+  Json tasks = Json::array();
+  for (std::size_t i = 0; i < v.plan.tasks.size(); ++i)
+    tasks.push_back(Json{{"id", v.plan.tasks[i].id},
+                         {"kind", std::string(plan::to_string(v.plan.tasks[i].kind))},
+                         {"predicted_start_us", v.predicted.tasks[i].start.microseconds()},
+                         {"predicted_us", v.cmp.tasks[i].predicted.microseconds()},
+                         {"measured_start_us", v.measured.timeline.tasks[i].start.microseconds()},
+                         {"measured_us", v.cmp.tasks[i].measured.microseconds()},
+                         {"error", optional_json(v.cmp.tasks[i].error)}});
+  const runtime::RunReport& rep = v.measured;
+  fmt::print("{}", dump_json(Json{{"plan", v.plan.name},
+                                  {"backend", rep.backend},
+                                  {"backend_description", rep.backend_description},
+                                  {"notes", rep.notes},
+                                  {"model", v.model.name},
+                                  {"calibration", a.calibration.file},
+                                  {"predicted_us", v.predicted.makespan.microseconds()},
+                                  {"measured_us", rep.timeline.makespan.microseconds()},
+                                  {"error", optional_json(v.cmp.makespan_error)},
+                                  {"mean_abs_task_error", v.cmp.mean_abs_task_error},
+                                  {"timing_only", rep.timing_only},
+                                  {"verified", rep.verified},
+                                  {"ok", !rep.verified || rep.check.ok},
+                                  {"mismatches", mismatches_json(rep.check)},
+                                  {"tasks", std::move(tasks)}}));
+}
+
+void print_validation_text(const ValidateArgs& a, const Validation& v) {
+  const runtime::RunReport& rep = v.measured;
+  fmt::print("plan {}: {} tasks; predicted on {}, measured on the {} backend ({})\n",
+             v.plan.name.empty() ? a.plan : v.plan.name, v.plan.tasks.size(), v.model.name, rep.backend,
+             rep.backend_description);
+  fmt::print("makespan: predicted {}, measured {} (median of {}), error {}\n",
+             human_string(v.predicted.makespan), human_string(rep.timeline.makespan), rep.makespans.size(),
+             percent(v.cmp.makespan_error));
+  fmt::print("mean |task error| {:.1f} %\n\n", 100 * v.cmp.mean_abs_task_error);
+  std::vector<std::size_t> order = v.cmp.largest_errors_first();
+  if (order.size() > a.top) order.resize(a.top);
+  Table t({"task (largest errors first)", "kind", "predicted", "measured", "error"});
+  for (std::size_t i : order)
+    t.add({v.plan.tasks[i].id, std::string(plan::to_string(v.plan.tasks[i].kind)),
+           human_string(v.cmp.tasks[i].predicted), human_string(v.cmp.tasks[i].measured),
+           percent(v.cmp.tasks[i].error)});
+  fmt::print("{}\n{}\n", t.render({false, false, true, true, true}), verification_line(rep));
+  print_notes(rep);
+  if (!a.trace_predicted.empty())
+    fmt::print("traces: {} (predicted), {} (measured); open both in ui.perfetto.dev\n", a.trace_predicted,
+               a.trace_measured.empty() ? std::string("-") : a.trace_measured);
+}
+
+// The calibration validate predicts with: one made with the same backend.
+const plan::Calibration* matching_calibration(ValidateArgs& a) {
+  const plan::Calibration* cal = a.calibration.get();
+  const std::string& b = a.backend.backend;
+  if (cal != nullptr && cal->backend != b)
+    throw UsageError(
+        fmt::format("{} was measured with the {} backend; validate --backend {} needs a calibration "
+                    "from `meshsim calibrate --backend {}`",
+                    a.calibration.file, cal->backend, b, b));
+  if (b != "nccl" && (cal == nullptr || !cal->copy))
+    throw UsageError(fmt::format(
+        "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy "
+        "fit describes the virtual devices the plan runs on",
+        b, b));
+  return cal;
 }
 
 void run_validate(ValidateArgs& a) {
@@ -290,28 +371,12 @@ void run_validate(ValidateArgs& a) {
   (void)sim::plan_nodes(plan, topo, a.plan);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
-  const plan::Calibration* cal = a.calibration.get();
-  const std::string& b = a.backend.backend;
-  if (cal != nullptr && cal->backend != b)
-    throw UsageError(
-        fmt::format("{} was measured with the {} backend; validate --backend {} needs a calibration "
-                    "from `meshsim calibrate --backend {}`",
-                    a.calibration.file, cal->backend, b, b));
+  const plan::Calibration* cal = matching_calibration(a);
   // The prediction's machine: the topology itself for nccl (real GPUs); for
-  // host and cuda the plan devices are virtual devices of one memory, so the
-  // prediction runs on their topology, from the calibration's copy fit.
+  // host and cuda the plan devices are virtual devices of one memory.
   std::optional<topology::VirtualGpu> virt;
-  if (b != "nccl") {
-    if (cal == nullptr || !cal->copy)
-      throw UsageError(fmt::format(
-          "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy fit "
-          "describes the virtual devices the plan runs on",
-          b, b));
-    const auto& devices = plan.devices;
-    const std::string model = topo.node(topo.at(devices.front())).model;
-    virt = topology::virtual_gpu_topology(devices, model, cal->copy->bandwidth,
-                                          cal->copy->aggregate_bandwidth.value_or(cal->copy->bandwidth),
-                                          cal->copy->latency);
+  if (a.backend.backend != "nccl") {
+    virt = sim::virtual_machine(plan, topo, *cal->copy);
     opts.shared_link = virt->memory;
   }
   const topology::Topology& model_topo = virt ? virt->topology : topo;
@@ -323,74 +388,13 @@ void run_validate(ValidateArgs& a) {
                                      {.warmup = a.backend.warmup_runs(),
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
-  const plan::Timeline& measured = rep.timeline;
   if (!a.trace_predicted.empty())
     write_text_file(a.trace_predicted, simulated_trace(plan, model_topo, predicted).dump() + "\n");
   if (!a.trace_measured.empty())
     write_text_file(a.trace_measured, traces::chrome_trace(plan, model_topo, rep.timeline).dump() + "\n");
-
-  const double overall = rel_error(predicted.makespan, measured.makespan);
-  std::vector<std::size_t> order(plan.tasks.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  auto dur = [](const plan::TaskSpan& t) { return t.end - t.start; };
-  auto err = [&](std::size_t i) { return rel_error(dur(predicted.tasks[i]), dur(measured.tasks[i])); };
-  double mean_abs = 0;
-  for (std::size_t i : order) mean_abs += std::isfinite(err(i)) ? std::abs(err(i)) : 0.0;
-  if (!order.empty()) mean_abs /= static_cast<double>(order.size());
-
-  if (a.json) {
-    Json tasks = Json::array();
-    for (std::size_t i : order) {
-      const double e = err(i);
-      tasks.push_back(Json{{"id", plan.tasks[i].id},
-                           {"kind", std::string(plan::to_string(plan.tasks[i].kind))},
-                           {"predicted_start_us", predicted.tasks[i].start.microseconds()},
-                           {"predicted_us", dur(predicted.tasks[i]).microseconds()},
-                           {"measured_start_us", measured.tasks[i].start.microseconds()},
-                           {"measured_us", dur(measured.tasks[i]).microseconds()},
-                           {"error", std::isfinite(e) ? Json(e) : Json(nullptr)}});
-    }
-    fmt::print("{}", dump_json(Json{{"plan", plan.name},
-                                    {"backend", rep.backend},
-                                    {"backend_description", rep.backend_description},
-                                    {"notes", rep.notes},
-                                    {"model", model_topo.name},
-                                    {"calibration", a.calibration.file},
-                                    {"predicted_us", predicted.makespan.microseconds()},
-                                    {"measured_us", rep.timeline.makespan.microseconds()},
-                                    {"error", std::isfinite(overall) ? Json(overall) : Json(nullptr)},
-                                    {"mean_abs_task_error", mean_abs},
-                                    {"timing_only", rep.timing_only},
-                                    {"timing_only", rep.timing_only},
-                                    {"verified", rep.verified},
-                                    {"ok", !rep.verified || rep.check.ok},
-                                    {"mismatches", mismatches_json(rep.check)},
-                                    {"tasks", std::move(tasks)}}));
-  } else {
-    fmt::print("plan {}: {} tasks; predicted on {}, measured on the {} backend ({})\n",
-               plan.name.empty() ? a.plan : plan.name, plan.tasks.size(), model_topo.name, rep.backend,
-               rep.backend_description);
-    fmt::print("makespan: predicted {}, measured {} (median of {}), error {:+.1f} %\n",
-               human_string(predicted.makespan), human_string(rep.timeline.makespan), rep.makespans.size(),
-               100 * overall);
-    fmt::print("mean |task error| {:.1f} %\n\n", 100 * mean_abs);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      const double ex = std::isfinite(err(x)) ? std::abs(err(x)) : 1e300;
-      const double ey = std::isfinite(err(y)) ? std::abs(err(y)) : 1e300;
-      return ex > ey;
-    });
-    if (order.size() > a.top) order.resize(a.top);
-    Table t({"task (largest errors first)", "kind", "predicted", "measured", "error"});
-    for (std::size_t i : order)
-      t.add({plan.tasks[i].id, std::string(plan::to_string(plan.tasks[i].kind)),
-             human_string(dur(predicted.tasks[i])), human_string(dur(measured.tasks[i])),
-             std::isfinite(err(i)) ? fmt::format("{:+.1f} %", 100 * err(i)) : std::string("-")});
-    fmt::print("{}\n{}\n", t.render({false, false, true, true, true}), verification_line(rep));
-    print_notes(rep);
-    if (!a.trace_predicted.empty())
-      fmt::print("traces: {} (predicted), {} (measured); open both in ui.perfetto.dev\n", a.trace_predicted,
-                 a.trace_measured.empty() ? std::string("-") : a.trace_measured);
-  }
+  const Validation v{plan, model_topo, predicted, rep,
+                     plan::compare_timelines(predicted.timeline(), rep.timeline)};
+  (a.json ? print_validation_json : print_validation_text)(a, v);
   if (rep.verified && !rep.check.ok)
     throw VerificationFailed(fmt::format("{} elements did not arrive as planned", rep.check.bad_elements));
 }
