@@ -51,4 +51,12 @@ std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const 
   return out;
 }
 
+std::size_t fastest_moving(const std::vector<ReshardOutcome>& outcomes) {
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < outcomes.size(); ++i)
+    if (outcomes[i].moves_data && (!best || outcomes[i].result.makespan < outcomes[*best].result.makespan))
+      best = i;
+  return best.value_or(0);
+}
+
 }  // namespace meshsim::planner

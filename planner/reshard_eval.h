@@ -31,4 +31,8 @@ struct ReshardOutcome {
                                                            const std::vector<Balance>& balances,
                                                            bool with_auto, bool record_timeline = false);
 
+/// The index of the fastest outcome that moves data (ties: the first); 0
+/// when none does.
+[[nodiscard]] std::size_t fastest_moving(const std::vector<ReshardOutcome>& outcomes);
+
 }  // namespace meshsim::planner

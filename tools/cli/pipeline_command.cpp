@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -43,110 +44,130 @@ std::string gb(double bytes) {
   return fmt::format("{:.2f}", bytes / 1e9);
 }
 
-void run_pipeline(PipelineArgs& a) {
-  const planner::Model model = load_model_arg(a.model);
-  topology::Topology topo = a.topology.load();
+// One built and simulated iteration, for the printers.
+struct PipelineRun {
+  planner::Model model;
+  topology::Topology topo;
+  planner::ParallelConfig cfg;
+  std::string compute_models;  // the GPU compute models in use, in words
+  planner::PipelineIteration it;
+  sim::SimResult r;
+  planner::PipelineMetrics pm;
+  double build_s = 0;
+  double sim_s = 0;
+  std::string gpu;      // the GPUs' compute model, if known
+  double capacity = 0;  // its memory in bytes (0: unknown)
+
+  [[nodiscard]] bool fits(const planner::DeviceMemory& m) const {
+    return capacity <= 0 || m.total() <= capacity;
+  }
+};
+
+PipelineRun build_and_simulate(PipelineArgs& a) {
+  PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, 0};
   sim::SimOptions opts;
-  a.calibration.apply(topo, opts);
-  planner::ParallelConfig cfg = a.cfg;
+  a.calibration.apply(run.topo, opts);
+  planner::ParallelConfig& cfg = run.cfg;
   cfg.schedule = *planner::schedule_from(a.schedule);
   cfg.reshard_auto = a.reshard == "auto";
   if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
   cfg.balance = *planner::balance_from(a.balance);
   cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
-  const auto gpu_models = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
-
+  run.compute_models = apply_compute_efficiency(run.topo, opts, a.compute_efficiency, run.model.dtype);
   const auto t0 = std::chrono::steady_clock::now();
-  const planner::PipelineIteration it = planner::build_pipeline(model, topo, cfg, opts.device_models);
+  run.it = planner::build_pipeline(run.model, run.topo, cfg, opts.device_models);
   const auto t1 = std::chrono::steady_clock::now();
   opts.record_link_timeline = !a.trace.empty();
   opts.fluid_broadcast = !a.chunked_broadcasts;
-  const sim::SimResult r = sim::simulate(it.plan, topo, opts);
+  run.r = sim::simulate(run.it.plan, run.topo, opts);
   const auto t2 = std::chrono::steady_clock::now();
-  const planner::PipelineMetrics pm = planner::pipeline_metrics(it, topo, r);
-  const double build_s = std::chrono::duration<double>(t1 - t0).count();
-  const double sim_s = std::chrono::duration<double>(t2 - t1).count();
-
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(it.plan)));
-  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(it.plan, topo, r).dump() + "\n");
-
-  const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus()[0]).model, opts.device_models);
-  const double capacity = dm ? static_cast<double>(dm->memory_capacity.count()) : 0;
-  const int gpus = cfg.dp * cfg.tp * cfg.pp;
-  const std::string transfers =
-      cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance);
-  if (a.json) {
-    Json stages = Json::array();
-    for (std::size_t s = 0; s < it.stages.size(); ++s) {
-      const auto& vs = it.stages[s];
-      stages.push_back(Json{{"stage", s},
-                            {"device", static_cast<int>(s) % cfg.pp},
-                            {"layers", Json::array({vs.first_layer, vs.end_layer})},
-                            {"forward_flops_per_sample", vs.forward_flops},
-                            {"param_bytes", vs.param_bytes}});
-    }
-    Json memory = Json::array();
-    for (std::size_t p = 0; p < it.memory.size(); ++p) {
-      const auto& m = it.memory[p];
-      memory.push_back(Json{{"device", p},
-                            {"gpus", it.stage_gpus[p]},
-                            {"weights_bytes", m.weights_bytes},
-                            {"training_state_bytes", m.training_state_bytes},
-                            {"activation_bytes", m.activation_bytes},
-                            {"peak_in_flight", m.peak_in_flight},
-                            {"total_bytes", m.total()},
-                            {"fits", capacity <= 0 || m.total() <= capacity}});
-    }
-    Json xfers = Json::array();
-    for (const auto& x : it.transfers)
-      xfers.push_back(Json{{"from_stage", x.src_stage},
-                           {"to_stage", x.dst_stage},
-                           {"layer", x.layer},
-                           {"bytes", x.bytes.count()},
-                           {"strategy", x.strategy}});
-    fmt::print("{}", dump_json(Json{{"model", model.name},
-                                    {"topology", topo.name},
-                                    {"dp", cfg.dp},
-                                    {"tp", cfg.tp},
-                                    {"pp", cfg.pp},
-                                    {"gpus", gpus},
-                                    {"schedule", a.schedule},
-                                    {"virtual_stages", cfg.virtual_stages},
-                                    {"microbatches", cfg.microbatches},
-                                    {"microbatch_size", cfg.microbatch_size},
-                                    {"global_batch", it.global_batch},
-                                    {"reshard", a.reshard},
-                                    {"balance", a.balance},
-                                    {"compute_models", gpu_models},
-                                    {"iteration_s", pm.iteration_s},
-                                    {"samples_per_s", pm.samples_per_s},
-                                    {"tflops_per_gpu", pm.tflops_per_gpu},
-                                    {"bubble", pm.bubble},
-                                    {"ideal_bubble", pm.ideal_bubble},
-                                    {"ideal_iteration_s", it.ideal_makespan_s},
-                                    {"exposed_comm_s", pm.exposed_comm_s()},
-                                    {"critical_path_s", Json{{"compute", pm.critical_compute_s},
-                                                             {"tp_allreduce", pm.critical_tp_s},
-                                                             {"stage_transfer", pm.critical_transfer_s},
-                                                             {"dp_allreduce", pm.critical_dp_s},
-                                                             {"optimizer", pm.critical_optimizer_s}}},
-                                    {"stages", std::move(stages)},
-                                    {"memory", std::move(memory)},
-                                    {"transfers", std::move(xfers)},
-                                    {"tasks", it.plan.tasks.size()},
-                                    {"events", r.events},
-                                    {"build_s", build_s},
-                                    {"simulate_s", sim_s}}));
-    return;
+  run.pm = planner::pipeline_metrics(run.it, run.topo, run.r);
+  run.build_s = std::chrono::duration<double>(t1 - t0).count();
+  run.sim_s = std::chrono::duration<double>(t2 - t1).count();
+  if (const sim::DeviceModel* dm =
+          sim::find_device_model(run.topo.node(run.topo.gpus()[0]).model, opts.device_models)) {
+    run.gpu = dm->name;
+    run.capacity = static_cast<double>(dm->memory_capacity.count());
   }
+  return run;
+}
 
-  fmt::print("pipeline {} on {}: dp {} x tp {} x pp {} = {} GPUs\n", model.name, topo.name, cfg.dp, cfg.tp,
-             cfg.pp, gpus);
-  fmt::print("schedule {}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
-             cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
-             cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
-  fmt::print("compute {}\n\n", gpu_models);
+Json stages_json(const PipelineRun& run) {
+  Json stages = Json::array();
+  for (std::size_t s = 0; s < run.it.stages.size(); ++s) {
+    const auto& vs = run.it.stages[s];
+    stages.push_back(Json{{"stage", s},
+                          {"device", static_cast<int>(s) % run.cfg.pp},
+                          {"layers", Json::array({vs.first_layer, vs.end_layer})},
+                          {"forward_flops_per_sample", vs.forward_flops},
+                          {"param_bytes", vs.param_bytes}});
+  }
+  return stages;
+}
 
+Json memory_json(const PipelineRun& run) {
+  Json memory = Json::array();
+  for (std::size_t p = 0; p < run.it.memory.size(); ++p) {
+    const auto& m = run.it.memory[p];
+    memory.push_back(Json{{"device", p},
+                          {"gpus", run.it.stage_gpus[p]},
+                          {"weights_bytes", m.weights_bytes},
+                          {"training_state_bytes", m.training_state_bytes},
+                          {"activation_bytes", m.activation_bytes},
+                          {"peak_in_flight", m.peak_in_flight},
+                          {"total_bytes", m.total()},
+                          {"fits", run.fits(m)}});
+  }
+  return memory;
+}
+
+void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
+  const auto& [it, cfg, pm] = std::tie(run.it, run.cfg, run.pm);
+  Json xfers = Json::array();
+  for (const auto& x : it.transfers)
+    xfers.push_back(Json{{"from_stage", x.src_stage},
+                         {"to_stage", x.dst_stage},
+                         {"layer", x.layer},
+                         {"bytes", x.bytes.count()},
+                         {"strategy", x.strategy}});
+  fmt::print("{}", dump_json(Json{{"model", run.model.name},
+                                  {"topology", run.topo.name},
+                                  {"dp", cfg.dp},
+                                  {"tp", cfg.tp},
+                                  {"pp", cfg.pp},
+                                  {"gpus", cfg.dp * cfg.tp * cfg.pp},
+                                  {"schedule", a.schedule},
+                                  {"virtual_stages", cfg.virtual_stages},
+                                  {"microbatches", cfg.microbatches},
+                                  {"microbatch_size", cfg.microbatch_size},
+                                  {"global_batch", it.global_batch},
+                                  {"reshard", a.reshard},
+                                  {"balance", a.balance},
+                                  {"compute_models", run.compute_models},
+                                  {"iteration_s", pm.iteration_s},
+                                  {"samples_per_s", pm.samples_per_s},
+                                  {"tflops_per_gpu", pm.tflops_per_gpu},
+                                  {"bubble", pm.bubble},
+                                  {"ideal_bubble", pm.ideal_bubble},
+                                  {"ideal_iteration_s", it.ideal_makespan_s},
+                                  {"exposed_comm_s", pm.exposed_comm_s()},
+                                  {"critical_path_s", Json{{"compute", pm.critical_compute_s},
+                                                           {"tp_allreduce", pm.critical_tp_s},
+                                                           {"stage_transfer", pm.critical_transfer_s},
+                                                           {"dp_allreduce", pm.critical_dp_s},
+                                                           {"optimizer", pm.critical_optimizer_s}}},
+                                  {"stages", stages_json(run)},
+                                  {"memory", memory_json(run)},
+                                  {"transfers", std::move(xfers)},
+                                  {"tasks", it.plan.tasks.size()},
+                                  {"events", run.r.events},
+                                  {"build_s", run.build_s},
+                                  {"simulate_s", run.sim_s}}));
+}
+
+// Per pipeline device: its GPUs, layers, FLOPs and memory.
+Table device_table(const PipelineRun& run) {
+  const auto& [it, cfg] = std::tie(run.it, run.cfg);
   Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GB", "state GB", "activations GB",
             "in flight", "total GB", "fits"});
   for (int p = 0; p < cfg.pp; ++p) {
@@ -163,41 +184,66 @@ void run_pipeline(PipelineArgs& a) {
     st.add({std::to_string(p), g.size() == 1 ? g.front() : fmt::format("{}..{}", g.front(), g.back()), layers,
             fmt::format("{:.1f}", flops / 1e9), gb(m.weights_bytes), gb(m.training_state_bytes),
             gb(m.activation_bytes), std::to_string(m.peak_in_flight), gb(m.total()),
-            capacity <= 0           ? std::string("?")
-            : m.total() <= capacity ? std::string("yes")
-                                    : std::string("NO")});
+            run.capacity <= 0 ? std::string("?")
+            : run.fits(m)     ? std::string("yes")
+                              : std::string("NO")});
   }
-  fmt::print("{}\n", st.render({false, false, false, true, true, true, true, true, true, false}));
-  if (!it.transfers.empty()) {
-    const auto& x = it.transfers.front();
-    fmt::print("stage transfers: {} per microbatch each way, e.g. stage {} -> {}: {} ({})\n\n",
-               it.transfers.size(), x.src_stage, x.dst_stage, human_string(x.bytes), x.strategy);
-  }
+  return st;
+}
+
+Table results_table(const PipelineRun& run) {
+  const planner::PipelineMetrics& pm = run.pm;
   const double it_s = pm.iteration_s;
   auto pct = [&](double v) { return fmt::format("{:.1f} %", it_s > 0 ? 100 * v / it_s : 0.0); };
+  auto time = [](double s) { return human_string(Time::from_seconds(s)); };
   Table res({"metric", "value"});
-  res.add({"iteration time", human_string(r.makespan)});
+  res.add({"iteration time", human_string(run.r.makespan)});
   res.add({"samples/s", fmt::format("{:.2f}", pm.samples_per_s)});
   res.add({"TFLOP/s per GPU", fmt::format("{:.1f}", pm.tflops_per_gpu)});
   res.add(
       {"bubble (idle / compute)", fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
   res.add(
-      {"exposed communication", fmt::format("{} ({})", human_string(Time::from_seconds(pm.exposed_comm_s())),
-                                            pct(pm.exposed_comm_s()))});
-  res.add({"  tensor-parallel all-reduce", human_string(Time::from_seconds(pm.critical_tp_s))});
-  res.add({"  stage transfers", human_string(Time::from_seconds(pm.critical_transfer_s))});
-  res.add({"  data-parallel all-reduce", human_string(Time::from_seconds(pm.critical_dp_s))});
+      {"exposed communication", fmt::format("{} ({})", time(pm.exposed_comm_s()), pct(pm.exposed_comm_s()))});
+  res.add({"  tensor-parallel all-reduce", time(pm.critical_tp_s)});
+  res.add({"  stage transfers", time(pm.critical_transfer_s)});
+  res.add({"  data-parallel all-reduce", time(pm.critical_dp_s)});
   res.add({"critical-path compute",
-           fmt::format("{} (+ optimizer {})", human_string(Time::from_seconds(pm.critical_compute_s)),
-                       human_string(Time::from_seconds(pm.critical_optimizer_s)))});
-  fmt::print("{}\n", res.render({false, false}));
+           fmt::format("{} (+ optimizer {})", time(pm.critical_compute_s), time(pm.critical_optimizer_s))});
+  return res;
+}
+
+void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
+  const auto& [it, cfg] = std::tie(run.it, run.cfg);
+  fmt::print("pipeline {} on {}: dp {} x tp {} x pp {} = {} GPUs\n", run.model.name, run.topo.name, cfg.dp,
+             cfg.tp, cfg.pp, cfg.dp * cfg.tp * cfg.pp);
+  const std::string transfers =
+      cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance);
+  fmt::print("schedule {}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
+             cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
+             cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
+  fmt::print("compute {}\n\n", run.compute_models);
+  fmt::print("{}\n",
+             device_table(run).render({false, false, false, true, true, true, true, true, true, false}));
+  if (!it.transfers.empty()) {
+    const auto& x = it.transfers.front();
+    fmt::print("stage transfers: {} per microbatch each way, e.g. stage {} -> {}: {} ({})\n\n",
+               it.transfers.size(), x.src_stage, x.dst_stage, human_string(x.bytes), x.strategy);
+  }
+  fmt::print("{}\n", results_table(run).render({false, false}));
   fmt::print("plan: {} tasks, built in {:.2f} s; simulated in {:.2f} s ({} events)\n", it.plan.tasks.size(),
-             build_s, sim_s, r.events);
+             run.build_s, run.sim_s, run.r.events);
   for (std::size_t p = 0; p < it.memory.size(); ++p)
-    if (capacity > 0 && it.memory[p].total() > capacity)
+    if (!run.fits(it.memory[p]))
       fmt::print("warning: pipeline device {} needs {} GB, more than the {} GB of a {}\n", p,
-                 gb(it.memory[p].total()), gb(capacity), dm->name);
+                 gb(it.memory[p].total()), gb(run.capacity), run.gpu);
   if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
+}
+
+void run_pipeline(PipelineArgs& a) {
+  const PipelineRun run = build_and_simulate(a);
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
+  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(run.it.plan, run.topo, run.r).dump() + "\n");
+  (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -41,14 +43,29 @@ struct ReshardArgs {
   bool json = false;
 };
 
-void run_reshard(ReshardArgs& a) {
-  topology::Topology topo = a.topology.load();
-  a.calibration.apply(topo);
-  const planner::ReshardProblem p = planner::make_problem(topo, planner::parse_tensor_arg(a.tensor),
-                                                          a.src_mesh, a.src_spec, a.dst_mesh, a.dst_spec);
-  const auto tasks = planner::unit_tasks(p);
-  const auto lb = planner::lower_bound(topo, p, tasks);
+// Every plan evaluated, for the printers.
+struct ReshardRun {
+  topology::Topology topo;
+  planner::ReshardProblem p;
+  std::vector<planner::UnitTask> tasks;
+  planner::LowerBound lb;
+  std::vector<planner::ReshardOutcome> rows;
+  std::vector<std::optional<bool>> verified;  // per row, with --verify
+  std::size_t best = 0;                       // the fastest plan that moves data
 
+  [[nodiscard]] double bits() const { return static_cast<double>(p.tensor.bytes().count()) * 8; }
+  [[nodiscard]] std::optional<double> ratio(Time t) const {
+    return lb.time > Time::zero() ? std::optional(t.seconds() / lb.time.seconds()) : std::nullopt;
+  }
+};
+
+ReshardRun evaluate(ReshardArgs& a) {
+  ReshardRun run{a.topology.load(), {}, {}, {}, {}, {}, 0};
+  a.calibration.apply(run.topo);
+  run.p = planner::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.src_mesh, a.src_spec,
+                                a.dst_mesh, a.dst_spec);
+  run.tasks = planner::unit_tasks(run.p);
+  run.lb = planner::lower_bound(run.topo, run.p, run.tasks);
   std::vector<planner::Strategy> strategies;
   if (a.strategy == "all") {
     strategies = {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast,
@@ -63,88 +80,93 @@ void run_reshard(ReshardArgs& a) {
   } else {
     balances = {*planner::balance_from(a.balance)};
   }
-  const double elements = static_cast<double>(p.tensor.bytes().count() / plan::dtype_size(p.tensor.dtype));
-  if (a.verify && elements > 64e6)
+  const auto& tensor = run.p.tensor;
+  if (a.verify && static_cast<double>(tensor.bytes().count() / plan::dtype_size(tensor.dtype)) > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+  run.rows = planner::evaluate_reshard(run.topo, run.p, run.tasks, strategies, balances,
+                                       a.strategy == "all" || a.strategy == "auto", !a.trace.empty());
+  for (const auto& r : run.rows)
+    run.verified.push_back(a.verify && r.moves_data ? std::optional(runtime::verify_on_host(r.plan).ok)
+                                                    : std::nullopt);
+  run.best = planner::fastest_moving(run.rows);
+  return run;
+}
 
-  struct Row : planner::ReshardOutcome {
-    std::optional<bool> verified;
-  };
-  std::vector<Row> rows;
-  for (auto& o : planner::evaluate_reshard(topo, p, tasks, strategies, balances,
-                                           a.strategy == "all" || a.strategy == "auto", !a.trace.empty())) {
-    Row row{std::move(o), std::nullopt};
-    if (a.verify && row.moves_data) row.verified = runtime::verify_on_host(row.plan).ok;
-    rows.push_back(std::move(row));
+void print_reshard_json(const ReshardRun& run) {
+  Json out = Json::array();
+  for (std::size_t i = 0; i < run.rows.size(); ++i) {
+    const auto& r = run.rows[i];
+    const double secs = r.result.makespan.seconds();
+    const auto ratio = run.ratio(r.result.makespan);
+    Json o{{"name", r.name},
+           {"balance", r.balance},
+           {"time_s", secs},
+           {"effective_gbps", run.bits() / secs / 1e9},
+           {"network_bytes", r.network_bytes},
+           {"busiest_nic", r.busiest_nic},
+           {"busiest_nic_bytes", r.busiest_nic_bytes},
+           {"tasks", r.plan.tasks.size()}};
+    o["ratio_to_lower_bound"] = ratio ? Json(*ratio) : Json(nullptr);
+    if (run.verified[i]) o["verified"] = *run.verified[i];
+    out.push_back(std::move(o));
   }
+  const auto& best = run.rows[run.best];
+  fmt::print("{}", dump_json(Json{{"tensor_bytes", run.p.tensor.bytes().count()},
+                                  {"unit_tasks", run.tasks.size()},
+                                  {"lower_bound_s", run.lb.time.seconds()},
+                                  {"strategies", std::move(out)},
+                                  {"best", best.name},
+                                  {"bottlenecks", bottlenecks_json(run.topo, best.result, 5)}}));
+}
 
-  // The fastest plan that moves data is the one --plan-out and --trace write.
-  const Row* best = nullptr;
-  for (const auto& r : rows)
-    if (r.moves_data && (!best || r.result.makespan < best->result.makespan)) best = &r;
-  if (!best) best = &rows.front();
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best->plan)));
+void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
+  const auto& [p, lb] = std::tie(run.p, run.lb);
+  fmt::print("reshard {} ({}) from {} [{}] to {} [{}] on {}\n", a.tensor, human_string(p.tensor.bytes()),
+             a.src_mesh, p.src_spec.str(), a.dst_mesh, p.dst_spec.str(), run.topo.name);
+  fmt::print("{} unit tasks; lower bound {} ({} through {})\n\n", run.tasks.size(),
+             lb.time > Time::zero() ? human_string(lb.time) : std::string("n/a"),
+             human_string(lb.max_host_bytes), lb.bounding_host.empty() ? std::string("-") : lb.bounding_host);
+  std::vector<std::string> header{"strategy", "balance",       "time",       "Gbps",
+                                  "x bound",  "network bytes", "busiest NIC"};
+  if (a.verify) header.push_back("verified");
+  Table tab(header);
+  auto bytes = [](double b) { return human_string(Bytes(static_cast<std::int64_t>(b))); };
+  for (std::size_t i = 0; i < run.rows.size(); ++i) {
+    const auto& r = run.rows[i];
+    const auto ratio = run.ratio(r.result.makespan);
+    std::vector<std::string> cells{r.name,
+                                   r.balance,
+                                   human_string(r.result.makespan),
+                                   fmt::format("{:.2f}", run.bits() / r.result.makespan.seconds() / 1e9),
+                                   ratio ? fmt::format("{:.2f}", *ratio) : std::string("-"),
+                                   bytes(r.network_bytes),
+                                   r.busiest_nic.empty()
+                                       ? std::string("-")
+                                       : fmt::format("{} ({})", r.busiest_nic, bytes(r.busiest_nic_bytes))};
+    if (a.verify) cells.push_back(run.verified[i] ? (*run.verified[i] ? "yes" : "NO") : "-");
+    tab.add(cells);
+  }
+  const auto& best = run.rows[run.best];
+  fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
+  fmt::print("\nfastest: {} / {}\n{}", best.name, best.balance, bottlenecks_table(run.topo, best.result, 5));
+  if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best.name, best.balance, a.plan_out);
+  if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
+}
+
+void run_reshard(ReshardArgs& a) {
+  const ReshardRun run = evaluate(a);
+  const auto& best = run.rows[run.best];
+  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best.plan)));
   if (!a.trace.empty())
-    write_text_file(a.trace, simulated_trace(best->plan, topo, best->result).dump() + "\n");
-
-  const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
-  if (a.json) {
-    Json out = Json::array();
-    for (const auto& r : rows) {
-      const double secs = r.result.makespan.seconds();
-      Json o{{"name", r.name},
-             {"balance", r.balance},
-             {"time_s", secs},
-             {"effective_gbps", bits / secs / 1e9},
-             {"network_bytes", r.network_bytes},
-             {"busiest_nic", r.busiest_nic},
-             {"busiest_nic_bytes", r.busiest_nic_bytes},
-             {"tasks", r.plan.tasks.size()}};
-      o["ratio_to_lower_bound"] = lb.time > Time::zero() ? Json(secs / lb.time.seconds()) : Json(nullptr);
-      if (r.verified) o["verified"] = *r.verified;
-      out.push_back(std::move(o));
-    }
-    fmt::print("{}", dump_json(Json{{"tensor_bytes", p.tensor.bytes().count()},
-                                    {"unit_tasks", tasks.size()},
-                                    {"lower_bound_s", lb.time.seconds()},
-                                    {"strategies", std::move(out)},
-                                    {"best", best->name},
-                                    {"bottlenecks", bottlenecks_json(topo, best->result, 5)}}));
-  } else {
-    fmt::print("reshard {} ({}) from {} [{}] to {} [{}] on {}\n", a.tensor, human_string(p.tensor.bytes()),
-               a.src_mesh, p.src_spec.str(), a.dst_mesh, p.dst_spec.str(), topo.name);
-    fmt::print("{} unit tasks; lower bound {} ({} through {})\n\n", tasks.size(),
-               lb.time > Time::zero() ? human_string(lb.time) : std::string("n/a"),
-               human_string(lb.max_host_bytes),
-               lb.bounding_host.empty() ? std::string("-") : lb.bounding_host);
-    std::vector<std::string> header{"strategy", "balance",       "time",       "Gbps",
-                                    "x bound",  "network bytes", "busiest NIC"};
-    if (a.verify) header.push_back("verified");
-    Table tab(header);
-    for (const auto& r : rows) {
-      const double secs = r.result.makespan.seconds();
-      std::vector<std::string> cells{
-          r.name,
-          r.balance,
-          human_string(r.result.makespan),
-          fmt::format("{:.2f}", bits / secs / 1e9),
-          lb.time > Time::zero() ? fmt::format("{:.2f}", secs / lb.time.seconds()) : std::string("-"),
-          human_string(Bytes(static_cast<std::int64_t>(r.network_bytes))),
-          r.busiest_nic.empty()
-              ? std::string("-")
-              : fmt::format("{} ({})", r.busiest_nic,
-                            human_string(Bytes(static_cast<std::int64_t>(r.busiest_nic_bytes))))};
-      if (a.verify) cells.push_back(r.verified ? (*r.verified ? "yes" : "NO") : "-");
-      tab.add(cells);
-    }
-    fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
-    fmt::print("\nfastest: {} / {}\n{}", best->name, best->balance, bottlenecks_table(topo, best->result, 5));
-    if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best->name, best->balance, a.plan_out);
-    if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
-  }
-  for (const auto& r : rows)
-    if (r.verified && !*r.verified)
-      throw Error(fmt::format("the {} / {} plan failed host verification", r.name, r.balance));
+    write_text_file(a.trace, simulated_trace(best.plan, run.topo, best.result).dump() + "\n");
+  if (a.json)
+    print_reshard_json(run);
+  else
+    print_reshard_text(a, run);
+  for (std::size_t i = 0; i < run.rows.size(); ++i)
+    if (run.verified[i] && !*run.verified[i])
+      throw Error(
+          fmt::format("the {} / {} plan failed host verification", run.rows[i].name, run.rows[i].balance));
 }
 
 }  // namespace

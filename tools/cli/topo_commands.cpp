@@ -153,134 +153,146 @@ struct Common {
   std::string output;
 };
 
+// One `topo` subcommand each.
+void add_show(CLI::App* topo) {
+  auto c = std::make_shared<Common>();
+  auto* cmd =
+      topo->add_subcommand("show", "Hosts, GPUs, links by kind, per-GPU NVLink/NIC bandwidth, bisection");
+  c->source.add_to(*cmd);
+  cmd->add_flag("--json", c->json, "Print one JSON document instead of tables");
+  cmd->callback([c] {
+    const Topology t = c->source.load();
+    const auto s = topology::summarize(t);
+    write_output("", c->json ? dump_json(topology::summary_to_json(t, s)) : show_text(t, s));
+  });
+}
+
+void add_export(CLI::App* topo) {
+  auto c = std::make_shared<Common>();
+  auto* cmd = topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
+  c->source.add_to(*cmd);
+  cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
+  cmd->callback([c] { write_output(c->output, dump_json(topology::topology_to_json(c->source.load()))); });
+}
+
+void add_dot(CLI::App* topo) {
+  auto c = std::make_shared<Common>();
+  auto* cmd = topo->add_subcommand("dot", "Write a Graphviz drawing (render with: dot -Tsvg)");
+  c->source.add_to(*cmd);
+  cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
+  cmd->callback([c] { write_output(c->output, topology::to_dot(c->source.load())); });
+}
+
+void add_route(CLI::App* topo) {
+  struct RouteArgs : Common {
+    std::string from, to;
+  };
+  auto c = std::make_shared<RouteArgs>();
+  auto* cmd = topo->add_subcommand("route", "Print the route between two devices, hop by hop");
+  c->source.add_to(*cmd);
+  cmd->add_option("from", c->from, "Source device, e.g. h0/gpu0")->required();
+  cmd->add_option("to", c->to, "Destination device, e.g. h1/gpu3")->required();
+  cmd->add_flag("--json", c->json, "Print one JSON document instead of a table");
+  cmd->callback([c] {
+    const Topology t = c->source.load();
+    const auto& r = t.route(t.at(c->from), t.at(c->to));
+    write_output("", c->json ? dump_json(route_json(t, r)) : route_text(t, r));
+  });
+}
+
+void add_mesh(CLI::App* topo) {
+  struct MeshArgs : Common {
+    std::string selector;
+  };
+  auto c = std::make_shared<MeshArgs>();
+  auto* cmd = topo->add_subcommand("mesh", "Resolve a device-mesh selector into its 2-D grid of GPUs");
+  c->source.add_to(*cmd);
+  cmd->add_option("selector", c->selector, "all | hosts=0-1[,gpus=0-3] | h0/gpu0,h1/gpu0,... [,shape=RxC]")
+      ->required();
+  cmd->add_flag("--json", c->json, "Print one JSON document instead of a grid");
+  cmd->callback([c] {
+    const Topology t = c->source.load();
+    const auto m = topology::select_mesh(t, c->selector);
+    if (!c->json) return write_output("", mesh_text(t, m));
+    Json rows = Json::array();
+    for (int r = 0; r < m.rows; ++r) {
+      Json row = Json::array();
+      for (int col = 0; col < m.cols; ++col) row.push_back(t.node(m.at(r, col)).name);
+      rows.push_back(std::move(row));
+    }
+    write_output("", dump_json(Json{{"rows", m.rows}, {"cols", m.cols}, {"devices", std::move(rows)}}));
+  });
+}
+
+void add_import_nccl(CLI::App* topo) {
+  struct ImportArgs {
+    std::string file;
+    topology::NcclImportOptions opts;
+    std::string out;
+  };
+  auto c = std::make_shared<ImportArgs>();
+  auto* cmd = topo->add_subcommand("import-nccl",
+                                   "Turn an NCCL topology dump (NCCL_TOPO_DUMP_FILE) into one meshsim host");
+  cmd->footer(
+      "Make the dump on the machine with any NCCL program, e.g.\n"
+      "  NCCL_TOPO_DUMP_FILE=topo.xml ./all_reduce_perf -g 8\n"
+      "CPUs, PCIe bridges, GPUs, NVLinks (to GPUs, NVSwitches, the CPU) and NICs are imported;\n"
+      "link rates follow the host presets (docs/topology-format.md, \"NCCL topology dumps\").\n"
+      "Without --out, prints the summary `meshsim topo show` prints.");
+  cmd->add_option("file", c->file, "NCCL topology dump (XML)")->required();
+  cmd->add_option("--host", c->opts.host, "Host name; devices are named <host>/gpu0, ... (default h0)");
+  cmd->add_option(
+      "--gpu-model", c->opts.gpu_model,
+      "GPU model, e.g. H200 (default: from the compute capability: sm 70 V100, 80 A100, 90 H100)");
+  cmd->add_option("-o,--out", c->out,
+                  "Write the explicit meshsim.topology/1 file here ('-' for stdout) instead of the summary");
+  cmd->callback([c] {
+    const Topology t = topology::import_nccl_xml(c->file, c->opts);
+    if (c->out.empty()) {
+      const auto s = topology::summarize(t);
+      return write_output("", show_text(t, s));
+    }
+    write_output(c->out, dump_json(topology::topology_to_json(t)));
+    if (c->out != "-")
+      fmt::print("wrote {}: {} GPUs, {} nodes, {} links (check it with: meshsim topo show {})\n", c->out,
+                 t.gpus().size(), t.node_count(), t.link_count(), c->out);
+  });
+}
+
+void add_presets(CLI::App* topo) {
+  auto c = std::make_shared<Common>();
+  auto* cmd = topo->add_subcommand("presets", "List the host presets");
+  cmd->add_flag("--json", c->json, "Print one JSON document instead of a table");
+  cmd->callback([c] {
+    Json list = Json::array();
+    Table tab({"preset", "GPUs", "NICs", "NIC rate", "description"});
+    for (const auto& p : topology::host_presets()) {
+      list.push_back(Json{{"name", std::string(p.name)},
+                          {"gpus", p.gpus},
+                          {"gpu_model", std::string(p.gpu_model)},
+                          {"nics", p.nics},
+                          {"nic_Gbps", static_cast<double>(p.nic_bandwidth.bps()) / 1e9},
+                          {"description", std::string(p.summary)}});
+      tab.add({std::string(p.name), std::to_string(p.gpus), std::to_string(p.nics),
+               rate(p.nic_bandwidth, RateStyle::bits), std::string(p.summary)});
+    }
+    write_output(
+        "", c->json ? dump_json(Json{{"presets", std::move(list)}}) : tab.render({false, true, true, true}));
+  });
+}
+
 }  // namespace
 
 void add_topo_commands(CLI::App& app) {
   auto* topo = app.add_subcommand("topo", "Inspect, export and route topologies");
   topo->require_subcommand(1);
-
-  {
-    auto c = std::make_shared<Common>();
-    auto* cmd =
-        topo->add_subcommand("show", "Hosts, GPUs, links by kind, per-GPU NVLink/NIC bandwidth, bisection");
-    c->source.add_to(*cmd);
-    cmd->add_flag("--json", c->json, "Print one JSON document instead of tables");
-    cmd->callback([c] {
-      const Topology t = c->source.load();
-      const auto s = topology::summarize(t);
-      write_output("", c->json ? dump_json(topology::summary_to_json(t, s)) : show_text(t, s));
-    });
-  }
-  {
-    auto c = std::make_shared<Common>();
-    auto* cmd =
-        topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
-    c->source.add_to(*cmd);
-    cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
-    cmd->callback([c] { write_output(c->output, dump_json(topology::topology_to_json(c->source.load()))); });
-  }
-  {
-    auto c = std::make_shared<Common>();
-    auto* cmd = topo->add_subcommand("dot", "Write a Graphviz drawing (render with: dot -Tsvg)");
-    c->source.add_to(*cmd);
-    cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
-    cmd->callback([c] { write_output(c->output, topology::to_dot(c->source.load())); });
-  }
-  {
-    struct RouteArgs : Common {
-      std::string from, to;
-    };
-    auto c = std::make_shared<RouteArgs>();
-    auto* cmd = topo->add_subcommand("route", "Print the route between two devices, hop by hop");
-    c->source.add_to(*cmd);
-    cmd->add_option("from", c->from, "Source device, e.g. h0/gpu0")->required();
-    cmd->add_option("to", c->to, "Destination device, e.g. h1/gpu3")->required();
-    cmd->add_flag("--json", c->json, "Print one JSON document instead of a table");
-    cmd->callback([c] {
-      const Topology t = c->source.load();
-      const auto& r = t.route(t.at(c->from), t.at(c->to));
-      write_output("", c->json ? dump_json(route_json(t, r)) : route_text(t, r));
-    });
-  }
-  {
-    struct MeshArgs : Common {
-      std::string selector;
-    };
-    auto c = std::make_shared<MeshArgs>();
-    auto* cmd = topo->add_subcommand("mesh", "Resolve a device-mesh selector into its 2-D grid of GPUs");
-    c->source.add_to(*cmd);
-    cmd->add_option("selector", c->selector, "all | hosts=0-1[,gpus=0-3] | h0/gpu0,h1/gpu0,... [,shape=RxC]")
-        ->required();
-    cmd->add_flag("--json", c->json, "Print one JSON document instead of a grid");
-    cmd->callback([c] {
-      const Topology t = c->source.load();
-      const auto m = topology::select_mesh(t, c->selector);
-      if (!c->json) return write_output("", mesh_text(t, m));
-      Json rows = Json::array();
-      for (int r = 0; r < m.rows; ++r) {
-        Json row = Json::array();
-        for (int col = 0; col < m.cols; ++col) row.push_back(t.node(m.at(r, col)).name);
-        rows.push_back(std::move(row));
-      }
-      write_output("", dump_json(Json{{"rows", m.rows}, {"cols", m.cols}, {"devices", std::move(rows)}}));
-    });
-  }
-  {
-    struct ImportArgs {
-      std::string file;
-      topology::NcclImportOptions opts;
-      std::string out;
-    };
-    auto c = std::make_shared<ImportArgs>();
-    auto* cmd = topo->add_subcommand(
-        "import-nccl", "Turn an NCCL topology dump (NCCL_TOPO_DUMP_FILE) into one meshsim host");
-    cmd->footer(
-        "Make the dump on the machine with any NCCL program, e.g.\n"
-        "  NCCL_TOPO_DUMP_FILE=topo.xml ./all_reduce_perf -g 8\n"
-        "CPUs, PCIe bridges, GPUs, NVLinks (to GPUs, NVSwitches, the CPU) and NICs are imported;\n"
-        "link rates follow the host presets (docs/topology-format.md, \"NCCL topology dumps\").\n"
-        "Without --out, prints the summary `meshsim topo show` prints.");
-    cmd->add_option("file", c->file, "NCCL topology dump (XML)")->required();
-    cmd->add_option("--host", c->opts.host, "Host name; devices are named <host>/gpu0, ... (default h0)");
-    cmd->add_option(
-        "--gpu-model", c->opts.gpu_model,
-        "GPU model, e.g. H200 (default: from the compute capability: sm 70 V100, 80 A100, 90 H100)");
-    cmd->add_option(
-        "-o,--out", c->out,
-        "Write the explicit meshsim.topology/1 file here ('-' for stdout) instead of the summary");
-    cmd->callback([c] {
-      const Topology t = topology::import_nccl_xml(c->file, c->opts);
-      if (c->out.empty()) {
-        const auto s = topology::summarize(t);
-        return write_output("", show_text(t, s));
-      }
-      write_output(c->out, dump_json(topology::topology_to_json(t)));
-      if (c->out != "-")
-        fmt::print("wrote {}: {} GPUs, {} nodes, {} links (check it with: meshsim topo show {})\n", c->out,
-                   t.gpus().size(), t.node_count(), t.link_count(), c->out);
-    });
-  }
-  {
-    auto c = std::make_shared<Common>();
-    auto* cmd = topo->add_subcommand("presets", "List the host presets");
-    cmd->add_flag("--json", c->json, "Print one JSON document instead of a table");
-    cmd->callback([c] {
-      Json list = Json::array();
-      Table tab({"preset", "GPUs", "NICs", "NIC rate", "description"});
-      for (const auto& p : topology::host_presets()) {
-        list.push_back(Json{{"name", std::string(p.name)},
-                            {"gpus", p.gpus},
-                            {"gpu_model", std::string(p.gpu_model)},
-                            {"nics", p.nics},
-                            {"nic_Gbps", static_cast<double>(p.nic_bandwidth.bps()) / 1e9},
-                            {"description", std::string(p.summary)}});
-        tab.add({std::string(p.name), std::to_string(p.gpus), std::to_string(p.nics),
-                 rate(p.nic_bandwidth, RateStyle::bits), std::string(p.summary)});
-      }
-      write_output("", c->json ? dump_json(Json{{"presets", std::move(list)}})
-                               : tab.render({false, true, true, true}));
-    });
-  }
+  add_show(topo);
+  add_export(topo);
+  add_dot(topo);
+  add_route(topo);
+  add_mesh(topo);
+  add_import_nccl(topo);
+  add_presets(topo);
 }
 
 }  // namespace meshsim::cli
