@@ -52,6 +52,14 @@ class EnumNames {
     return out;
   }
 
+  /// Every alias (entries after a value's first), in table order.
+  [[nodiscard]] std::vector<std::string> aliases() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < N; ++i)
+      if (name(entries_[i].value) != entries_[i].name) out.emplace_back(entries_[i].name);
+    return out;
+  }
+
   /// "a, b or c": the names for a message.
   [[nodiscard]] std::string list() const {
     const auto all = names();

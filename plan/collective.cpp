@@ -1,6 +1,7 @@
 #include "plan/collective.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 
@@ -9,27 +10,27 @@ namespace meshsim::plan {
 namespace {
 
 constexpr std::array<OpTraits, 4> kOpTable{{
-    {CollectiveOp::all_gather, "all_gather", "allgather", "ncclAllGather", false},
-    {CollectiveOp::reduce_scatter, "reduce_scatter", "reducescatter", "ncclReduceScatter", true},
-    {CollectiveOp::all_reduce, "all_reduce", "allreduce", "ncclAllReduce", true},
-    {CollectiveOp::all_to_all, "all_to_all", "alltoall", "ncclSend/ncclRecv", false},
+    {CollectiveOp::all_gather, "ncclAllGather", false},
+    {CollectiveOp::reduce_scatter, "ncclReduceScatter", true},
+    {CollectiveOp::all_reduce, "ncclAllReduce", true},
+    {CollectiveOp::all_to_all, "ncclSend/ncclRecv", false},
 }};
 
 constexpr std::array<AlgorithmTraits, 5> kAlgorithmTable{{
-    {Algorithm::ring, "ring", "Ring", false, false, true, false},
-    {Algorithm::tree, "tree", "Tree", false, false, true, true},
-    {Algorithm::nvls, "nvls", "NVLS", true, false, true, false},
-    {Algorithm::nvls_tree, "nvls_tree", "NVLSTree", true, true, true, true},
-    {Algorithm::direct, "direct", "", false, false, false, false},
+    {Algorithm::ring, "Ring", false, false, true, false},
+    {Algorithm::tree, "Tree", false, false, true, true},
+    {Algorithm::nvls, "NVLS", true, false, true, false},
+    {Algorithm::nvls_tree, "NVLSTree", true, true, true, true},
+    {Algorithm::direct, "", false, false, false, false},
 }};
 
 // LL: an 8-byte line carries 4 bytes of data and a 4-byte flag per 8 bytes
 // of payload, i.e. 16 wire bytes per 8 data bytes; LL128: 120 data bytes
 // per 128-byte line (NCCL src/device/prims_ll.h, prims_ll128.h).
 constexpr std::array<ProtocolTraits, 3> kProtocolTable{{
-    {Protocol::ll, "ll", "LL", 2.0},
-    {Protocol::ll128, "ll128", "LL128", 128.0 / 120.0},
-    {Protocol::simple, "simple", "Simple", 1.0},
+    {Protocol::ll, "LL", 2.0},
+    {Protocol::ll128, "LL128", 128.0 / 120.0},
+    {Protocol::simple, "Simple", 1.0},
 }};
 
 // NCCL src/graph/tuning.cc at v2.23.4-1 (baseLat, hwLat), in microseconds. Rows: algorithm in
@@ -80,18 +81,8 @@ Time us(double v) {
   return Time::ps(static_cast<std::int64_t>(v * 1e6 + 0.5));
 }
 
-template <typename Table>
-std::string join_names(const Table& table, bool short_names = false) {
-  std::string out;
-  for (const auto& r : table) {
-    std::string_view n;
-    if constexpr (requires { r.short_name; })
-      n = short_names ? r.short_name : r.name;
-    else
-      n = r.name;
-    out += fmt::format("{}{}", out.empty() ? "" : ", ", n);
-  }
-  return out;
+std::string join(const std::vector<std::string>& names) {
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 }  // namespace
@@ -107,43 +98,36 @@ const ProtocolTraits& traits(Protocol p) {
 }
 
 std::string_view to_string(CollectiveOp op) {
-  return traits(op).name;
+  return kOpNames.name(op);
 }
 std::string_view to_string(Algorithm a) {
-  return traits(a).name;
+  return kAlgorithmNames.name(a);
 }
 std::string_view to_string(Protocol p) {
-  return traits(p).name;
+  return kProtocolNames.name(p);
 }
 std::string_view to_string(Transport t) {
-  static constexpr std::array<std::string_view, 3> kNames{"nvlink", "pcie", "net"};
-  return row(kNames, t);
+  return kTransportNames.name(t);
 }
 
 std::optional<CollectiveOp> op_from(std::string_view s) {
-  for (const auto& r : kOpTable)
-    if (r.name == s || r.short_name == s) return r.op;
-  return std::nullopt;
+  return kOpNames.parse(s);
 }
 std::optional<Algorithm> algorithm_from(std::string_view s) {
-  for (const auto& r : kAlgorithmTable)
-    if (r.name == s) return r.algorithm;
-  return std::nullopt;
+  return kAlgorithmNames.parse(s);
 }
 std::optional<Protocol> protocol_from(std::string_view s) {
-  for (const auto& r : kProtocolTable)
-    if (r.name == s) return r.protocol;
-  return std::nullopt;
+  return kProtocolNames.parse(s);
 }
 
 std::string algorithm_names() {
-  return join_names(kAlgorithmTable);
+  return join(kAlgorithmNames.names());
 }
 std::string protocol_names() {
-  return join_names(kProtocolTable);
+  return join(kProtocolNames.names());
 }
 std::string op_names() {
-  return join_names(kOpTable, true);
+  return join(kOpNames.aliases());
 }
 
 bool supports(Algorithm a, CollectiveOp op) {

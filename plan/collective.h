@@ -59,6 +59,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/enum_names.h"
 #include "core/units.h"
 
 namespace meshsim::plan {
@@ -69,6 +70,28 @@ enum class Protocol : std::uint8_t { ll, ll128, simple };
 /// What one step of an algorithm crosses (NCCL's NCCL_HW_NVLINK/PCI/NET).
 enum class Transport : std::uint8_t { nvlink, pcie, net };
 
+/// Plan files name ops "all_reduce"; the CLI and nccl-tests "allreduce"
+/// (the aliases). Algorithms and protocols have one name each.
+inline constexpr EnumNames<CollectiveOp, 8> kOpNames{"collective",
+                                                     {{{CollectiveOp::all_gather, "all_gather"},
+                                                       {CollectiveOp::reduce_scatter, "reduce_scatter"},
+                                                       {CollectiveOp::all_reduce, "all_reduce"},
+                                                       {CollectiveOp::all_to_all, "all_to_all"},
+                                                       {CollectiveOp::all_gather, "allgather"},
+                                                       {CollectiveOp::reduce_scatter, "reducescatter"},
+                                                       {CollectiveOp::all_reduce, "allreduce"},
+                                                       {CollectiveOp::all_to_all, "alltoall"}}}};
+inline constexpr EnumNames<Algorithm, 5> kAlgorithmNames{"algorithm",
+                                                         {{{Algorithm::ring, "ring"},
+                                                           {Algorithm::tree, "tree"},
+                                                           {Algorithm::nvls, "nvls"},
+                                                           {Algorithm::nvls_tree, "nvls_tree"},
+                                                           {Algorithm::direct, "direct"}}}};
+inline constexpr EnumNames<Protocol, 3> kProtocolNames{
+    "protocol", {{{Protocol::ll, "ll"}, {Protocol::ll128, "ll128"}, {Protocol::simple, "simple"}}}};
+inline constexpr EnumNames<Transport, 3> kTransportNames{
+    "transport", {{{Transport::nvlink, "nvlink"}, {Transport::pcie, "pcie"}, {Transport::net, "net"}}}};
+
 inline constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
                                  CollectiveOp::all_reduce, CollectiveOp::all_to_all};
 inline constexpr std::array kAlgorithms{Algorithm::ring, Algorithm::tree, Algorithm::nvls,
@@ -77,15 +100,12 @@ inline constexpr std::array kProtocols{Protocol::ll, Protocol::ll128, Protocol::
 
 struct OpTraits {
   CollectiveOp op;
-  std::string_view name;        // plan files: "all_reduce"
-  std::string_view short_name;  // CLI and nccl-tests: "allreduce"
-  std::string_view nccl_call;   // "ncclAllReduce"; all_to_all: send/recv pairs
-  bool reduces;                 // the destination combines what it receives
+  std::string_view nccl_call;  // "ncclAllReduce"; all_to_all: send/recv pairs
+  bool reduces;                // the destination combines what it receives
 };
 
 struct AlgorithmTraits {
   Algorithm algorithm;
-  std::string_view name;       // plan files and CLI: "nvls_tree"
   std::string_view nccl_name;  // NCCL_ALGO value: "NVLSTree"; direct: "" (send/recv)
   bool needs_nvls;             // NVSwitch with multicast (Hopper or later) on every host
   bool needs_hosts;            // a group that spans at least two hosts
@@ -95,7 +115,6 @@ struct AlgorithmTraits {
 
 struct ProtocolTraits {
   Protocol protocol;
-  std::string_view name;       // "ll128"
   std::string_view nccl_name;  // NCCL_PROTO value: "LL128"
   double wire_factor;          // bytes on the wire per byte of data
 };
@@ -115,7 +134,7 @@ struct ProtocolTraits {
 /// "ring, tree, nvls, nvls_tree, direct" (for messages and --help).
 [[nodiscard]] std::string algorithm_names();
 [[nodiscard]] std::string protocol_names();
-[[nodiscard]] std::string op_names();  // short names
+[[nodiscard]] std::string op_names();  // the CLI's names ("allgather, ...")
 
 /// Whether `a` can run `op` at all (tree and nvls_tree: all_reduce only;
 /// all_to_all: direct only).

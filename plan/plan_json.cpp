@@ -14,30 +14,21 @@ namespace meshsim::plan {
 
 namespace {
 
-template <typename E, std::size_t N>
-E enum_from(const JsonCursor& c, const std::array<E, N>& values, std::string_view what) {
-  const std::string s = c.as_string();
-  std::string list;
-  for (E v : values) {
-    if (to_string(v) == s) return v;
-    list += fmt::format("{}{}", list.empty() ? "" : ", ", to_string(v));
-  }
-  c.fail(fmt::format("unknown {} \"{}\" (expected {})", what, s, list));
-}
-
 // The value `c` names in `names`; ConfigError listing the names otherwise.
+// Plan files spell each value by its name, not an alias ("all_reduce", not
+// the CLI's "allreduce").
 template <typename E, std::size_t N>
 E named(const JsonCursor& c, const EnumNames<E, N>& names) {
   const std::string s = c.as_string();
-  if (auto v = names.parse(s)) return *v;
+  if (auto v = names.parse(s); v && names.name(*v) == s) return *v;
   c.fail(fmt::format("unknown {} \"{}\" (expected {})", names.what(), s, names.list()));
 }
 
-// "auto" (the table selects) or one of `values`.
+// "auto" (the table selects) or one of `names`.
 template <typename E, std::size_t N>
-std::optional<E> auto_or(const JsonCursor& c, const std::array<E, N>& values, std::string_view what) {
+std::optional<E> auto_or(const JsonCursor& c, const EnumNames<E, N>& names) {
   if (c.json().is_string() && c.as_string() == "auto") return std::nullopt;
-  return enum_from(c, values, what);
+  return named(c, names);
 }
 
 }  // namespace
@@ -226,11 +217,11 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
     case TaskKind::collective:
       c.allow_only({"id", "kind", "op", "group", "size", "algorithm", "protocol", "channels", "ring_order",
                     "dtype", "stream", "deps", "payload"});
-      t.op = enum_from(c["op"], plan::kOps, "collective");
+      t.op = named(c["op"], plan::kOpNames);
       t.devices = device_list(c["group"], 2, ctx);
       t.size = positive_size(c["size"]);
-      if (auto a = c.find("algorithm")) t.algorithm = auto_or(*a, plan::kAlgorithms, "algorithm");
-      if (auto pr = c.find("protocol")) t.protocol = auto_or(*pr, plan::kProtocols, "protocol");
+      if (auto a = c.find("algorithm")) t.algorithm = auto_or(*a, plan::kAlgorithmNames);
+      if (auto pr = c.find("protocol")) t.protocol = auto_or(*pr, plan::kProtocolNames);
       if (auto ch = c.find("channels")) t.channels = static_cast<int>(ch->as_int_in(0, 64));
       if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       if (auto o = c.find("ring_order")) {

@@ -321,8 +321,10 @@ std::string unsupported_reason(Algorithm a, CollectiveOp op, const GroupShape& s
   if (!plan::supports(a, op)) return fmt::format("{} cannot run {}", plan::to_string(a), plan::to_string(op));
   const auto& tr = plan::traits(a);
   if (tr.needs_nvls && !s.nvls)
-    return fmt::format("{} needs every GPU on an NVSwitch with NVLink SHARP (H100 or later)", tr.name);
-  if (tr.needs_hosts && s.hosts < 2) return fmt::format("{} needs a group that spans hosts", tr.name);
+    return fmt::format("{} needs every GPU on an NVSwitch with NVLink SHARP (H100 or later)",
+                       plan::to_string(a));
+  if (tr.needs_hosts && s.hosts < 2)
+    return fmt::format("{} needs a group that spans hosts", plan::to_string(a));
   if (a == Algorithm::nvls && s.hosts > 1) return "nvls runs inside one host (nvls_tree spans hosts)";
   if (a == Algorithm::nvls_tree && s.ranks != s.hosts * s.max_per_host)
     return "nvls_tree needs the same number of GPUs on every host";

@@ -19,6 +19,7 @@ TEST_CASE("one name table drives names, parsing and the lists validators show", 
   CHECK(kColours.parse("blue") == Colour::blue);
   CHECK_FALSE(kColours.parse("Blue"));
   CHECK(kColours.names() == std::vector<std::string>{"blue", "red", "green"});
+  CHECK(kColours.aliases() == std::vector<std::string>{"lime"});
   CHECK(kColours.list() == "blue, red or green");
   CHECK(kColours.what() == "colour");
 }

@@ -212,8 +212,7 @@ void add_collective_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "collective",
       "Time a collective like nccl-tests (size, time, algbw, busbw) with NCCL's algorithms and protocols");
-  std::vector<std::string> ops;
-  for (auto op : plan::kOps) ops.emplace_back(plan::traits(op).short_name);
+  std::vector<std::string> ops = plan::kOpNames.aliases();
   ops.emplace_back("broadcast");
   ops.emplace_back("sendrecv");
   cmd->add_option("op", a->op, fmt::format("{}", fmt::join(ops, ", ")))
