@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "sim/executor.h"
 #include "sim/ring_order.h"
 #include "topology/topology_json.h"
@@ -104,6 +105,43 @@ CollectiveStudyResult run_collective_row(const CollectiveStudyRow& row) {
   const auto& c = r.collectives.front();
   out.chosen = fmt::format("{}/{}/{}", plan::to_string(c.algorithm), plan::to_string(c.protocol), c.channels);
   return out;
+}
+
+std::string_view published_unit(const CollectiveStudyRow& row) {
+  return row.published_is_time ? "us" : "GB/s busbw";
+}
+
+Json collective_study_json(const CollectiveStudy& s, const std::vector<CollectiveStudyResult>& results) {
+  MESHSIM_ASSERT(results.size() == s.rows.size(), "one result per row");
+  Json rows = Json::array();
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    const CollectiveStudyRow& row = s.rows[i];
+    const CollectiveStudyResult& r = results[i];
+    rows.push_back(Json{{"name", row.name},
+                        {"chosen", r.chosen},
+                        {"unit", std::string(published_unit(row))},
+                        {"predicted", r.predicted},
+                        {"published", row.published},
+                        {"error", r.error},
+                        {"tolerance", row.tolerance},
+                        {"within", r.within},
+                        {"source", row.source}});
+  }
+  return Json{{"study", s.name}, {"rows", std::move(rows)}};
+}
+
+std::string collective_study_csv(const CollectiveStudy& s,
+                                 const std::vector<CollectiveStudyResult>& results) {
+  MESHSIM_ASSERT(results.size() == s.rows.size(), "one result per row");
+  std::string csv = "name,op,size_bytes,chosen,unit,predicted,published,error,tolerance,within,source\n";
+  for (std::size_t i = 0; i < s.rows.size(); ++i) {
+    const CollectiveStudyRow& row = s.rows[i];
+    const CollectiveStudyResult& r = results[i];
+    csv += fmt::format("\"{}\",{},{},{},{},{:.6g},{:.6g},{:.4f},{},{},\"{}\"\n", row.name,
+                       plan::to_string(row.op), row.size.count(), r.chosen, published_unit(row), r.predicted,
+                       row.published, r.error, row.tolerance, r.within, row.source);
+  }
+  return csv;
 }
 
 }  // namespace meshsim::planner

@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.h"
@@ -56,5 +57,15 @@ struct CollectiveStudyResult {
 
 /// Simulates one row.
 [[nodiscard]] CollectiveStudyResult run_collective_row(const CollectiveStudyRow& row);
+
+/// The unit a row's figures are in: "us" or "GB/s busbw".
+[[nodiscard]] std::string_view published_unit(const CollectiveStudyRow& row);
+/// The results file (`results.json`): {"study", "rows": [{name, chosen, unit,
+/// predicted, published, error, tolerance, within, source}, ...]}, one per row.
+[[nodiscard]] Json collective_study_json(const CollectiveStudy& s,
+                                         const std::vector<CollectiveStudyResult>& results);
+/// The same as CSV (`results.csv`), with each row's op and size.
+[[nodiscard]] std::string collective_study_csv(const CollectiveStudy& s,
+                                               const std::vector<CollectiveStudyResult>& results);
 
 }  // namespace meshsim::planner

@@ -147,4 +147,12 @@ Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudy
   return Json{{"study", s.name}, {"baseline", s.baseline}, {"bound", s.bound}, {"results", std::move(out)}};
 }
 
+std::string pipeline_study_csv(const std::vector<PipelineStudyRow>& rows) {
+  std::string csv = "group,case,method,iteration_s,samples_per_s,tflops_per_gpu,exposed_comm_s,gain\n";
+  for (const auto& r : rows)
+    csv += fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.group, r.case_name, r.method,
+                       r.iteration_s, r.samples_per_s, r.tflops_per_gpu, r.exposed_comm_s, r.gain);
+  return csv;
+}
+
 }  // namespace meshsim::planner

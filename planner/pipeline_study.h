@@ -72,5 +72,8 @@ struct PipelineStudyRow {
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 [[nodiscard]] Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudyRow>& rows);
+/// `results.csv`: group, case, method, iteration_s, samples_per_s,
+/// tflops_per_gpu, exposed_comm_s and gain, one line per row.
+[[nodiscard]] std::string pipeline_study_csv(const std::vector<PipelineStudyRow>& rows);
 
 }  // namespace meshsim::planner

@@ -31,3 +31,32 @@ TEST_CASE("a collective study names the JSON path of a bad row", "[collective-st
     CHECK_THAT(e.what(), Catch::Contains("rows[1].published: give exactly one of busbw_GBps and time_us"));
   }
 }
+
+TEST_CASE("a collective study's results file has one line per row, in its unit", "[collective-study]") {
+  // Row "a" publishes a time (us), row "b" a bus bandwidth; the CSV carries
+  // each row's op, size and figures, the JSON the same rows under the study.
+  CollectiveStudy s;
+  s.name = "mini";
+  const auto row = [](std::string name, bool time, double published) {
+    CollectiveStudyRow r;
+    r.name = std::move(name);
+    r.op = plan::CollectiveOp::all_gather;
+    r.size = Bytes(1024);
+    r.published_is_time = time;
+    r.published = published;
+    r.source = std::string(1, 'x');
+    return r;
+  };
+  s.rows = {row("a", true, 20), row("b", false, 100)};
+  const std::vector<CollectiveStudyResult> r{{22, 0.1, true, "ring/ll/2"},
+                                             {50, -0.5, false, "tree/simple/4"}};
+  CHECK(collective_study_csv(s, r) ==
+        "name,op,size_bytes,chosen,unit,predicted,published,error,tolerance,within,source\n"
+        "\"a\",all_gather,1024,ring/ll/2,us,22,20,0.1000,0.1,true,\"x\"\n"
+        "\"b\",all_gather,1024,tree/simple/4,GB/s busbw,50,100,-0.5000,0.1,false,\"x\"\n");
+  const Json j = collective_study_json(s, r);
+  CHECK(j["study"] == "mini");
+  REQUIRE(j["rows"].size() == 2);
+  CHECK(j["rows"][1]["unit"] == "GB/s busbw");
+  CHECK(j["rows"][1]["within"] == false);
+}

@@ -48,41 +48,29 @@ topology::Topology study_topology(const std::string& what) {
 // Exits with an error when a row leaves its tolerance.
 void run_collective_study(StudyArgs& a) {
   const planner::CollectiveStudy s = planner::load_collective_study(a.file);
-  Json rows = Json::array();
-  std::string csv = "name,op,size_bytes,chosen,unit,predicted,published,error,tolerance,within,source\n";
+  std::vector<planner::CollectiveStudyResult> results;
   Table tab({"row", "chosen", "predicted", "published", "error", "within"});
   std::size_t outside = 0;
   for (const auto& row : s.rows) {
-    const auto r = planner::run_collective_row(row);
+    const auto& r = results.emplace_back(planner::run_collective_row(row));
     outside += r.within ? 0 : 1;
-    const std::string unit = row.published_is_time ? "us" : "GB/s busbw";
-    rows.push_back(Json{{"name", row.name},
-                        {"chosen", r.chosen},
-                        {"unit", unit},
-                        {"predicted", r.predicted},
-                        {"published", row.published},
-                        {"error", r.error},
-                        {"tolerance", row.tolerance},
-                        {"within", r.within},
-                        {"source", row.source}});
-    csv += fmt::format("\"{}\",{},{},{},{},{:.6g},{:.6g},{:.4f},{},{},\"{}\"\n", row.name,
-                       plan::to_string(row.op), row.size.count(), r.chosen, unit, r.predicted, row.published,
-                       r.error, row.tolerance, r.within, row.source);
-    tab.add({row.name, r.chosen, fmt::format("{:.1f} {}", r.predicted, unit),
+    tab.add({row.name, r.chosen, fmt::format("{:.1f} {}", r.predicted, planner::published_unit(row)),
              fmt::format("{:.1f}", row.published), fmt::format("{:+.1f} %", 100 * r.error),
-             r.within ? fmt::format("yes (±{:.0f} %)", 100 * row.tolerance)
-                      : fmt::format("NO (±{:.0f} %)", 100 * row.tolerance)});
+             fmt::format("{} (±{:.0f} %)", r.within ? "yes" : "NO", 100 * row.tolerance)});
   }
+  Json doc = planner::collective_study_json(s, results);
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
-    write_text_file(a.out + "/results.csv", csv);
-    write_text_file(a.out + "/results.json", dump_json(Json{{"study", s.name}, {"rows", rows}}));
+    write_text_file(a.out + "/results.csv", planner::collective_study_csv(s, results));
+    write_text_file(a.out + "/results.json", dump_json(doc));
   }
-  if (a.json)
-    fmt::print("{}", dump_json(Json{{"study", s.name}, {"rows", rows}, {"outside_tolerance", outside}}));
-  else
+  if (a.json) {
+    doc["outside_tolerance"] = outside;
+    fmt::print("{}", dump_json(doc));
+  } else {
     fmt::print("{}: {}\n\n{}\n{} of {} rows within their tolerance\n", s.name, s.description,
                tab.render({false, false, true, true, true, false}), s.rows.size() - outside, s.rows.size());
+  }
   if (outside > 0)
     throw UsageError(
         fmt::format("{} of {} rows of {} are outside their tolerance", outside, s.rows.size(), a.file));
@@ -105,11 +93,8 @@ void run_pipeline_study(StudyArgs& a) {
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
     write_text_file((std::filesystem::path(a.out) / "results.json").string(), dump_json(doc));
-    std::string csv = "group,case,method,iteration_s,samples_per_s,tflops_per_gpu,exposed_comm_s,gain\n";
-    for (const auto& r : rows)
-      csv += fmt::format("{},{},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g}\n", r.group, r.case_name, r.method,
-                         r.iteration_s, r.samples_per_s, r.tflops_per_gpu, r.exposed_comm_s, r.gain);
-    write_text_file((std::filesystem::path(a.out) / "results.csv").string(), csv);
+    write_text_file((std::filesystem::path(a.out) / "results.csv").string(),
+                    planner::pipeline_study_csv(rows));
   }
   if (a.json) {
     fmt::print("{}", dump_json(doc));
