@@ -58,7 +58,6 @@ class CudaBackend final : public Backend {
 
   void load(const plan::Plan& plan, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
-    require_no_reductions(plan, "cuda");
     release();
     gate_->loaded();
     cuda_check(cudaSetDevice(opts_.device), "cudaSetDevice");
@@ -105,6 +104,7 @@ class CudaBackend final : public Backend {
       }
       task_workspace_[i] = w;
     }
+    load_staging();
     for (std::size_t i = 0; i < 2 * plan.tasks.size() + 1; ++i) events_.push_back(new_event());
     cuda_check(cudaDeviceSynchronize(), "loading the plan");
   }
@@ -134,6 +134,7 @@ class CudaBackend final : public Backend {
         gate_->admit(1);
         cuda_check(cudaEventRecord(start_event(i), s), "cudaEventRecord");
         enqueue(plan, plan.tasks[i], work_.tasks[i], s, task_workspace_[i]);
+        for (const Reduction& r : work_.tasks[i].reductions) enqueue_sum(r, s, task_staging_[i]);
         gate_->admit(1);
         cuda_check(cudaEventRecord(end_event(i), s), "cudaEventRecord");
       }
@@ -167,6 +168,46 @@ class CudaBackend final : public Backend {
  private:
   [[nodiscard]] cudaEvent_t start_event(std::size_t i) const { return events_[2 * i].get(); }
   [[nodiscard]] cudaEvent_t end_event(std::size_t i) const { return events_[2 * i + 1].get(); }
+
+  // A staging area per stream that sums, as large as its largest
+  // reduction needs: every source packed, then the packed sum.
+  void load_staging() {
+    task_staging_.assign(work_.tasks.size(), nullptr);
+    std::map<cudaStream_t, std::int64_t> need;
+    for (std::size_t i = 0; i < work_.tasks.size(); ++i)
+      for (const Reduction& r : work_.tasks[i].reductions) {
+        const auto parts = static_cast<std::int64_t>(r.sources.size()) + 1;
+        need[task_stream_[i]] = std::max(need[task_stream_[i]], parts * r.sources.front().copy.bytes());
+      }
+    std::map<cudaStream_t, std::byte*> area;
+    for (const auto& [s, bytes] : need) {
+      staging_.push_back(CudaMemory::device(static_cast<std::size_t>(bytes), "cudaMalloc (sum staging)"));
+      area[s] = staging_.back().get();
+    }
+    for (std::size_t i = 0; i < work_.tasks.size(); ++i)
+      if (!work_.tasks[i].reductions.empty()) task_staging_[i] = area.at(task_stream_[i]);
+  }
+
+  // Sums a reduction's sources into its destination: each source packed
+  // into the staging area, the sum kernel, the packed sum unpacked.
+  void enqueue_sum(const Reduction& r, cudaStream_t s, std::byte* staging) {
+    static_assert(
+        static_cast<int>(plan::DType::u8) == kSumU8 && static_cast<int>(plan::DType::bf16) == kSumBF16,
+        "meshsim_launch_sum's types follow plan::DType");
+    const std::int64_t bytes = r.sources.front().copy.bytes();
+    const auto count = static_cast<std::int64_t>(r.sources.size());
+    for (std::int64_t j = 0; j < count; ++j) {
+      const BufferCopy& c = r.sources[static_cast<std::size_t>(j)];
+      enqueue_copy(staging + j * bytes, buffers_[c.src_buffer].get(), with_packed_destination(c.copy), s,
+                   gate_.get(), max_pitch_);
+    }
+    gate_->admit(1);
+    cuda_check(meshsim_launch_sum(staging, static_cast<int>(count), bytes / plan::dtype_size(r.dtype),
+                                  static_cast<int>(r.dtype), staging + count * bytes, s),
+               "sum kernel");
+    enqueue_copy(buffers_[r.dst_buffer].get(), staging + count * bytes,
+                 with_packed_source(r.sources.front().copy), s, gate_.get(), max_pitch_);
+  }
 
   void enqueue(const plan::Plan& plan, const plan::Task& task, const TaskWork& w, cudaStream_t s,
                void* workspace) {
@@ -237,6 +278,8 @@ class CudaBackend final : public Backend {
     (void)cudaSetDevice(opts_.device);
     (void)cudaDeviceSynchronize();
     workspaces_.clear();
+    staging_.clear();
+    task_staging_.clear();
     gate_stream_.reset();
     gemm_work_.reset();
     buffers_.clear();
@@ -260,6 +303,8 @@ class CudaBackend final : public Backend {
   std::vector<cudaStream_t> task_stream_;  // per task, one of streams_
   std::vector<void*> task_workspace_;      // its stream's cuBLAS workspace, for GEMM tasks
   std::vector<CudaMemory> workspaces_;
+  std::vector<std::byte*> task_staging_;  // its stream's sum staging, for tasks that reduce
+  std::vector<CudaMemory> staging_;
   std::vector<CudaEvent> events_;  // start, end per task; the last is t0
 };
 

@@ -11,6 +11,10 @@
 //   region copies   cudaMemcpyAsync for a single run, cudaMemcpy2DAsync for
 //                   one outer dimension, cudaMemcpy3DAsync for two whose
 //                   strides nest, else 2-D copies per outer index;
+//   sums            (reduce: sum regions, work.h's Reductions) each source
+//                   packed into a staging area of the stream, the sum kernel
+//                   (kernels.h: in double, rounded once as the host backend
+//                   rounds), the packed sum copied into the destination;
 //   scratch copies  cudaMemcpyAsync;
 //   compute         a cuBLAS GEMM (loaded at run time) of the task's FLOPs:
 //                   square, n = cbrt(flops/2) rounded to a multiple of 64, in

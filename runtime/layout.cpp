@@ -119,6 +119,32 @@ StridedCopy unpack_copy(const plan::Tensor& t, const plan::Region& r, const plan
   return copy_of(t, packed, plan::Buffer{"staging", dst.device, Bytes(0), {}, {}}, dst);
 }
 
+namespace {
+
+// Sets one side of `c` (source or destination) to packed: offset 0 and
+// row-major strides over the copy's shape.
+template <typename Side>
+StridedCopy packed(StridedCopy c, Side side) {
+  std::int64_t stride = c.row_bytes;
+  for (std::size_t k = c.outer.size(); k-- > 0;) {
+    side(c.outer[k]) = stride;
+    stride *= c.outer[k].count;
+  }
+  return c;
+}
+
+}  // namespace
+
+StridedCopy with_packed_destination(StridedCopy c) {
+  c.dst_offset = 0;
+  return packed(std::move(c), [](StridedCopy::Dim& d) -> std::int64_t& { return d.dst_stride; });
+}
+
+StridedCopy with_packed_source(StridedCopy c) {
+  c.src_offset = 0;
+  return packed(std::move(c), [](StridedCopy::Dim& d) -> std::int64_t& { return d.src_stride; });
+}
+
 void pattern(std::size_t tensor_index, std::int64_t g, std::span<std::byte> out) {
   const std::uint64_t v = splitmix64((static_cast<std::uint64_t>(g) << 16U) + tensor_index);
   for (std::size_t i = 0; i < out.size(); ++i)

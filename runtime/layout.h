@@ -65,6 +65,13 @@ struct StridedCopy {
 [[nodiscard]] StridedCopy pack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& src);
 [[nodiscard]] StridedCopy unpack_copy(const plan::Tensor& t, const plan::Region& r, const plan::Buffer& dst);
 
+/// `c` with one side packed: its runs laid out one after another from
+/// offset 0 (row-major over its shape), the other side as in `c`. A copy of
+/// a region to a staging area and back: copy(with_packed_destination(c))
+/// then copy(with_packed_source(c)) moves what c moves.
+[[nodiscard]] StridedCopy with_packed_destination(StridedCopy c);
+[[nodiscard]] StridedCopy with_packed_source(StridedCopy c);
+
 /// Byte offset of global element `g` of `t` inside a buffer that declares a box
 /// containing it.
 [[nodiscard]] std::int64_t offset_in_box(const plan::Tensor& t,

@@ -370,9 +370,15 @@ class NcclBackend final : public Backend {
       return at;
     }
     const StridedCopy uc = unpack_copy(t, reg, plan.buffers[db]);
-    if (uc.outer.empty()) return buffers_[db].get() + uc.dst_offset;
-    std::byte* at = staging_.at({r, task.stream}).get() + staged;
-    staged += c.bytes;
+    std::byte* at = buffers_[db].get() + uc.dst_offset;
+    if (!uc.outer.empty()) {
+      at = staging_.at({r, task.stream}).get() + staged;
+      staged += c.bytes;
+    }
+    // A sum payload is reduced in place where the sum lands: this rank's
+    // part is packed there first (nccl_calls.h).
+    if (c.op == NcclOp::all_reduce)
+      enqueue_copy(at, buffers_[sb].get(), pack_copy(t, reg, plan.buffers[sb]), s, gate_.get());
     return at;
   }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -161,8 +162,54 @@ class ProgramBuilder {
     }
   }
 
+  // A sum payload NCCL runs as one ncclAllReduce: an all_reduce whose
+  // regions all carry one box, every member summing one part buffer of each
+  // member into one buffer of its own (as add_sum_payload writes them).
+  // Returns, per member, its own part's region into its own sum; empty when
+  // the payload has another form.
+  std::vector<std::size_t> all_reduce_regions(const plan::Task& t) const {
+    const std::size_t n = t.devices.size();
+    if (t.op != plan::CollectiveOp::all_reduce || t.payload.size() != n * n) return {};
+    std::map<int, std::size_t> member;  // rank -> position in the group
+    for (std::size_t k = 0; k < n; ++k) member[rank(t.devices[k])] = k;
+    std::vector<std::size_t> part(n, kScratch), sum(n, kScratch), own(n, kScratch);
+    std::set<std::pair<std::size_t, std::size_t>> pairs;
+    for (std::size_t k = 0; k < t.payload.size(); ++k) {
+      const auto& r = t.payload[k];
+      const auto from = member.find(buffer_rank(r.src_buffer));
+      const auto to = member.find(buffer_rank(r.dst_buffer));
+      if (!r.reduce || r.tensor != t.payload[0].tensor || r.box != t.payload[0].box || from == member.end() ||
+          to == member.end() || !pairs.emplace(from->second, to->second).second)
+        return {};
+      std::size_t& p = part[from->second];
+      std::size_t& q = sum[to->second];
+      if ((p != kScratch && p != r.src_buffer) || (q != kScratch && q != r.dst_buffer)) return {};
+      p = r.src_buffer;
+      q = r.dst_buffer;
+      if (from->second == to->second) own[to->second] = k;
+    }
+    return own;  // n * n distinct pairs: every member has its own region
+  }
+
   void collective(std::size_t i) {
     const auto& t = plan_.tasks[i];
+    const bool sums = std::any_of(t.payload.begin(), t.payload.end(), [](const auto& r) { return r.reduce; });
+    if (sums) {
+      const std::vector<std::size_t> own = all_reduce_regions(t);
+      if (own.empty())
+        throw UsageError(fmt::format(
+            "task \"{}\": the nccl backend runs a sum payload as one all_reduce in which every member adds "
+            "one part buffer of each member into one buffer of its own; run this plan on the host or cuda "
+            "backend",
+            t.id));
+      const int comm = group_comm(t, i);
+      force_choices(p_.comms[static_cast<std::size_t>(comm)], t);
+      for (std::size_t k = 0; k < own.size(); ++k)
+        p_.calls[static_cast<std::size_t>(rank(t.devices[k]))].push_back(
+            {i, NcclOp::all_reduce, comm, -1, region_bytes(t.payload[own[k]]), own[k],
+             plan_.tensors[t.payload[own[k]].tensor].dtype});
+      return;
+    }
     if (!t.payload.empty()) {
       regions_as_pairs(i);
       return;
@@ -194,7 +241,6 @@ class ProgramBuilder {
 }  // namespace
 
 NcclProgram nccl_program(const plan::Plan& plan, const Schedule& schedule) {
-  require_no_reductions(plan, "nccl");
   ProgramBuilder b(plan);
   for (std::size_t i : schedule.order) b.add(i);
   return b.take();

@@ -21,8 +21,14 @@
 //                   ncclBroadcast on the group's communicator (root = comm
 //                   rank 0); any other payload: a send/recv pair per region;
 //                   no payload: a broadcast of `size`
-//   collective      payload: a send/recv pair per region (a region between
-//                   two buffers of one device is a local copy); no payload:
+//   collective      sum payload (reduce: sum): an all_reduce in which every
+//                   member adds one part buffer of each member into one
+//                   buffer of its own (plan/builder.h's add_sum_payload) is
+//                   one ncclAllReduce of the box, in place in each member's
+//                   sum (its own part packed there first); other sum
+//                   payloads are refused. Other payload: a send/recv pair
+//                   per region (a region between two buffers of one device
+//                   is a local copy); no payload:
 //                   the NCCL collective of `size` on the group's
 //                   communicator, except all_to_all: a send/recv pair of
 //                   size/n per ordered pair. The algorithm, protocol and

@@ -118,14 +118,4 @@ std::int64_t buffer_bytes(const plan::Plan& plan) {
   return total;
 }
 
-void require_no_reductions(const plan::Plan& plan, std::string_view backend) {
-  for (const auto& t : plan.tasks)
-    for (const auto& r : t.payload)
-      if (r.reduce)
-        throw UsageError(fmt::format(
-            "task \"{}\" sums regions (reduce: sum), which the {} backend does not run yet; run the plan on "
-            "the host backend",
-            t.id, backend));
-}
-
 }  // namespace meshsim::runtime

@@ -77,8 +77,4 @@ void require_host_memory(std::int64_t bytes, std::string_view what);
 /// Sum of the plan's buffer sizes (saturating at the int64 maximum).
 [[nodiscard]] std::int64_t buffer_bytes(const plan::Plan& plan);
 
-/// UsageError naming `backend` when `plan` has sum regions, which only the
-/// host backend runs so far.
-void require_no_reductions(const plan::Plan& plan, std::string_view backend);
-
 }  // namespace meshsim::runtime

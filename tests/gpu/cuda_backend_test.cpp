@@ -1,6 +1,7 @@
 // On a GPU machine: the cuda backend moves the bytes of real plans right on
 // virtual devices of GPU 0 — contiguous, 2-D strided, 3-D nested and deeper
-// strided regions, staged hops, the planner's resharding plans — catches a
+// strided regions, staged hops, the planner's resharding plans, sums in
+// every dtype — catches a
 // corrupted plan, times compute tasks, and runs plans with more calls than
 // a stream holds pending. Without a GPU: exit 77 (skipped).
 
@@ -40,6 +41,18 @@ int main() {
   c.check(r2.check.ok, fmt::format("4-D boxes (1-D, 2-D loop, 3-D copies): {} elements verified, {} bad",
                                    r2.check.elements_checked, r2.check.bad_elements));
   if (!r2.check.mismatches.empty()) fmt::print("  {}\n", r2.check.mismatches[0].describe());
+
+  // Sum payloads, as nccl-tests' -c checks them: 4 virtual ranks all-reduce
+  // (every rank's 8 x 10 sum) or reduce-scatter (2 x 10 each) in every dtype.
+  for (const auto op : {plan::CollectiveOp::all_reduce, plan::CollectiveOp::reduce_scatter})
+    for (const auto d : {plan::DType::f32, plan::DType::f16, plan::DType::bf16, plan::DType::f64,
+                         plan::DType::i32, plan::DType::i8, plan::DType::u8}) {
+      const auto r = run(gputest::sum_plan(d, 4, op));
+      const std::int64_t want = op == plan::CollectiveOp::all_reduce ? 320 : 80;
+      c.check(r.check.ok && r.check.elements_checked == want,
+              fmt::format("{} sum in {}: {} elements verified, {} bad", plan::to_string(op),
+                          plan::to_string(d), r.check.elements_checked, r.check.bad_elements));
+    }
 
   const auto corrupt = plan::load_plan_file(root + "/tests/data/plans/corrupted-offset.json");
   const auto r3 = run(corrupt, 1);

@@ -73,5 +73,14 @@ int main() {
   for (std::size_t i = 0; i < p.tasks.size(); ++i)
     fmt::print("     {}: {} us\n", p.tasks[i].id,
                (r.timeline.tasks[i].end - r.timeline.tasks[i].start).microseconds());
+  // Sum payloads, nccl-tests' -c: an all-reduce over every GPU, one
+  // ncclAllReduce per dtype; each rank's 2n x 10 sum is checked.
+  for (const auto d : {plan::DType::f32, plan::DType::f16, plan::DType::bf16, plan::DType::i32}) {
+    const auto sum = gputest::sum_plan(d, gpus, plan::CollectiveOp::all_reduce);
+    const auto rs = runtime::run_plan(sum, *backend, {.warmup = 1, .iterations = 2, .verify = true});
+    c.check(rs.check.ok && rs.check.elements_checked == std::int64_t{gpus} * 2 * gpus * 10,
+            fmt::format("all_reduce sum in {}: {} elements verified, {} bad", plan::to_string(d),
+                        rs.check.elements_checked, rs.check.bad_elements));
+  }
   return c.finish();
 }

@@ -8,12 +8,17 @@
 #include <optional>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
+#include "core/error.h"
 #include "plan/plan_json.h"
+#include "planner/pipeline_plan.h"
 #include "planner/reshard_eval.h"
 #include "planner/study.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_calls.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "topology/cluster.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
@@ -190,4 +195,65 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   const auto problems = check_program(prog, plan);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("force different algorithms") != std::string::npos);
+}
+
+TEST_CASE("a sum payload is one ncclAllReduce in place in each member's sum buffer", "[runtime][nccl]") {
+  // sum_plan's all_reduce over 4 ranks: each rank k adds parts p0..p3 into
+  // its s<k>. NCCL runs it as one all_reduce of the 8 x 10 box on the
+  // group's communicator; rank k's call carries its own region (p<k> ->
+  // s<k>, region 5k of the payload) and the tensor's dtype.
+  const plan::Plan plan = gputest::sum_plan(plan::DType::bf16, 4, plan::CollectiveOp::all_reduce);
+  const NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
+  CHECK(check_program(prog, plan).empty());
+  REQUIRE(prog.comms.size() == 2);  // the world, and the group's
+  for (std::size_t r = 0; r < 4; ++r) {
+    REQUIRE(prog.calls[r].size() == 1);
+    const NcclCall& c = prog.calls[r][0];
+    CHECK(c.op == NcclOp::all_reduce);
+    CHECK(c.comm == 1);
+    CHECK(c.bytes == 8 * 10 * 2);
+    CHECK(c.dtype == plan::DType::bf16);
+    REQUIRE(c.region == 5 * r);
+    const plan::Region& own = plan.tasks[0].payload[c.region];
+    CHECK(plan.buffers[own.src_buffer].name == fmt::format("p{}", r));
+    CHECK(plan.buffers[own.dst_buffer].name == fmt::format("s{}", r));
+  }
+  // A reduce-scatter's sums, or an all-reduce missing a contribution, have
+  // no single NCCL call: the nccl backend refuses them by name.
+  const plan::Plan rs = gputest::sum_plan(plan::DType::f32, 4, plan::CollectiveOp::reduce_scatter);
+  CHECK_THROWS_WITH(
+      nccl_program(rs, plan::make_schedule(rs, "<plan>")),
+      Catch::Matchers::Contains("task \"reduce\"") && Catch::Matchers::Contains("host or cuda backend"));
+  plan::Plan missing = plan;
+  missing.tasks[0].payload.pop_back();
+  CHECK_THROWS_AS(nccl_program(missing, plan::make_schedule(missing, "<plan>")), UsageError);
+}
+
+TEST_CASE("a pipeline plan with payloads has an NCCL program: its all-reduces are sums", "[runtime][nccl]") {
+  // dp 2 x tp 2 x pp 2 on two DGX A100s, with payloads (as `pipeline
+  // --plan-out` writes it): every tensor and data-parallel all-reduce is a
+  // sum payload of the form NCCL runs as one ncclAllReduce, and the program
+  // obeys NCCL's ordering rules.
+  topology::ClusterSpec spec;
+  spec.host_preset = "dgx-a100";
+  spec.hosts = 2;
+  const auto topo = topology::build_cluster(spec);
+  planner::ParallelConfig cfg;
+  cfg.dp = 2;
+  cfg.tp = 2;
+  cfg.pp = 2;
+  cfg.microbatches = 4;
+  cfg.reshard = planner::Strategy::send_recv;
+  cfg.payloads = true;
+  const auto it = planner::build_pipeline(planner::gpt_model("small", 8, 256, 8, 128, 1000), topo, cfg);
+  const NcclProgram prog = nccl_program(it.plan, plan::make_schedule(it.plan, "<plan>"));
+  CHECK(check_program(prog, it.plan).empty());
+  std::size_t sums = 0;
+  for (const auto& calls : prog.calls)
+    for (const NcclCall& c : calls) sums += c.op == NcclOp::all_reduce && c.region != kScratch ? 1 : 0;
+  std::size_t members = 0;
+  for (const plan::Task& t : it.plan.tasks)
+    if (t.kind == plan::TaskKind::collective) members += t.devices.size();
+  CHECK(sums == members);
+  CHECK(sums > 0);
 }

@@ -1,5 +1,7 @@
 #include "runtime/layout.h"
 
+#include <cstring>
+
 #include <catch2/catch.hpp>
 
 using namespace meshsim;
@@ -112,4 +114,33 @@ TEST_CASE("the fill pattern tells elements, tensors and neighbours apart", "[run
   // columns 3-5 is at position (1,1) of a 3x3 box = 4 elements = 16 bytes.
   const plan::Tensor t{"T", {8, 6}, plan::DType::f32};
   CHECK(offset_in_box(t, {{1, 4}, {3, 6}}, 2 * 6 + 4) == 16);
+}
+
+TEST_CASE("a strided copy through a packed staging area moves what the copy moves", "[runtime][layout]") {
+  // Rows 1-3, columns 3-5 of T, from a tile whose rows are 24 B apart to
+  // one whose rows are 12 B apart: 3 runs of 12 B. Packing the destination
+  // side writes the runs back to back from 0 (36 B); unpacking reads them
+  // from there. The two in turn put the same bytes where the direct copy does.
+  const plan::Tensor t{"T", {8, 6}, plan::DType::f32};
+  const auto src = boxed("src", t, {{0, 4}, {0, 6}});
+  const auto dst = boxed("dst", t, {{0, 8}, {3, 6}});
+  const StridedCopy c = copy_of(t, region(t, {{1, 4}, {3, 6}}), src, dst);
+  std::vector<std::byte> from(96), direct(96, std::byte{0}), staged(96, std::byte{0}), stage(36);
+  for (std::size_t i = 0; i < from.size(); ++i) from[i] = static_cast<std::byte>(i);
+  const auto apply = [](const StridedCopy& k, const std::vector<std::byte>& a, std::vector<std::byte>& b) {
+    k.for_each_row([&](std::int64_t s, std::int64_t d) {
+      std::memcpy(b.data() + d, a.data() + s, static_cast<std::size_t>(k.row_bytes));
+    });
+  };
+  apply(c, from, direct);
+  const StridedCopy in = with_packed_destination(c);
+  const StridedCopy out = with_packed_source(c);
+  CHECK(in.dst_offset == 0);
+  CHECK(out.src_offset == 0);
+  CHECK(in.bytes() == 36);
+  apply(in, from, stage);
+  apply(out, stage, staged);
+  CHECK(staged == direct);
+  // Packed means contiguous: the staging area holds rows 1-3, columns 3-5 of T in order.
+  CHECK(stage[0] == from[static_cast<std::size_t>(c.src_offset)]);
 }

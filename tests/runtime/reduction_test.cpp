@@ -6,6 +6,7 @@
 #include "runtime/host_backend.h"
 #include "runtime/values.h"
 #include "runtime/work.h"
+#include "tests/gpu/gpu_test_util.h"
 
 using namespace meshsim;
 using namespace meshsim::runtime;
@@ -24,34 +25,7 @@ std::uint16_t u16(const std::vector<std::byte>& b) {
   return static_cast<std::uint16_t>(static_cast<unsigned>(b[0]) | (static_cast<unsigned>(b[1]) << 8U));
 }
 
-// An n-rank collective over a 6 x 10 tensor G of `parts` = n parts: rank k
-// holds part k in "p<k>". all_reduce: every rank's "s<k>" gets the whole
-// sum; reduce_scatter: rank k's "s<k>" gets rows [2k, 2k + 2) of it.
-plan::Plan sum_plan(plan::DType dtype, int n, plan::CollectiveOp op) {
-  plan::Plan p;
-  p.name = "sum";
-  p.tensors.push_back({"G", {2 * n, 10}, dtype, n});
-  const Box whole{{0, 2 * n}, {0, 10}};
-  const Bytes size = Bytes(2 * n * 10 * plan::dtype_size(dtype));
-  plan::Task t;
-  t.id = "reduce";
-  t.kind = plan::TaskKind::collective;
-  t.op = op;
-  t.dtype = dtype;
-  t.size = size;
-  // Buffers p0, s0, p1, s1, ...: member k's part at 2k, its sum at 2k + 1.
-  const auto part = [](int k) { return 2 * static_cast<std::size_t>(k); };
-  for (int k = 0; k < n; ++k) {
-    const std::size_t dev = plan::device_index(p, fmt::format("h0/gpu{}", k));
-    t.devices.push_back(dev);
-    p.buffers.push_back({fmt::format("p{}", k), dev, size, 0, whole, k});
-    const Box out = op == plan::CollectiveOp::all_reduce ? whole : Box{{2 * k, 2 * k + 2}, {0, 10}};
-    p.buffers.push_back({fmt::format("s{}", k), dev, size, 0, out});
-    for (int j = 0; j < n; ++j) t.payload.push_back({0, out, part(j), Bytes(0), part(k) + 1, Bytes(0), true});
-  }
-  p.tasks.push_back(t);
-  return p;
-}
+using gputest::sum_plan;
 
 Verification run_on_host(const plan::Plan& p) {
   auto backend = make_host_backend({.threads = 2, .compute_time = {}});
@@ -124,9 +98,4 @@ TEST_CASE("a missing, doubled or misplaced contribution fails the check", "[runt
   }
   // Every element of the other ranks is still right.
   CHECK(run_on_host(missing).bad_elements < 80);
-}
-
-TEST_CASE("only the host backend runs sum payloads so far", "[runtime][reduce]") {
-  const plan::Plan p = sum_plan(plan::DType::f32, 2, plan::CollectiveOp::all_reduce);
-  CHECK_THROWS_AS(require_no_reductions(p, "cuda"), UsageError);
 }
