@@ -105,18 +105,19 @@ Json stages_json(const PipelineRun& run) {
   return stages;
 }
 
+// Per pipeline device: its GPUs and what it holds.
 Json memory_json(const PipelineRun& run) {
   Json memory = Json::array();
-  for (std::size_t p = 0; p < run.it.memory.size(); ++p) {
-    const auto& m = run.it.memory[p];
-    memory.push_back(Json{{"device", p},
-                          {"gpus", run.it.stage_gpus[p]},
-                          {"weights_bytes", m.weights_bytes},
-                          {"training_state_bytes", m.training_state_bytes},
-                          {"activation_bytes", m.activation_bytes},
-                          {"peak_in_flight", m.peak_in_flight},
-                          {"total_bytes", m.total()},
-                          {"fits", run.fits(m)}});
+  std::size_t device = 0;
+  for (const planner::DeviceMemory& m : run.it.memory) {
+    Json o{{"device", device}, {"gpus", run.it.stage_gpus[device++]}};
+    o["weights_bytes"] = m.weights_bytes;
+    o["training_state_bytes"] = m.training_state_bytes;
+    o["activation_bytes"] = m.activation_bytes;
+    o["peak_in_flight"] = m.peak_in_flight;
+    o["total_bytes"] = m.total();
+    o["fits"] = run.fits(m);
+    memory.push_back(std::move(o));
   }
   return memory;
 }
