@@ -252,7 +252,7 @@ Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, c
 class Emitter {
  public:
   Emitter(const Topology& t, const ReshardProblem& p, bool payload)
-      : t_(t), p_(p), payload_(payload), device_(t, plan_) {
+      : p_(p), payload_(payload), device_(t, plan_) {
     if (!payload) return;
     plan_.tensors.push_back(p.tensor);
     auto add_buffers = [&](const topology::DeviceMesh& m, const ShardingSpec& spec, bool src) {
@@ -290,7 +290,6 @@ class Emitter {
   plan::Plan take() { return std::move(plan_); }
 
  private:
-  const Topology& t_;
   const ReshardProblem& p_;
   bool payload_;
   plan::Plan plan_;
