@@ -37,6 +37,7 @@ class Run {
         opts_(opts),
         router_(topo, opts.routing.value_or(topo.routing)) {
     net_.record_timeline(opts.record_link_timeline);
+    net_.check_rates(opts.check_rates);
     const std::size_t n = plan.tasks.size();
     result_.tasks.resize(n);
     result_.task_device.resize(n);

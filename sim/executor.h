@@ -64,6 +64,9 @@ struct SimOptions {
   bool fluid_broadcast = false;
   /// Overrides the topology's routing policy (topology.h, router.h).
   std::optional<topology::RoutingPolicy> routing;
+  /// Checks after every rate computation that the rates are max-min fair
+  /// (FlowNetwork::check_rates): a debugging aid.
+  bool check_rates = false;
 };
 
 struct SimResult {

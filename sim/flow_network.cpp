@@ -4,8 +4,13 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/unit_strings.h"
+#include "sim/maxmin.h"
 
 namespace meshsim::sim {
 
@@ -183,6 +188,7 @@ void FlowNetwork::recompute(Time now) {
   old_rate_.resize(comp_flows_.size());
   for (std::size_t i = 0; i < comp_flows_.size(); ++i) old_rate_[i] = flows_[comp_flows_[i]].rate;
   progressive_fill(epoch);
+  if (check_) verify_rates();
   if (record_) record_rates(now);
   reschedule_changed();
 }
@@ -283,6 +289,32 @@ void FlowNetwork::progressive_fill(std::uint64_t epoch) {
     }
   }
   MESHSIM_ASSERT(left == 0, "progressive filling left flows without a rate");
+}
+
+// The component as a max-min problem (its links renumbered from 0), and
+// its new rates checked against the optimality conditions.
+void FlowNetwork::verify_rates() const {
+  MaxMinProblem p;
+  std::unordered_map<DirLinkId, std::uint32_t> local;
+  for (DirLinkId l : comp_links_) {
+    local.emplace(l, static_cast<std::uint32_t>(p.capacity.size()));
+    p.capacity.push_back(links_[l].capacity);
+  }
+  std::vector<double> rates;
+  for (FlowId f : comp_flows_) {
+    MaxMinFlow mf;
+    const double* w = weight_pool_.data() + flows_[f].path_off;
+    for (const DirLinkId* y = path_begin(f); y != path_end(f); ++y, ++w) {
+      mf.links.push_back(local.at(*y));
+      mf.weights.push_back(*w);
+    }
+    mf.cap = flows_[f].cap;
+    p.flows.push_back(std::move(mf));
+    rates.push_back(flows_[f].rate);
+  }
+  if (const auto broken = check_max_min(p, rates))
+    MESHSIM_ASSERT(false,
+                   fmt::format("rates at {} are not max-min fair: {}", human_string(engine_.now()), *broken));
 }
 
 void FlowNetwork::record_rates(Time now) {

@@ -86,6 +86,11 @@ class FlowNetwork final : public EventHandler {
     if (on) timeline_.resize(links_.size());
   }
   [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
+  /// Checks after every rate computation that the component's rates are
+  /// max-min fair (sim/maxmin.h's check_max_min); InternalError naming the
+  /// broken condition otherwise. A debugging aid: it costs a pass over the
+  /// component per solve.
+  void check_rates(bool on) { check_ = on; }
   /// Capacity of each directed link, bytes per second.
   [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
   /// Number of rate recomputations so far, the flows they re-rated and the
@@ -135,6 +140,7 @@ class FlowNetwork final : public EventHandler {
   void progressive_fill(std::uint64_t epoch);
   void freeze(FlowId f, double level, std::uint64_t epoch);
   void record_rates(Time now);
+  void verify_rates() const;
   void reschedule_changed();
   void advance(Flow& fl, Time now);
   void advance_link(DirLinkId l, Time now);
@@ -174,6 +180,7 @@ class FlowNetwork final : public EventHandler {
   std::vector<double> link_rate_;        // Σ rates of the link's flows, bytes/s
   std::vector<Time> link_updated_;       // link_bytes_ is exact up to here
   bool record_ = false;
+  bool check_ = false;
   std::vector<std::vector<RatePoint>> timeline_;
 };
 

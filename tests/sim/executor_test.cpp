@@ -270,3 +270,43 @@ TEST_CASE("plan devices are checked against the topology", "[plan]") {
     CHECK_THAT(e.message(), Catch::Matchers::Contains("is a nic, not a GPU"));
   }
 }
+
+TEST_CASE("with check_rates, every solve of a busy run is verified max-min fair", "[executor][maxmin]") {
+  // Two DGX H100 hosts: an all-reduce over all 16 GPUs (lockstep flows with
+  // weights), two sends that contend for NICs and a broadcast chunk by
+  // chunk, overlapping. Every rate computation is checked against the
+  // optimality conditions; a violation would throw InternalError.
+  topology::ClusterSpec s;
+  s.host_preset = "dgx-h100";
+  s.hosts = 2;
+  const topology::Topology t = topology::build_cluster(s);
+  Plan p;
+  Task ar;
+  ar.id = "ar";
+  ar.kind = TaskKind::collective;
+  ar.op = CollectiveOp::all_reduce;
+  for (int h = 0; h < 2; ++h)
+    for (int g = 0; g < 8; ++g) ar.devices.push_back(device_index(p, fmt::format("h{}/gpu{}", h, g)));
+  ar.size = Bytes::MiB(256);
+  p.tasks.push_back(ar);
+  for (int k = 0; k < 2; ++k) {
+    Task x;
+    x.id = fmt::format("x{}", k);
+    x.kind = TaskKind::send;
+    x.devices = on(p, {k == 0 ? "h0/gpu1" : "h0/gpu2", "h1/gpu5"});
+    x.size = Bytes::MiB(64 + 32 * k);
+    x.stream = 1;
+    p.tasks.push_back(x);
+  }
+  Task b;
+  b.id = "b";
+  b.kind = TaskKind::broadcast;
+  b.devices = on(p, {"h1/gpu0", "h0/gpu3", "h0/gpu4"});
+  b.size = Bytes::MiB(16);
+  b.stream = 2;
+  p.tasks.push_back(b);
+  SimOptions o;
+  o.check_rates = true;
+  const SimResult checked = simulate(p, t, o);
+  CHECK(checked.makespan == simulate(p, t).makespan);  // checking changes nothing
+}

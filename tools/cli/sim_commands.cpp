@@ -33,6 +33,7 @@ struct SimulateArgs {
   std::string trace;
   std::string csv;
   bool json = false;
+  bool check_rates = false;
   std::size_t top = 5;
 };
 
@@ -44,6 +45,7 @@ void run_simulate(SimulateArgs& a) {
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   opts.record_link_timeline = !a.trace.empty();
+  opts.check_rates = a.check_rates;
   const sim::SimResult r = sim::simulate(plan, loaded.schedule, topo, opts);
   if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(plan, topo, r).dump() + "\n");
   if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r.timeline()));
@@ -107,6 +109,9 @@ void add_sim_commands(CLI::App& app) {
     cmd->add_option("--top", a->top, "How many bottleneck links to list, by utilisation (default 5)")
         ->check(CLI::Range(1, 1000));
     cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
+    cmd->add_flag("--check-rates", a->check_rates,
+                  "Check after every bandwidth computation that the rates are max-min fair (every link "
+                  "within capacity, every flow at its cap or largest on a saturated link); slower");
     cmd->callback([a] { run_simulate(*a); });
   }
 }
