@@ -1,10 +1,16 @@
 // Simulation-core speed. Run: build/release/bench/bench_sim
 //
-// Targets (issue 3): the bare engine >= 10 million events/s; 10,000
-// concurrent flows between random GPU pairs on a 1,024-GPU two-level fat
-// tree simulated to completion in <= 2 s on the 2-core CI machine.
+// Targets: the bare engine >= 10 million events/s; 10,000 concurrent flows
+// between random GPU pairs on a 1,024-GPU two-level fat tree simulated to
+// completion in <= 2 s on the 2-core CI machine.
 // The 100,000-flow case takes minutes; skip it with
-//   --benchmark_filter='Engine|/1000/|/10000/'
+//   --benchmark_filter='Engine|MaxMin|/1000/|/10000/'
+//
+// The realistic case (RandomSizesAndStarts): flows of random sizes (1-256
+// MiB) between random GPU pairs, starting at random times over 10 ms, on
+// the same 1,024 GPUs with 4:1 oversubscribed leaf uplinks: every start
+// and end is its own instant, so events do not batch. MaxMinRates times the
+// pure solver (sim/maxmin.h) on the rates of N such flows at once.
 
 #include <random>
 
@@ -12,6 +18,7 @@
 
 #include "sim/engine.h"
 #include "sim/flow_network.h"
+#include "sim/maxmin.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -103,6 +110,85 @@ BENCHMARK(BM_RandomFlowsFatTree1024)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// 128 x DGX-A100 on a fat tree whose leaf uplinks are 4:1 oversubscribed.
+const Topology& oversubscribed_1024() {
+  static const Topology t = [] {
+    ClusterSpec s;
+    s.host_preset = "dgx-a100";
+    s.hosts = 128;
+    s.fabric.kind = FabricKind::fat_tree;
+    s.fabric.oversubscription = 4;
+    return build_cluster(s);
+  }();
+  return t;
+}
+
+struct RandomFlow {
+  NodeId a = 0;
+  NodeId b = 0;
+  Bytes size;
+  Time start;
+};
+
+// N flows (seed 7): random distinct GPU pairs, sizes uniform in 1-256 MiB,
+// starts uniform in [0, 10 ms).
+std::vector<RandomFlow> random_flows(const Topology& t, std::size_t n) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, t.gpus().size() - 1);
+  std::uniform_int_distribution<std::int64_t> size(Bytes::MiB(1).count(), Bytes::MiB(256).count());
+  std::uniform_int_distribution<std::int64_t> start(0, Time::ms(10).count_ps() - 1);
+  std::vector<RandomFlow> out;
+  while (out.size() < n) {
+    const NodeId a = t.gpus()[pick(rng)];
+    const NodeId b = t.gpus()[pick(rng)];
+    if (a != b) out.push_back({a, b, Bytes(size(rng)), Time::ps(start(rng))});
+  }
+  return out;
+}
+
+void BM_RandomSizesAndStarts(benchmark::State& state) {
+  const Topology& t = oversubscribed_1024();
+  const auto flows = random_flows(t, static_cast<std::size_t>(state.range(0)));
+  std::uint64_t events = 0;
+  std::uint64_t recomputations = 0;
+  for (auto _ : state) {
+    Engine e;
+    FlowNetwork net(e, t);
+    for (const RandomFlow& f : flows)
+      e.schedule(f.start, [&net, &t, &f] { net.start(t.route(f.a, f.b), f.size); });
+    e.run();
+    events = e.events_processed();
+    recomputations = net.recomputations();
+    benchmark::DoNotOptimize(e.now());
+  }
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["recomputations"] = static_cast<double>(recomputations);
+}
+BENCHMARK(BM_RandomSizesAndStarts)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// One solve of the rates of N random flows all active at once (their
+// routes' links, capacities from the topology).
+void BM_MaxMinRates(benchmark::State& state) {
+  const Topology& t = oversubscribed_1024();
+  const auto flows = random_flows(t, static_cast<std::size_t>(state.range(0)));
+  MaxMinProblem p;
+  std::vector<std::int64_t> local(2 * t.link_count(), -1);
+  for (const RandomFlow& f : flows) {
+    MaxMinFlow mf;
+    for (DirLinkId l : t.route(f.a, f.b).links()) {
+      if (local[l] < 0) {
+        local[l] = static_cast<std::int64_t>(p.capacity.size());
+        p.capacity.push_back(t.link(Topology::link_of(l)).capacity().bytes_per_second_f());
+      }
+      mf.links.push_back(static_cast<std::uint32_t>(local[l]));
+    }
+    p.flows.push_back(std::move(mf));
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(max_min_rates(p));
+  state.counters["links"] = static_cast<double>(p.capacity.size());
+}
+BENCHMARK(BM_MaxMinRates)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
