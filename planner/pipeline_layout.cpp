@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/numeric.h"
 
 namespace meshsim::planner {
 
@@ -66,8 +67,8 @@ std::vector<int> balanced_split(const std::vector<double>& costs, int parts) {
     for (int j = k; j <= n; ++j)
       for (int i = k - 1; i < j; ++i) {
         const double v = std::max(best[at(k) - 1][at(i)], sum(i, j));
-        // Relative slack so that rounding does not decide between equal splits.
-        if (v < best[at(k)][at(j)] * (1 - 1e-12)) {
+        // Equal splits up to rounding are a tie (sim/numeric.h): the first is kept.
+        if (v < best[at(k)][at(j)] * (1 - sim::kTie)) {
           best[at(k)][at(j)] = v;
           cut[at(k)][at(j)] = i;
         }

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "planner/plan_devices.h"
 #include "planner/reshard.h"
+#include "sim/numeric.h"
 
 namespace meshsim::planner {
 
@@ -229,7 +230,7 @@ Assignment search_order(const Topology& t, const std::vector<UnitTask>& tasks, c
         for (int h : must[j]) pending[static_cast<std::size_t>(h)] -= cheapest[j];
         double bound = std::max(makespan, end);
         for (std::size_t h = 0; h < hosts; ++h) bound = std::max(bound, free[h] + pending[h]);
-        if (bound < best_time - 1e-12) {
+        if (bound < best_time - 1 / sim::kPsPerSecond) {  // better by more than 1 ps
           used[j] = true;
           cur.order.push_back(j);
           cur.sender[j] = o.sender;

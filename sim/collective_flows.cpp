@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/numeric.h"
 
 namespace meshsim::sim {
 
@@ -377,7 +378,7 @@ Time predict(const Topology& t, const CollectiveTraffic& traffic) {
     for (const auto& [p, size] : pipeline_size)
       worst =
           std::max(worst, static_cast<double>(size.count()) / traffic.pipeline_limit.bytes_per_second_f());
-  const double ps = std::ceil(worst * 1e12);
+  const double ps = std::ceil(worst * kPsPerSecond);  // rounded up, as sim/numeric.h's contract says
   // Beyond the clock's range: the largest time, so selection never prefers it (a run of it stops with
   // the clock's message).
   if (!(ps < static_cast<double>(Time::max().count_ps() / 2))) return Time::max();

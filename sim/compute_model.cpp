@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "sim/engine.h"
+#include "sim/numeric.h"
 
 namespace meshsim::sim {
 
@@ -52,8 +52,7 @@ Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
       flops / (peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))]);
   const double memory_s = static_cast<double>(bytes.count()) / memory_bandwidth.bytes_per_second_f();
   const double s = std::max(compute_s, memory_s) / efficiency;
-  if (!(s * 1e12 < static_cast<double>(Engine::kClockLimit.count_ps()))) Engine::clock_overflow();
-  return Time::ps(static_cast<std::int64_t>(std::ceil(s * 1e12))) + launch_overhead;
+  return duration_up(s) + launch_overhead;
 }
 
 const DeviceModel* find_device_model(std::string_view gpu_model, const std::vector<DeviceModel>& overrides) {

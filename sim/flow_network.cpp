@@ -11,20 +11,15 @@
 #include "core/error.h"
 #include "core/unit_strings.h"
 #include "sim/maxmin.h"
+#include "sim/numeric.h"
 
 namespace meshsim::sim {
 
 namespace {
 
-constexpr double kPsPerSecond = 1e12;
-
-// Picoseconds to move `bytes` at `rate` bytes/s, rounded up (at least 1 ps
-// for a positive amount, so that a completion is always after its cause).
+// Time to move `bytes` at `rate` bytes/s, under the rounding contract (sim/numeric.h).
 Time time_for(double bytes, double rate) {
-  if (bytes <= 0) return Time::zero();
-  const double ps = std::ceil(bytes / rate * kPsPerSecond);
-  if (!(ps < static_cast<double>(Engine::kClockLimit.count_ps()))) Engine::clock_overflow();
-  return Time::ps(std::max<std::int64_t>(1, static_cast<std::int64_t>(ps)));
+  return bytes <= 0 ? Time::zero() : duration_up(bytes / rate);
 }
 
 }  // namespace
@@ -277,7 +272,7 @@ void FlowNetwork::progressive_fill(std::uint64_t epoch) {
     const auto l = static_cast<DirLinkId>(tag);
     if (unfrozen_[l] == 0) continue;  // all its flows froze elsewhere
     const double share = rem_cap_[l] / unfrozen_weight_[l];
-    if (share > key * (1 + 1e-12)) {
+    if (share > key * (1 + kStaleShare)) {
       heap.push(share, l);  // grew since pushed: not the minimum yet
       continue;
     }
@@ -334,10 +329,9 @@ void FlowNetwork::reschedule_changed() {
     const FlowId f = comp_flows_[i];
     Flow& fl = flows_[f];
     MESHSIM_ASSERT(fl.rate > 0, "an active flow got no bandwidth (a zero-capacity link?)");
-    // Unchanged up to floating-point noise from the freezing order (1e-12
-    // relative: under a picosecond over a second): keep the old rate and
-    // its pending completion event.
-    if (std::fabs(fl.rate - old_rate_[i]) <= 1e-12 * old_rate_[i]) {
+    // Unchanged up to floating-point noise from the freezing order
+    // (sim/numeric.h): keep the old rate and its pending completion event.
+    if (same_rate(fl.rate, old_rate_[i])) {
       fl.rate = old_rate_[i];
       continue;
     }

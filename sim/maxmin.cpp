@@ -9,14 +9,11 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "sim/numeric.h"
 
 namespace meshsim::sim {
 
 namespace {
-
-// A link whose share grew by more than this (relative) since it was pushed
-// is pushed back instead of filled: its entry was a stale lower bound.
-constexpr double kStaleShare = 1e-12;
 
 double weight(const MaxMinFlow& f, std::size_t k) {
   return f.weights.empty() ? 1.0 : f.weights[k];
