@@ -15,9 +15,11 @@
 #include <string_view>
 #include <vector>
 
+#include "plan/plan.h"
+
 namespace meshsim::planner {
 
-using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;  // [begin, end) per dimension
+using Box = plan::Box;  // [begin, end) per dimension
 
 struct ShardingSpec {
   std::vector<std::vector<int>> dims;  // per tensor dimension, the splitting mesh axes, major first
