@@ -59,15 +59,20 @@ void BM_EngineEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineEvents)->Arg(16)->Arg(1024)->Arg(65536)->Unit(benchmark::kMillisecond);
 
-// 128 x DGX-A100 = 1,024 GPUs; 32 NICs per leaf: 32 leaves, 32 spines.
+// 128 x DGX-A100 = 1,024 GPUs on a fat tree, 32 NICs per leaf (32 leaves),
+// leaf uplinks oversubscribed `ratio`:1.
+Topology tree_1024(double ratio) {
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 128;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.oversubscription = ratio;
+  return build_cluster(s);
+}
+
+// Non-blocking: 32 spines.
 const Topology& fat_tree_1024() {
-  static const Topology t = [] {
-    ClusterSpec s;
-    s.host_preset = "dgx-a100";
-    s.hosts = 128;
-    s.fabric.kind = FabricKind::fat_tree;
-    return build_cluster(s);
-  }();
+  static const Topology t = tree_1024(1);
   return t;
 }
 
@@ -111,16 +116,8 @@ BENCHMARK(BM_RandomFlowsFatTree1024)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
-// 128 x DGX-A100 on a fat tree whose leaf uplinks are 4:1 oversubscribed.
 const Topology& oversubscribed_1024() {
-  static const Topology t = [] {
-    ClusterSpec s;
-    s.host_preset = "dgx-a100";
-    s.hosts = 128;
-    s.fabric.kind = FabricKind::fat_tree;
-    s.fabric.oversubscription = 4;
-    return build_cluster(s);
-  }();
+  static const Topology t = tree_1024(4);
   return t;
 }
 

@@ -28,14 +28,6 @@ void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dt
     for (int j = 0; j < n; ++j) task.payload.push_back({ti, box, at(j), Bytes(0), at(k) + 1, Bytes(0), true});
 }
 
-Stamp stamp_devices(Plan& plan, const Plan& fragment) {
-  Stamp s;
-  for (const std::string& d : fragment.devices) s.devices.push_back(device_index(plan, d));
-  s.tensors = plan.tensors.size();
-  s.buffers = plan.buffers.size();
-  return s;
-}
-
 Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s) {
   s.tensors = plan.tensors.size();
   s.buffers = plan.buffers.size();

@@ -30,9 +30,6 @@ struct Stamp {
   std::size_t buffers = 0;           // the plan index of the fragment's buffer 0
 };
 
-/// The plan index of each of `fragment`'s devices (added to `plan` when
-/// new), with no tensors or buffers: for stamping tasks without payloads.
-[[nodiscard]] Stamp stamp_devices(Plan& plan, const Plan& fragment);
 /// Adds `fragment`'s tensors and buffers to `plan` as "<prefix>/<name>",
 /// on the devices `s` maps them to; returns `s` with their places.
 [[nodiscard]] Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s);

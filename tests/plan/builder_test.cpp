@@ -47,7 +47,8 @@ TEST_CASE("stamping moves a fragment's indices into the plan", "[plan][builder]"
   p.tensors.push_back({"U", {2}, DType::f32});
   p.buffers.push_back({"u", 0, Bytes(8), 0, {{0, 2}}});
   const Plan f = fragment();
-  Stamp s = stamp_devices(p, f);
+  Stamp s;
+  for (const std::string& d : f.devices) s.devices.push_back(device_index(p, d));
   CHECK(s.devices == std::vector<std::size_t>{1, 0});
   CHECK(p.devices == std::vector<std::string>{"a", "b"});
   s = stamp_names(p, f, "m0", s);
