@@ -5,7 +5,8 @@
 #      400 Gb/s NICs, NCCL-style selection of algorithm and protocol:
 #      target <= 2 s and <= 1 GB resident
 #   2. the same forced to rings (8 channels, 65,536 ring edges)
-#   3. a sweep 8 B .. 1 GiB over 16 hosts (28 sizes, selection at each)
+#   3. 1 GiB all-reduce over 16 and 128 hosts, the same fabric
+#   4. a sweep 8 B .. 1 GiB over 16 hosts (28 sizes, selection at each)
 #   bench/time_collective.sh [build/release/tools/meshsim] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,5 +28,9 @@ echo "all-reduce 1 GiB, 1024 x dgx-h100 rail: $(best_of "$bin" "${big[@]}") s, p
 "$bin" "${big[@]}" | grep -E "^ +1 GiB"
 ring=("${big[@]}" --algorithm ring --protocol simple)
 echo "same, rings forced: $(best_of "$bin" "${ring[@]}") s, peak $(peak_mb "$bin" "${ring[@]}")"
+for hosts in 16 128; do
+  mid=(collective allreduce -t dgx-h100 --hosts "$hosts" --fabric rail --nic-bandwidth 400Gbps --size 1GiB)
+  echo "all-reduce 1 GiB, $hosts x dgx-h100 rail: $(best_of "$bin" "${mid[@]}") s, peak $(peak_mb "$bin" "${mid[@]}")"
+done
 sweep=(collective allreduce -t dgx-h100 --hosts 16 --fabric rail --sweep 8B:1GiB)
 echo "sweep 8 B .. 1 GiB, 16 x dgx-h100 rail: $(best_of "$bin" "${sweep[@]}") s"

@@ -10,8 +10,19 @@
 // queue holds no heap-allocated closures on the hot path; a handler that
 // invalidates its pending events (a flow whose rate changed) bumps its own
 // version and drops events whose version no longer matches when they come
-// due — the queue is never scanned. Closures (std::function) are offered for
-// the rare events of tests and set-up.
+// due — the queue is never scanned. An event that moves often (a flow's
+// completion, which moves whenever its rate changes) is better a timer: a
+// timer has at most one pending event, kept in a second queue indexed by
+// timer, and moving it replaces that event in place. Timer events and plain
+// events share one (time, insertion sequence) order; moving a timer gives
+// its event a new sequence number, as scheduling it afresh would.
+// Closures (std::function) are offered for the rare events of tests and
+// set-up.
+//
+// End of instant. A handler may ask to be called once after every event at
+// the current time has run, including events those schedule at the same
+// time, and before the clock moves on: the flow network solves its rates
+// there, once per instant.
 
 #include <cstdint>
 #include <functional>
@@ -54,13 +65,27 @@ class Engine {
   void schedule(Time at, EventHandler* handler, std::uint32_t payload = 0, std::uint32_t version = 0);
   void schedule(Time at, std::function<void()> fn);
 
-  /// Runs the earliest event; false when none is left.
+  using TimerId = std::uint32_t;
+  /// A new timer, not set, for `handler` (called with `payload`, version 0).
+  TimerId add_timer(EventHandler* handler, std::uint32_t payload);
+  /// Sets the timer to fire at `at` (>= now()), replacing its pending event.
+  void set_timer(TimerId t, Time at);
+  /// Removes the timer's pending event, if any.
+  void cancel_timer(TimerId t);
+  [[nodiscard]] bool timer_set(TimerId t) const { return timers_[t].pos != kUnset; }
+
+  /// Calls handler->on_event(now(), payload, 0) once, when every event at
+  /// the current time has run (see the header).
+  void at_instant_end(EventHandler* handler, std::uint32_t payload = 0);
+
+  /// Runs the earliest event, or the end-of-instant calls when the next
+  /// event is later; false when nothing is left.
   bool step();
   /// Runs events until none is left or the next one is after `until`.
   void run(Time until = Time::max());
 
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
-  [[nodiscard]] std::size_t events_pending() const { return queue_.size(); }
+  [[nodiscard]] std::size_t events_pending() const { return queue_.size() + timer_heap_.size(); }
 
  private:
   struct Event {
@@ -76,6 +101,29 @@ class Engine {
   // the four children of a node share a cache line or two.
   void push(const Event& e);
   Event pop();
+  void dispatch(const Event& e);
+  void next_event();
+  [[nodiscard]] Time next_time() const;
+  void end_instant();
+
+  // The timers' queue: the same 4-ary heap, each entry's position kept in
+  // its timer so that set_timer and cancel_timer find it.
+  static constexpr std::uint32_t kUnset = UINT32_MAX;
+  struct TimerEntry {
+    Time at;
+    std::uint64_t seq;
+    TimerId timer;
+    bool operator<(const TimerEntry& o) const { return at != o.at ? at < o.at : seq < o.seq; }
+  };
+  struct Timer {
+    EventHandler* handler;
+    std::uint32_t payload;
+    std::uint32_t pos;  // in timer_heap_, or kUnset
+  };
+  void timer_place(std::size_t i, const TimerEntry& e);
+  void timer_up(std::size_t i, TimerEntry e);
+  void timer_down(std::size_t i, TimerEntry e);
+  void timer_remove(std::size_t i);
 
   Time now_;
   std::uint64_t seq_ = 0;
@@ -83,6 +131,14 @@ class Engine {
   std::vector<Event> queue_;
   std::vector<std::function<void()>> closures_;
   std::vector<std::uint32_t> free_closures_;
+  std::vector<Timer> timers_;
+  std::vector<TimerEntry> timer_heap_;
+  struct Call {
+    EventHandler* handler;
+    std::uint32_t payload;
+  };
+  std::vector<Call> instant_end_;
+  std::vector<Call> calling_;
 };
 
 }  // namespace meshsim::sim

@@ -26,7 +26,7 @@ using topology::NodeId;
 // Chunk-by-chunk broadcasts start one flow per chunk and hop.
 constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
-class Run {
+class Run final : public FlowClient {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
       const std::vector<NodeId>& node_of, const SimOptions& opts)
@@ -124,7 +124,7 @@ class Run {
       }
       case TaskKind::send: {
         const auto& r = topo_.route(dev[0], dev[1]);
-        net_.start(path_of(r), r.latency, t.size, [this, i](FlowId, Time) { finish(i); });
+        net_.start(path_of(r), r.latency, t.size, {this, tag(kTaskFlow, i, 0)});
         break;
       }
       case TaskKind::broadcast: start_broadcast(i); break;
@@ -144,24 +144,31 @@ class Run {
       return;
     }
     auto lockstep = lockstep_flows(traffic);
-    auto left = std::make_shared<std::size_t>(lockstep.size());
+    CollectiveState& state = collectives_[i];
+    state.left = lockstep.size();
     const bool adaptive = router_.policy() == topology::RoutingPolicy::adaptive;
-    for (auto& lf : lockstep) {
+    for (std::size_t k = 0; k < lockstep.size(); ++k) {
+      auto& lf = lockstep[k];
       if (opts_.shared_link) {
         lf.path.push_back(*opts_.shared_link);
         lf.weights.push_back(1.0);
       }
-      std::vector<std::vector<topology::DirLinkId>> routed;  // released when done
-      if (adaptive)
-        for (std::size_t m : lf.members) routed.push_back(std::move(traffic.flows[m].path));
-      net_.start(
-          std::move(lf.path), traffic.latency, lf.size,
-          [this, left, i, routed = std::move(routed)](FlowId, Time) {
-            for (const auto& p : routed) router_.release(p);
-            if (--*left == 0) finish(i);
-          },
-          std::nullopt, lf.weights);
+      if (adaptive) {
+        state.routed.emplace_back();  // released when flow k is done
+        for (std::size_t m : lf.members) state.routed.back().push_back(std::move(traffic.flows[m].path));
+      }
+      net_.start(std::move(lf.path), traffic.latency, lf.size, {this, tag(kCollectiveFlow, i, k)},
+                 std::nullopt, lf.weights);
     }
+  }
+
+  void collective_flow_done(std::size_t i, std::size_t k) {
+    auto it = collectives_.find(i);
+    if (!it->second.routed.empty())
+      for (const auto& p : it->second.routed[k]) router_.release(p);
+    if (--it->second.left > 0) return;
+    collectives_.erase(it);
+    finish(i);
   }
 
   // The table's selection for this task on this group, once per distinct
@@ -203,10 +210,11 @@ class Run {
         if (p > 0 && !r.hops.empty()) startup += piece / r.bottleneck;
       }
       if (opts_.shared_link) path.push_back(*opts_.shared_link);
-      net_.start(std::move(path), startup, t.size, [this, i](FlowId, Time) { finish(i); });
+      net_.start(std::move(path), startup, t.size, {this, tag(kTaskFlow, i, 0)});
       return;
     }
     auto c = std::make_shared<Chain>();
+    chains_[i] = c;
     c->task = i;
     c->chunks = (t.size.count() + t.chunk.count() - 1) / t.chunk.count();
     const std::size_t hops = d.size() - 1;
@@ -234,17 +242,45 @@ class Run {
     const std::int64_t j = c->sent[p]++;
     const Bytes bytes = j + 1 < c->chunks ? t.chunk : t.size - t.chunk * (c->chunks - 1);
     c->busy[p] = true;
-    net_.start(c->path[p], Time::zero(), bytes, [this, c, p](FlowId, Time) {
-      c->busy[p] = false;
-      pump(c, p);
-      // The chunk lands one hop latency after its last byte left.
-      engine_.schedule(engine_.after(c->latency[p]), [this, c, p] {
-        ++c->held[p + 1];
-        if (p + 1 < c->sent.size()) pump(c, p + 1);
-        if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) finish(c->task);
-      });
+    net_.start(c->path[p], Time::zero(), bytes, {this, tag(kChunkFlow, c->task, p)});
+  }
+
+  void chunk_done(std::size_t task, std::size_t p) {
+    const std::shared_ptr<Chain> c = chains_.at(task);
+    c->busy[p] = false;
+    pump(c, p);
+    // The chunk lands one hop latency after its last byte left.
+    engine_.schedule(engine_.after(c->latency[p]), [this, c, p] {
+      ++c->held[p + 1];
+      if (p + 1 < c->sent.size()) pump(c, p + 1);
+      if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) {
+        chains_.erase(c->task);
+        finish(c->task);
+      }
     });
   }
+
+  // A flow's tag: what it belongs to (kind), its task and its index there.
+  enum FlowKind : std::uint64_t { kTaskFlow = 0, kCollectiveFlow = 1, kChunkFlow = 2 };
+  static std::uint64_t tag(FlowKind kind, std::size_t task, std::size_t sub) {
+    MESHSIM_ASSERT(task < (std::uint64_t{1} << 38) && sub < (std::uint64_t{1} << 24), "flow tag overflow");
+    return (static_cast<std::uint64_t>(kind) << 62) | (static_cast<std::uint64_t>(task) << 24) | sub;
+  }
+
+  void flow_done(FlowId /*f*/, std::uint64_t t, Time /*now*/) override {
+    const std::size_t task = (t >> 24) & ((std::uint64_t{1} << 38) - 1);
+    const std::size_t sub = t & ((std::uint64_t{1} << 24) - 1);
+    switch (static_cast<FlowKind>(t >> 62)) {
+      case kTaskFlow: finish(task); break;
+      case kCollectiveFlow: collective_flow_done(task, sub); break;
+      case kChunkFlow: chunk_done(task, sub); break;
+    }
+  }
+
+  struct CollectiveState {
+    std::size_t left = 0;                                               // flows not yet done
+    std::vector<std::vector<std::vector<topology::DirLinkId>>> routed;  // per flow, adaptive routing only
+  };
 
   const Plan& plan_;
   const plan::Schedule& schedule_;
@@ -257,6 +293,8 @@ class Run {
   std::vector<std::size_t> preds_left_;
   Router router_;
   std::map<std::string, CollectiveChoice> choices_;
+  std::map<std::size_t, CollectiveState> collectives_;    // collectives in flight, by task
+  std::map<std::size_t, std::shared_ptr<Chain>> chains_;  // chunked broadcasts in flight, by task
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
 };
 

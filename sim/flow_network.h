@@ -22,20 +22,22 @@
 // alone, it takes latency + S · max_l (w_l / C_l).
 //
 // Rates change only when a flow becomes active or finishes. All changes at
-// one instant are batched into one recomputation, restricted to the flows
-// connected (through shared links) to a link whose set of flows changed.
-// Each flow's completion event carries the flow's version; a rate change
-// bumps the version and schedules a new event, so stale completions are
-// dropped when they come due, never searched for in the queue.
+// one instant are solved once, at the end of the instant (after every
+// event at that time, Engine::at_instant_end), by sim/maxmin_incremental.h,
+// which re-rates only the flows whose rate can change. A flow's completion
+// is a timer of the engine, moved in place when its rate changes.
+//
+// Flow ids are slots: an id is free again when its client is told that the
+// flow is done. Slots, their paths and their timers are recycled, so a run
+// of millions of short flows holds memory for the flows in flight only.
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <vector>
 
 #include "core/units.h"
 #include "sim/engine.h"
-#include "sim/radix_heap.h"
+#include "sim/maxmin_incremental.h"
 #include "topology/topology.h"
 
 namespace meshsim::sim {
@@ -49,11 +51,28 @@ struct RatePoint {
 };
 using topology::DirLinkId;
 
+/// Told when a flow's last byte has arrived.
+class FlowClient {
+ public:
+  /// `tag` is the one given to FlowNetwork::start; `f` may be reused by a
+  /// flow started from here on.
+  virtual void flow_done(FlowId f, std::uint64_t tag, Time now) = 0;
+
+ protected:
+  FlowClient() = default;
+  FlowClient(const FlowClient&) = default;
+  FlowClient& operator=(const FlowClient&) = default;
+  ~FlowClient() = default;
+};
+
+/// Whom to tell when a flow is done (no one: client == nullptr).
+struct Notify {
+  FlowClient* client = nullptr;
+  std::uint64_t tag = 0;
+};
+
 class FlowNetwork final : public EventHandler {
  public:
-  /// Called once per flow when its last byte arrives.
-  using Done = std::function<void(FlowId, Time)>;
-
   FlowNetwork(Engine& engine, const topology::Topology& topology);
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
@@ -61,21 +80,21 @@ class FlowNetwork final : public EventHandler {
 
   /// Starts a flow now along `route`. `cap` limits its rate (e.g. a NIC
   /// queue pair or a copy engine); size 0 completes after the latency.
-  FlowId start(const topology::Route& route, Bytes size, Done on_done = {},
+  FlowId start(const topology::Route& route, Bytes size, Notify notify = {},
                std::optional<Bandwidth> cap = std::nullopt);
   /// Same, with an explicit path of directed links and latency; `weights`
   /// (empty: all 1, else one positive weight per link of `path`) weigh the
   /// links as described above.
-  FlowId start(std::vector<DirLinkId> path, Time latency, Bytes size, Done on_done = {},
+  FlowId start(std::vector<DirLinkId> path, Time latency, Bytes size, Notify notify = {},
                std::optional<Bandwidth> cap = std::nullopt, const std::vector<double>& weights = {});
 
-  [[nodiscard]] bool finished(FlowId f) const { return flows_[f].finished; }
-  [[nodiscard]] Time start_time(FlowId f) const { return flows_[f].start; }
-  [[nodiscard]] Time end_time(FlowId f) const { return flows_[f].end; }
   /// Current rate in bytes per second (0 while in latency or finished).
-  [[nodiscard]] double rate(FlowId f) const { return flows_[f].rate; }
-  [[nodiscard]] std::size_t flow_count() const { return flows_.size(); }
-  [[nodiscard]] std::size_t active_flows() const { return active_; }
+  [[nodiscard]] double rate(FlowId f) const;
+  /// Flows started so far, and those now sharing bandwidth.
+  [[nodiscard]] std::uint64_t flows_started() const { return started_; }
+  [[nodiscard]] std::size_t active_flows() const { return solver_.active(); }
+  /// Flow slots ever allocated (the most flows in flight at once).
+  [[nodiscard]] std::size_t slots() const { return flows_.size(); }
   /// Bytes carried so far by each directed link (index: DirLinkId), up to
   /// the link's last rate change; settle() brings every link up to now.
   [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
@@ -83,102 +102,57 @@ class FlowNetwork final : public EventHandler {
   /// Records every change of each directed link's total rate (for traces).
   void record_timeline(bool on) {
     record_ = on;
-    if (on) timeline_.resize(links_.size());
+    if (on) timeline_.resize(link_rate_.size());
   }
   [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
-  /// Checks after every rate computation that the component's rates are
+  /// Checks after every solve that the rates of all active flows are
   /// max-min fair (sim/maxmin.h's check_max_min); InternalError naming the
-  /// broken condition otherwise. A debugging aid: it costs a pass over the
-  /// component per solve.
+  /// broken condition otherwise. A debugging aid: it costs a pass over
+  /// every active flow per solve.
   void check_rates(bool on) { check_ = on; }
   /// Capacity of each directed link, bytes per second.
-  [[nodiscard]] double link_capacity(DirLinkId l) const { return links_[l].capacity; }
-  /// Number of rate recomputations so far, the flows they re-rated and the
-  /// heap entries they popped (for benchmarks and tests).
-  [[nodiscard]] std::uint64_t recomputations() const { return recomputations_; }
-  [[nodiscard]] std::uint64_t rerated_flows() const { return rerated_flows_; }
-  [[nodiscard]] std::uint64_t heap_pops() const { return heap_pops_; }
+  [[nodiscard]] double link_capacity(DirLinkId l) const { return solver_.capacity(l); }
+  /// The solver's counters: solves, fillings, re-rated flows (for
+  /// benchmarks and tests).
+  [[nodiscard]] const IncrementalMaxMin::Stats& solver_stats() const { return solver_.stats(); }
 
   void on_event(Time now, std::uint32_t payload, std::uint32_t version) override;
 
  private:
-  enum EventKind : std::uint32_t { kActivate = 0, kComplete = 1, kRecompute = 2 };
+  enum EventKind : std::uint32_t { kActivate = 0, kComplete = 1 };
+  static constexpr std::uint32_t kSolve = UINT32_MAX;  // the end-of-instant call's payload
+  static constexpr std::uint32_t kIdle = UINT32_MAX;   // Flow::solver of a flow not sharing bandwidth
 
-  // Per-flow state. The path and each hop's position in its link's flow
-  // list live in two flat pools (path_pool_, slot_pool_) at path_off, so
-  // the recomputation walks contiguous memory.
   struct Flow {
-    std::uint32_t path_off = 0;
-    std::uint32_t path_len = 0;
+    std::vector<DirLinkId> path;  // kept (with its capacity) when the slot is reused
+    std::vector<double> weights;
     double remaining = 0;  // bytes left at `updated`
-    double rate = 0;       // bytes per second
-    double cap = 0;        // 0: uncapped
+    double cap = 0;        // bytes per second; 0: uncapped
     Time updated;
-    Time start;
-    Time end;
-    std::uint32_t version = 0;  // compared for equality only: wrap-around is harmless
-    bool active = false;
-    bool finished = false;
-    Done on_done;
-  };
-  struct LinkState {
-    double capacity = 0;  // bytes per second
-    struct Entry {
-      FlowId flow;
-      std::uint32_t hop;
-    };
-    std::vector<Entry> flows;  // active flows crossing this link
+    Engine::TimerId timer = 0;
+    std::uint32_t solver = kIdle;  // its id in solver_ while it shares bandwidth
+    Notify notify;
   };
 
   void activate(FlowId f, Time now);
   void complete(FlowId f, Time now);
   void finish(FlowId f, Time now);
-  void mark_dirty(DirLinkId l, Time now);
-  void recompute(Time now);
-  // The steps of recompute (flow_network.cpp says what each does).
-  void collect_component(std::uint64_t epoch);
-  void progressive_fill(std::uint64_t epoch);
-  void freeze(FlowId f, double level, std::uint64_t epoch);
-  void record_rates(Time now);
+  void request_solve();
+  void solve(Time now);
+  void record_rate(DirLinkId l, Time now);
   void verify_rates() const;
-  void reschedule_changed();
-  void advance(Flow& fl, Time now);
   void advance_link(DirLinkId l, Time now);
 
-  [[nodiscard]] const DirLinkId* path_begin(FlowId f) const { return path_pool_.data() + flows_[f].path_off; }
-  [[nodiscard]] const DirLinkId* path_end(FlowId f) const {
-    return path_pool_.data() + flows_[f].path_off + flows_[f].path_len;
-  }
-
   Engine& engine_;
+  IncrementalMaxMin solver_;
   std::vector<Flow> flows_;
-  std::vector<DirLinkId> path_pool_;
-  std::vector<double> weight_pool_;  // per path entry: the link's weight
-  std::vector<std::uint32_t> slot_pool_;
-  std::vector<LinkState> links_;
+  std::vector<FlowId> free_;
+  std::vector<FlowId> owner_;  // per solver id: the flow slot
+  std::uint64_t started_ = 0;
+  bool solve_pending_ = false;
   std::vector<double> link_bytes_;
-  std::size_t active_ = 0;
-  std::uint64_t recomputations_ = 0;
-  std::uint64_t rerated_flows_ = 0;
-  std::uint64_t heap_pops_ = 0;
-
-  // Recomputation scratch space, stamped by epoch to avoid clearing.
-  std::vector<DirLinkId> dirty_;
-  std::vector<std::uint64_t> link_dirty_stamp_;
-  bool recompute_pending_ = false;
-  std::uint64_t epoch_ = 1;
-  std::vector<std::uint64_t> link_seen_;
-  std::vector<std::uint64_t> flow_seen_;
-  std::vector<double> rem_cap_;
-  RadixHeap<std::uint64_t> heap_;
-  std::vector<DirLinkId> comp_links_;
-  std::vector<FlowId> comp_flows_;
-  std::vector<DirLinkId> stack_;
-  std::vector<double> old_rate_;
-  std::vector<std::uint32_t> unfrozen_;
-  std::vector<double> unfrozen_weight_;  // Σ weights of a link's unfrozen flows
-  std::vector<double> link_rate_;        // Σ rates of the link's flows, bytes/s
-  std::vector<Time> link_updated_;       // link_bytes_ is exact up to here
+  std::vector<double> link_rate_;   // Σ w·rate of the link's flows, bytes/s, since link_updated_
+  std::vector<Time> link_updated_;  // link_bytes_ is exact up to here
   bool record_ = false;
   bool check_ = false;
   std::vector<std::vector<RatePoint>> timeline_;

@@ -20,6 +20,8 @@
 //                   a flow its old rate up to the floating-point noise of
 //                   the freezing order keeps its pending completion (under
 //                   a picosecond per second of transfer);
+//   kSaturated      a link whose load is this close to its capacity is full
+//                   (loads are running sums of rate changes);
 //   kStaleShare     progressive filling treats a link's fair share that grew
 //                   by no more than this since it was queued as current;
 //   kTie            planners' costs this close are equal (the first found
@@ -31,6 +33,7 @@ namespace meshsim::sim {
 
 inline constexpr double kPsPerSecond = 1e12;
 inline constexpr double kRateTolerance = 1e-12;
+inline constexpr double kSaturated = 1e-9;
 inline constexpr double kStaleShare = 1e-12;
 inline constexpr double kTie = 1e-12;
 

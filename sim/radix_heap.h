@@ -35,18 +35,7 @@ class RadixHeap {
 
   /// Removes and returns a smallest (key, value).
   std::pair<double, Value> pop() {
-    MESHSIM_ASSERT(size_ > 0, "pop from an empty radix heap");
-    if (buckets_[0].empty()) {
-      std::size_t i = 1;
-      while (buckets_[i].empty()) ++i;
-      // The new minimum is the smallest key of bucket i; every other item
-      // of the bucket now differs from it in a lower bit.
-      std::uint64_t m = buckets_[i][0].key;
-      for (const auto& it : buckets_[i]) m = it.key < m ? it.key : m;
-      last_ = m;
-      for (const auto& it : buckets_[i]) buckets_[bucket(it.key)].push_back(it);
-      buckets_[i].clear();
-    }
+    settle();
     const Item it = buckets_[0].back();
     buckets_[0].pop_back();
     --size_;
@@ -60,6 +49,21 @@ class RadixHeap {
   }
 
  private:
+  // Brings the smallest keys into bucket 0.
+  void settle() {
+    MESHSIM_ASSERT(size_ > 0, "pop from an empty radix heap");
+    if (!buckets_[0].empty()) return;
+    std::size_t i = 1;
+    while (buckets_[i].empty()) ++i;
+    // The new minimum is the smallest key of bucket i; every other item
+    // of the bucket now differs from it in a lower bit.
+    std::uint64_t m = buckets_[i][0].key;
+    for (const auto& it : buckets_[i]) m = it.key < m ? it.key : m;
+    last_ = m;
+    for (const auto& it : buckets_[i]) buckets_[bucket(it.key)].push_back(it);
+    buckets_[i].clear();
+  }
+
   struct Item {
     std::uint64_t key;
     Value value;

@@ -89,3 +89,66 @@ TEST_CASE("two engines in two threads do not interfere", "[engine]") {
   CHECK(a == 100'000);
   CHECK(b == 100'000);
 }
+
+TEST_CASE("a timer's event moves in place and runs once", "[engine]") {
+  // Set at 10 ps, moved to 5, then to 20: one event, at 20 ps, and never
+  // more than one pending on its account.
+  Engine e;
+  Recorder r;
+  const Engine::TimerId t = e.add_timer(&r, 7);
+  e.set_timer(t, Time::ps(10));
+  e.set_timer(t, Time::ps(5));
+  e.set_timer(t, Time::ps(20));
+  CHECK(e.events_pending() == 1);
+  CHECK(e.timer_set(t));
+  e.run();
+  CHECK(r.log == "20:7 ");
+  CHECK_FALSE(e.timer_set(t));
+  CHECK(e.events_processed() == 1);
+}
+
+TEST_CASE("timer and plain events share one (time, insertion) order; a cancelled timer does not run",
+          "[engine]") {
+  // At 5 ps: plain 1, then timer 2 (set second), then plain 3. Timer 4 is
+  // set for 6 ps and cancelled.
+  Engine e;
+  Recorder r;
+  const Engine::TimerId a = e.add_timer(&r, 2);
+  const Engine::TimerId b = e.add_timer(&r, 4);
+  e.schedule(Time::ps(5), &r, 1);
+  e.set_timer(a, Time::ps(5));
+  e.schedule(Time::ps(5), &r, 3);
+  e.set_timer(b, Time::ps(6));
+  e.cancel_timer(b);
+  e.run();
+  CHECK(r.log == "5:1 5:2 5:3 ");
+}
+
+namespace {
+// Logs each call; the first event at 5 ps asks for the end of the instant
+// and schedules one more event at 5 ps.
+struct InstantLog final : EventHandler {
+  Engine* e = nullptr;
+  std::string log;
+  void on_event(Time now, std::uint32_t payload, std::uint32_t) override {
+    log += std::to_string(now.count_ps()) + ":" + std::to_string(payload) + " ";
+    if (payload == 1) {
+      e->at_instant_end(this, 9);
+      e->schedule(now, this, 3);
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("the end of an instant comes after every event at that time, even late ones", "[engine]") {
+  // Events 1 and 2 at 5 ps, 4 at 6 ps. Event 1 asks for an end-of-instant
+  // call (9) and schedules 3 at 5 ps: 9 runs after 1, 2 and 3, before 4.
+  Engine e;
+  InstantLog h;
+  h.e = &e;
+  e.schedule(Time::ps(5), &h, 1);
+  e.schedule(Time::ps(5), &h, 2);
+  e.schedule(Time::ps(6), &h, 4);
+  e.run();
+  CHECK(h.log == "5:1 5:2 5:3 5:9 6:4 ");
+}

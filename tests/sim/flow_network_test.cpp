@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "tests/sim/flow_ends.h"
 #include "topology/topology.h"
 
 using namespace meshsim;
@@ -50,10 +51,11 @@ TEST_CASE("one flow on one link: latency + size / capacity", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId f = net.start({fwd(0)}, Time::us(1), Bytes(kGB));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::us(1), Bytes(kGB), ends(0));
   e.run();
-  CHECK(net.finished(f));
-  check_time(net.end_time(f), 0.1 + 1e-6);
+  CHECK(ends.done(0));
+  check_time(ends.at.at(0), 0.1 + 1e-6);
   CHECK(net.link_bytes()[fwd(0)] == Approx(1e9));
   CHECK(net.link_bytes()[Topology::directed(0, true)] == 0.0);  // the other direction is free
 }
@@ -63,25 +65,27 @@ TEST_CASE("two flows share a link equally and end together", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
-  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  FlowEnds ends;
+  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
+  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(1));
   e.run(Time::ms(1));
   CHECK(net.rate(a) == Approx(5e9));
   CHECK(net.rate(b) == Approx(5e9));
   e.run();
-  check_time(net.end_time(a), 0.2);
-  check_time(net.end_time(b), 0.2);
+  check_time(ends.at.at(0), 0.2);
+  check_time(ends.at.at(1), 0.2);
 }
 
 TEST_CASE("opposite directions of a full-duplex link do not share", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
-  const FlowId b = net.start({Topology::directed(0, true)}, Time::zero(), Bytes(kGB));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
+  net.start({Topology::directed(0, true)}, Time::zero(), Bytes(kGB), ends(1));
   e.run();
-  check_time(net.end_time(a), 0.1);
-  check_time(net.end_time(b), 0.1);
+  check_time(ends.at.at(0), 0.1);
+  check_time(ends.at.at(1), 0.1);
 }
 
 TEST_CASE("three flows on two links: max-min, then redistribution", "[flow]") {
@@ -95,21 +99,22 @@ TEST_CASE("three flows on two links: max-min, then redistribution", "[flow]") {
   const Topology t = chain({10, 4});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId a = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB));
-  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
-  const FlowId c = net.start({fwd(1)}, Time::zero(), Bytes(kGB / 5));
+  FlowEnds ends;
+  const FlowId a = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), ends(0));
+  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(1));
+  const FlowId c = net.start({fwd(1)}, Time::zero(), Bytes(kGB / 5), ends(2));
   e.run(Time::ms(1));
   CHECK(net.rate(a) == Approx(2e9));
   CHECK(net.rate(b) == Approx(8e9));
   CHECK(net.rate(c) == Approx(2e9));
   e.run(Time::ms(101));
-  CHECK(net.finished(c));
+  CHECK(ends.done(2));
   CHECK(net.rate(a) == Approx(4e9));
   CHECK(net.rate(b) == Approx(6e9));
   e.run();
-  check_time(net.end_time(c), 0.1);
-  check_time(net.end_time(b), 0.1 + 0.2 / 6);
-  check_time(net.end_time(a), 0.3);
+  check_time(ends.at.at(2), 0.1);
+  check_time(ends.at.at(1), 0.1 + 0.2 / 6);
+  check_time(ends.at.at(0), 0.3);
   CHECK(net.link_bytes()[fwd(0)] == Approx(2e9));    // A + B
   CHECK(net.link_bytes()[fwd(1)] == Approx(1.2e9));  // A + C
 }
@@ -121,12 +126,13 @@ TEST_CASE("staggered starts and ends", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
   FlowId b = 0;
-  e.schedule(Time::ms(50), [&] { b = net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4)); });
+  e.schedule(Time::ms(50), [&] { b = net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4), ends(1)); });
   e.run();
-  check_time(net.end_time(b), 0.1);
-  check_time(net.end_time(a), 0.125);
+  check_time(ends.at.at(1), 0.1);
+  check_time(ends.at.at(0), 0.125);
 }
 
 TEST_CASE("a small message is latency-dominated", "[flow]") {
@@ -134,9 +140,10 @@ TEST_CASE("a small message is latency-dominated", "[flow]") {
   const Topology t = chain({25});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId f = net.start({fwd(0)}, Time::us(5), Bytes(8));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::us(5), Bytes(8), ends(0));
   e.run();
-  CHECK(net.end_time(f) == Time::ps(5'000'320));
+  CHECK(ends.at.at(0) == Time::ps(5'000'320));
 }
 
 TEST_CASE("a rate cap leaves the rest of the link to others", "[flow]") {
@@ -144,54 +151,102 @@ TEST_CASE("a rate cap leaves the rest of the link to others", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId capped = net.start({fwd(0)}, Time::zero(), Bytes(kGB), {}, Bandwidth::GBps(2));
-  const FlowId free = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  FlowEnds ends;
+  const FlowId capped = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0), Bandwidth::GBps(2));
+  const FlowId free = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(1));
   e.run(Time::ms(1));
   CHECK(net.rate(capped) == Approx(2e9));
   CHECK(net.rate(free) == Approx(8e9));
   // The free flow ends at 125 ms; then the capped one stays at 2 GB/s:
   // 0.25 GB by then, 0.75 GB more takes 375 ms -> 500 ms.
   e.run();
-  check_time(net.end_time(free), 0.125);
-  check_time(net.end_time(capped), 0.5);
+  check_time(ends.at.at(1), 0.125);
+  check_time(ends.at.at(0), 0.5);
 }
 
 TEST_CASE("zero-byte and zero-hop flows complete after their latency", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId empty = net.start({fwd(0)}, Time::us(3), Bytes(0));
-  const FlowId local = net.start(std::vector<DirLinkId>{}, Time::us(2), Bytes(kGB));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::us(3), Bytes(0), ends(0));
+  net.start(std::vector<DirLinkId>{}, Time::us(2), Bytes(kGB), ends(1));
   e.run();
-  CHECK(net.end_time(empty) == Time::us(3));
-  CHECK(net.end_time(local) == Time::us(2));
+  CHECK(ends.at.at(0) == Time::us(3));
+  CHECK(ends.at.at(1) == Time::us(2));
 }
 
 TEST_CASE("a completion callback can start the next flow", "[flow]") {
-  // Two 0.5 GB transfers back to back on 10 GB/s: 50 ms + 50 ms.
+  // Two 0.5 GB transfers back to back on 10 GB/s: 50 ms + 50 ms. The
+  // second is started from the first one's notification and may reuse its
+  // id; the network then holds one flow slot, not two.
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  Time second_end;
-  net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), [&](FlowId, Time) {
-    net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), [&](FlowId, Time at) { second_end = at; });
-  });
+  FlowEnds ends;
+  ends.then = [&](std::uint64_t tag, Time) {
+    if (tag == 0) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), ends(1));
+  };
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), ends(0));
   e.run();
-  check_time(second_end, 0.1);
+  check_time(ends.at.at(1), 0.1);
+  CHECK(net.flows_started() == 2);
+  CHECK(net.slots() == 1);
 }
 
-TEST_CASE("simultaneous changes are batched into one recomputation", "[flow]") {
-  // 100 flows starting at the same instant cause one recomputation, not 100.
+TEST_CASE("simultaneous changes are batched into one solve", "[flow]") {
+  // 100 flows starting at the same instant cause one solve, not 100.
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  for (int i = 0; i < 100; ++i) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 100));
+  FlowEnds ends;
+  for (std::uint64_t i = 0; i < 100; ++i) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 100), ends(i));
   e.run(Time::zero());
-  CHECK(net.recomputations() == 1);
+  CHECK(net.solver_stats().solves == 1);
   e.run();
-  // All equal: they also end together, one more recomputation.
-  CHECK(net.recomputations() == 2);
-  check_time(net.end_time(99), 0.1);
+  // All equal: they also end together, one more solve.
+  CHECK(net.solver_stats().solves == 2);
+  check_time(ends.at.at(99), 0.1);
+}
+
+TEST_CASE("flows started from a completion at the same instant share its solve", "[flow]") {
+  // At 50 ms flow 0 ends; its notification starts flows 1 and 2 with zero
+  // latency (activations queued behind the completion at the same time).
+  // The instant has one solve that sees both: 5 GB/s each, so 0.25 GB
+  // each takes 50 ms more. Solves: t=0 and t=50 ms, then one at 100 ms.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  FlowEnds ends;
+  ends.then = [&](std::uint64_t tag, Time) {
+    if (tag != 0) return;
+    net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4), ends(1));
+    net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4), ends(2));
+  };
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), ends(0));
+  e.run();
+  check_time(ends.at.at(1), 0.1);
+  check_time(ends.at.at(2), 0.1);
+  CHECK(net.solver_stats().solves == 3);
+}
+
+TEST_CASE("a rate change moves the completion in place", "[flow]") {
+  // Flow a alone at 10 GB/s, then 99 more flows join it one after another
+  // (1 us apart), each move of a's completion replacing its pending event:
+  // at most one event per flow is ever pending, so the queue never holds
+  // more than 100 + the 99 start events.
+  const Topology t = chain({10});
+  Engine e;
+  FlowNetwork net(e, t);
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
+  for (std::uint64_t i = 1; i < 100; ++i)
+    e.schedule(Time::us(static_cast<std::int64_t>(i)),
+               [&net, &ends, i] { net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(i)); });
+  std::size_t most = 0;
+  while (e.step()) most = std::max(most, e.events_pending());
+  CHECK(most <= 199);
+  CHECK(ends.at.size() == 100);
 }
 
 TEST_CASE("a flow that weighs a link twice gets half of it", "[flow]") {
@@ -202,11 +257,12 @@ TEST_CASE("a flow that weighs a link twice gets half of it", "[flow]") {
   const Topology t = chain({10});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB), {}, std::nullopt, {2.0});
-  const FlowId b = net.start({fwd(0)}, Time::zero(), Bytes(kGB));
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0), std::nullopt, {2.0});
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(1));
   e.run();
-  check_time(net.end_time(a), 0.3);
-  check_time(net.end_time(b), 0.3);
+  check_time(ends.at.at(0), 0.3);
+  check_time(ends.at.at(1), 0.3);
   net.settle();
   CHECK(net.link_bytes()[fwd(0)] == Approx(3e9));
 }
@@ -217,9 +273,10 @@ TEST_CASE("a weighted flow over two links is paced by its heaviest", "[flow]") {
   const Topology t = chain({10, 20});
   Engine e;
   FlowNetwork net(e, t);
-  const FlowId f = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), {}, std::nullopt, {1.0, 4.0});
+  FlowEnds ends;
+  net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), ends(0), std::nullopt, {1.0, 4.0});
   e.run();
-  check_time(net.end_time(f), 0.2);
+  check_time(ends.at.at(0), 0.2);
   net.settle();
   CHECK(net.link_bytes()[fwd(0)] == Approx(1e9));
   CHECK(net.link_bytes()[fwd(1)] == Approx(4e9));
