@@ -187,7 +187,12 @@ void BM_RandomSizesAndStarts(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(events);
   solver_counters(state, stats);
 }
-BENCHMARK(BM_RandomSizesAndStarts)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_RandomSizesAndStarts)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // One solve of the rates of N random flows all active at once (their
 // routes' links, capacities from the topology).

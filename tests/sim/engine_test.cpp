@@ -107,7 +107,7 @@ TEST_CASE("a timer's event moves in place and runs once", "[engine]") {
   CHECK(e.events_processed() == 1);
 }
 
-TEST_CASE("timer and plain events share one (time, insertion) order; a cancelled timer does not run",
+TEST_CASE("timer and plain events share one (time, insertion) order, and a cancelled timer does not run",
           "[engine]") {
   // At 5 ps: plain 1, then timer 2 (set second), then plain 3. Timer 4 is
   // set for 6 ps and cancelled.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <map>
 
 #include <catch2/catch.hpp>
 
@@ -74,4 +75,76 @@ TEST_CASE("the trace has a process per host, task slices, a send arrow and link 
         std::string::npos);
   CHECK(csv.find("grad.allreduce,collective,") != std::string::npos);
   CHECK(csv.find(",268435456,0\n") != std::string::npos);
+}
+
+namespace {
+// h0's link into the fabric (its NIC to the switch).
+topology::DirLinkId egress_of_h0(const topology::Topology& t) {
+  for (topology::DirLinkId d = 0; d < 2 * t.link_count(); ++d)
+    if (t.link(topology::Topology::link_of(d)).kind == topology::LinkKind::network &&
+        t.node(t.from(d)).host == 0 && t.node(t.to(d)).host != 0)
+      return d;
+  FAIL("h0 has no link into the fabric");
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("streams detail: each task once, on its first device, and only links between hosts", "[traces]") {
+  // Five tasks, five slices (the send on h0/gpu0, the broadcast on its
+  // root, the all-reduce on h0/gpu0). Two counter steps on h0's fabric link
+  // stay; an NVLink-class link inside h0 (link 0's forward direction) is
+  // left out. The send's arrow is kept.
+  const auto t = cluster();
+  const auto p = example();
+  const topology::DirLinkId out = egress_of_h0(t);
+  REQUIRE(t.link(0).kind != topology::LinkKind::network);
+  const std::vector<traces::LinkUtilisation> links{{out, {{Time::us(10), 0.5}, {Time::us(30), 0.0}}},
+                                                   {0, {{Time::us(10), 1.0}}}};
+  const Json j = traces::chrome_trace(p, t, run_of(p), links, traces::TraceDetail::streams);
+  int slices = 0, arrows = 0, counters = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e["ph"];
+    slices += ph == "X";
+    arrows += ph == "s" || ph == "f";
+    if (ph == "C") {
+      ++counters;
+      CHECK(e["name"] == "link " + traces::link_name(t, out));
+    }
+  }
+  CHECK(slices == 5);
+  CHECK(arrows == 2);
+  CHECK(counters == 2);
+}
+
+TEST_CASE("hosts detail: per host, GPUs computing and communicating, and network egress", "[traces]") {
+  // From the hand-made run: h0 computes on one GPU over [0, 10]; it
+  // communicates on gpu0 (send, [10, 30]) and four GPUs (all-reduce,
+  // [10, 50]): 5 from 10 us, 4 from 30, 0 from 50. h1 communicates on gpu0
+  // (send) then on its four GPUs (broadcast, [30, 60]): 1, 4, 0; it
+  // computes on gpu3 over [60, 70]. h0's only link into the fabric runs at
+  // 50 % over [10, 30]: network out 0.5 then 0. No task slices.
+  const auto t = cluster();
+  const auto p = example();
+  const std::vector<traces::LinkUtilisation> links{
+      {egress_of_h0(t), {{Time::us(10), 0.5}, {Time::us(30), 0.0}}}};
+  const Json j = traces::chrome_trace(p, t, run_of(p), links, traces::TraceDetail::hosts);
+  std::map<std::string, std::vector<std::pair<double, double>>> series;
+  int slices = 0;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "X") ++slices;
+    if (e["ph"] != "C") continue;
+    const double v =
+        e["args"].contains("gpus") ? e["args"]["gpus"].get<double>() : e["args"]["utilisation"].get<double>();
+    series[e["name"]].emplace_back(e["ts"].get<double>(), v);
+  }
+  using Steps = std::vector<std::pair<double, double>>;
+  const std::string h0 = t.hosts()[0].name;
+  const std::string h1 = t.hosts()[1].name;
+  CHECK(slices == 0);
+  CHECK(series[h0 + " GPUs computing"] == Steps{{0, 1}, {10, 0}});
+  CHECK(series[h0 + " GPUs communicating"] == Steps{{10, 5}, {30, 4}, {50, 0}});
+  CHECK(series[h1 + " GPUs computing"] == Steps{{60, 1}, {70, 0}});
+  CHECK(series[h1 + " GPUs communicating"] == Steps{{10, 1}, {30, 4}, {60, 0}});
+  CHECK(series[h0 + " network out"] == Steps{{10, 0.5}, {30, 0}});
+  CHECK(series.count(t.hosts()[2].name + " GPUs computing") == 0);
 }

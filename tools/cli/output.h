@@ -11,11 +11,6 @@
 
 namespace meshsim::cli {
 
-/// The Perfetto trace of a simulated run, with a utilisation counter per
-/// link that carried bytes when the run recorded link timelines.
-[[nodiscard]] Json simulated_trace(const plan::Plan& plan, const topology::Topology& topo,
-                                   const sim::SimResult& r);
-
 /// `a` followed by `b`: an option's names with extra choices ("auto", "all").
 [[nodiscard]] std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b);
 

@@ -19,6 +19,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
+#include "tools/cli/trace_option.h"
 #include "traces/trace_export.h"
 
 namespace meshsim::cli {
@@ -35,6 +36,7 @@ struct PipelineArgs {
   std::string reshard = "broadcast";
   std::string balance = "host-size";
   std::string trace;
+  TraceDetailOption trace_detail;
   std::string plan_out;
   bool json = false;
   bool chunked_broadcasts = false;
@@ -243,7 +245,7 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
 void run_pipeline(PipelineArgs& a) {
   const PipelineRun run = build_and_simulate(a);
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
-  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(run.it.plan, run.topo, run.r).dump() + "\n");
+  if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
   (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
 }
 
@@ -294,6 +296,7 @@ void add_pipeline_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->default_val(0);
   cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace");
+  a->trace_detail.add_to(*cmd);
   cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)");
   cmd->add_flag("--chunked-broadcasts", a->chunked_broadcasts,
                 "Simulate broadcasts chunk by chunk (512 KiB pieces) instead of as one fluid chain each: "

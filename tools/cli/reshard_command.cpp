@@ -23,6 +23,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
+#include "tools/cli/trace_option.h"
 #include "topology/mesh.h"
 #include "traces/trace_export.h"
 
@@ -39,6 +40,7 @@ struct ReshardArgs {
   std::string balance = "all";
   std::string plan_out;
   std::string trace;
+  TraceDetailOption trace_detail;
   bool verify = false;
   bool json = false;
 };
@@ -157,8 +159,7 @@ void run_reshard(ReshardArgs& a) {
   const ReshardRun run = evaluate(a);
   const auto& best = run.rows[run.best];
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best.plan)));
-  if (!a.trace.empty())
-    write_text_file(a.trace, simulated_trace(best.plan, run.topo, best.result).dump() + "\n");
+  if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), best.plan, run.topo, best.result);
   if (a.json)
     print_reshard_json(run);
   else
@@ -187,6 +188,7 @@ void add_reshard_command(CLI::App& app) {
       ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
+  a->trace_detail.add_to(*cmd);
   cmd->add_flag("--verify", a->verify,
                 "Execute each plan's data movement on host arrays and check every element");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of a table");

@@ -30,6 +30,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
+#include "tools/cli/trace_option.h"
 #include "topology/virtual_gpu.h"
 #include "traces/trace_export.h"
 
@@ -143,6 +144,7 @@ struct RunArgs {
   BackendArgs backend;
   CalibrationOption calibration;
   std::string trace;
+  TraceDetailOption trace_detail;
   std::string csv;
   bool json = false;
 };
@@ -172,7 +174,7 @@ void run_run(RunArgs& a) {
              : topology::virtual_gpu_topology(plan.devices, "", Bandwidth::GBps(1), Bandwidth::GBps(1),
                                               Time::zero())
                    .topology;
-    write_text_file(a.trace, traces::chrome_trace(plan, shown, rep.timeline).dump() + "\n");
+    write_trace(a.trace, a.trace_detail.value(), plan, shown, rep.timeline);
   }
   if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, rep.timeline));
   const double moved = static_cast<double>(rep.payload_bytes + rep.scratch_bytes);
@@ -274,6 +276,7 @@ struct ValidateArgs {
   CalibrationOption calibration;
   std::string trace_measured;
   std::string trace_predicted;
+  TraceDetailOption trace_detail;
   std::size_t top = 15;
   bool json = false;
 };
@@ -389,9 +392,9 @@ void run_validate(ValidateArgs& a) {
                                       .iterations = a.backend.iterations,
                                       .verify = !a.backend.no_verify});
   if (!a.trace_predicted.empty())
-    write_text_file(a.trace_predicted, simulated_trace(plan, model_topo, predicted).dump() + "\n");
+    write_trace(a.trace_predicted, a.trace_detail.value(), plan, model_topo, predicted);
   if (!a.trace_measured.empty())
-    write_text_file(a.trace_measured, traces::chrome_trace(plan, model_topo, rep.timeline).dump() + "\n");
+    write_trace(a.trace_measured, a.trace_detail.value(), plan, model_topo, rep.timeline);
   const Validation v{plan, model_topo, predicted, rep,
                      plan::compare_timelines(predicted.timeline(), rep.timeline)};
   (a.json ? print_validation_json : print_validation_text)(a, v);
@@ -417,6 +420,7 @@ void add_runtime_commands(CLI::App& app) {
         "wait for (default: compute tasks without a duration take no time)");
     a->calibration.add_to(*cmd);
     cmd->add_option("--trace", a->trace, "Write the measured timeline as a Perfetto trace");
+    a->trace_detail.add_to(*cmd);
     cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task");
     cmd->add_flag("--json", a->json, "Print one JSON document instead of text");
     cmd->callback([a] { run_run(*a); });
@@ -457,6 +461,7 @@ void add_runtime_commands(CLI::App& app) {
     a->calibration.add_to(*cmd);
     cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)");
     cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)");
+    a->trace_detail.add_to(*cmd);
     cmd->add_option("--top", a->top, "Tasks listed, largest errors first (default 15)")
         ->check(CLI::Range(1, 100000));
     cmd->add_flag("--json", a->json, "Print one JSON document with every task");

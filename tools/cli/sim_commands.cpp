@@ -19,6 +19,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
+#include "tools/cli/trace_option.h"
 #include "topology/mesh.h"
 #include "traces/trace_export.h"
 
@@ -31,6 +32,7 @@ struct SimulateArgs {
   TopologySource topology;
   CalibrationOption calibration;
   std::string trace;
+  TraceDetailOption trace_detail;
   std::string csv;
   bool json = false;
   bool check_rates = false;
@@ -47,7 +49,7 @@ void run_simulate(SimulateArgs& a) {
   opts.record_link_timeline = !a.trace.empty();
   opts.check_rates = a.check_rates;
   const sim::SimResult r = sim::simulate(plan, loaded.schedule, topo, opts);
-  if (!a.trace.empty()) write_text_file(a.trace, simulated_trace(plan, topo, r).dump() + "\n");
+  if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), plan, topo, r);
   if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r.timeline()));
   if (a.json) {
     Json crit = Json::array();
@@ -105,6 +107,7 @@ void add_sim_commands(CLI::App& app) {
     a->topology.add_to(*cmd, "--topology");
     a->calibration.add_to(*cmd);
     cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
+    a->trace_detail.add_to(*cmd);
     cmd->add_option("--csv", a->csv, "Write one row per task");
     cmd->add_option("--top", a->top, "How many bottleneck links to list, by utilisation (default 5)")
         ->check(CLI::Range(1, 1000));
