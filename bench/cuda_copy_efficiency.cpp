@@ -1,4 +1,4 @@
-// Issue 5's copy target, on a GPU machine: the cuda backend's region copies
+// The cuda backend's copy target, on a GPU machine: its region copies
 // reach at least 85 % of the bandwidth of a plain back-to-back
 // cudaMemcpyAsync loop of the same sizes.
 //

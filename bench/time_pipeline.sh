@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6's speed targets, timed through the CLI (process start-up included;
+# Pipeline speed targets, timed through the CLI (process start-up included;
 # best of N runs):
 #   1. one GPT-3 175B iteration on 1,024 GPUs (128 x DGX H100, rail fabric),
 #      dp 8, tp 8, pp 16, 64 microbatches, 1F1B, flow-level network: < 2 s

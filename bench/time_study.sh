@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Times planning and simulating every strategy and balancing mode (and auto)
 # for every case of the Alpa microbenchmark study, through the CLI (process
-# start-up included). Issue 4's target: under 2 seconds in total.
+# start-up included). Target: under 2 seconds in total.
 #   bench/time_study.sh [build/release/tools/meshsim] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
