@@ -268,7 +268,9 @@ void IncrementalMaxMin::fill_link(std::uint32_t j, double key) {
   if (key != rl_[j].queued) return;  // superseded by a lower entry
   rl_[j].queued = std::numeric_limits<double>::infinity();
   if (rl_[j].unfrozen == 0) return;
-  const double share = rl_[j].rem / rl_[j].wsum;
+  // Never below the filling's level (a share can sit a rounding error
+  // under the key it was queued at).
+  const double share = std::max(rl_[j].rem / rl_[j].wsum, key);
   // (admit_faster may add region links: rl_ moves.)
   if (share > key * (1 + kStaleShare) || admit_faster(j, share)) {
     rl_[j].queued = std::max(rl_[j].rem / rl_[j].wsum, key);
