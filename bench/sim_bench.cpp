@@ -190,6 +190,7 @@ void BM_RandomSizesAndStarts(benchmark::State& state) {
 BENCHMARK(BM_RandomSizesAndStarts)
     ->Arg(1000)
     ->Arg(10000)
+    ->Arg(20000)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
