@@ -36,6 +36,7 @@ IncrementalMaxMin::FlowIndex IncrementalMaxMin::add(std::span<const LinkIndex> l
                                                     std::span<const double> weights, double cap) {
   MESHSIM_ASSERT(weights.empty() || weights.size() == links.size(), "one weight per link");
   MESHSIM_ASSERT(!links.empty() || cap > 0, "a flow crosses a link or has a cap");
+  for (double w : weights) MESHSIM_ASSERT(w > 0 && std::isfinite(w), "link weights are positive");
   FlowIndex f = 0;
   if (!free_flows_.empty()) {
     f = free_flows_.back();
