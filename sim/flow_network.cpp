@@ -162,17 +162,8 @@ void FlowNetwork::solve(Time now) {
 
 // Every active flow's rate, checked against the optimality conditions.
 void FlowNetwork::verify_rates() const {
-  MaxMinProblem p;
-  p.capacity.reserve(solver_.link_count());
-  for (DirLinkId l = 0; l < solver_.link_count(); ++l) p.capacity.push_back(solver_.capacity(l));
-  std::vector<double> rates;
-  for (IncrementalMaxMin::FlowIndex f : solver_.active_flows()) {
-    const auto links = solver_.links_of(f);
-    const auto weights = solver_.weights_of(f);
-    p.flows.push_back({{links.begin(), links.end()}, {weights.begin(), weights.end()}, solver_.cap(f)});
-    rates.push_back(solver_.rate(f));
-  }
-  if (const auto broken = check_max_min(p, rates))
+  const IncrementalMaxMin::Snapshot s = solver_.snapshot();
+  if (const auto broken = check_max_min(s.problem, s.rates))
     MESHSIM_ASSERT(false,
                    fmt::format("rates at {} are not max-min fair: {}", human_string(engine_.now()), *broken));
 }

@@ -2,25 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.h"
 #include "sim/numeric.h"
 
 namespace meshsim::sim {
-
-namespace {
-// Heap values: a region link's index, kWatchTag | that index, or
-// kFlowTag | a flow's region position (its cap).
-constexpr std::uint64_t kFlowTag = std::uint64_t{1} << 63;
-constexpr std::uint64_t kWatchTag = std::uint64_t{1} << 62;
-constexpr std::uint64_t kIndexMask = kWatchTag - 1;
-
-// Whether `a` is above `b` by more than the rate tolerance.
-bool above(double a, double b) {
-  return a > b * (1 + kRateTolerance);
-}
-}  // namespace
 
 IncrementalMaxMin::IncrementalMaxMin(std::vector<double> capacity) : links_(capacity.size()) {
   for (std::size_t l = 0; l < capacity.size(); ++l) {
@@ -99,11 +85,19 @@ void IncrementalMaxMin::remove(FlowIndex f) {
   --active_;
 }
 
-std::vector<IncrementalMaxMin::FlowIndex> IncrementalMaxMin::active_flows() const {
-  std::vector<FlowIndex> out;
-  for (FlowIndex f = 0; f < flows_.size(); ++f)
-    if (flows_[f].active) out.push_back(f);
-  return out;
+IncrementalMaxMin::Snapshot IncrementalMaxMin::snapshot() const {
+  Snapshot s;
+  for (const Link& link : links_) s.problem.capacity.push_back(link.capacity);
+  for (FlowIndex f = 0; f < flows_.size(); ++f) {
+    const Flow& fl = flows_[f];
+    if (!fl.active) continue;
+    s.problem.flows.push_back({{path_.begin() + fl.off, path_.begin() + fl.off + fl.len},
+                               {weight_.begin() + fl.off, weight_.begin() + fl.off + fl.len},
+                               fl.cap});
+    s.flows.push_back(f);
+    s.rates.push_back(fl.rate);
+  }
+  return s;
 }
 
 void IncrementalMaxMin::mark_dirty(LinkIndex l) {
@@ -176,239 +170,6 @@ void IncrementalMaxMin::collect_component() {
   }
 }
 
-// The region's links, each with its capacity left for the region, the
-// weights of the region flows crossing it and their list (members_).
-void IncrementalMaxMin::gather() {
-  ++round_;
-  region_links_.clear();
-  rl_.clear();
-  std::uint32_t members = 0;
-  for (FlowIndex f : region_) {
-    const Flow& fl = flows_[f];
-    for (std::uint32_t h = 0; h < fl.len; ++h) {
-      const LinkIndex l = path_[fl.off + h];
-      if (link_mark_[l] != round_) {
-        link_mark_[l] = round_;
-        local_[l] = static_cast<std::uint32_t>(region_links_.size());
-        region_links_.push_back(l);
-        rl_.emplace_back();
-      }
-      RegionLink& x = rl_[local_[l]];
-      x.old_use += weight_[fl.off + h] * fl.rate;
-      x.wsum += weight_[fl.off + h];
-      ++x.unfrozen;
-      ++x.end;
-      ++members;
-    }
-  }
-  std::uint32_t at = 0;
-  for (std::uint32_t j = 0; j < rl_.size(); ++j) {
-    RegionLink& x = rl_[j];
-    const Link& link = links_[region_links_[j]];
-    x.rem = std::max(0.0, link.capacity - (link.load - x.old_use));
-    x.begin = at;
-    at += x.end;
-    x.end = x.begin;
-  }
-  members_.resize(members);
-  for (std::uint32_t i = 0; i < region_.size(); ++i)
-    for (LinkIndex l : links_of(region_[i])) members_[rl_[local_[l]].end++] = i;
-}
-
-// Progressive filling of the region, the other flows fixed (maxmin.h). A
-// link whose fixed flows are bottlenecked there is watched at their rate.
-void IncrementalMaxMin::fill() {
-  ++stats_.rounds;
-  stats_.rerated += region_.size();
-  gather();
-  new_rate_.assign(region_.size(), -1.0);
-  new_bneck_.assign(region_.size(), kNone);
-  extras_.clear();
-  watched_.clear();
-  heap_.clear();
-  for (std::uint32_t j = 0; j < rl_.size(); ++j) {
-    heap_.push(rl_[j].rem / rl_[j].wsum, j);
-    rl_[j].queued = rl_[j].rem / rl_[j].wsum;
-    const Link& link = links_[region_links_[j]];
-    if (!link.bneck.empty()) {
-      heap_.push(link.level, kWatchTag | j);
-      watched_.push_back(j);
-    }
-  }
-  for (std::uint32_t i = 0; i < region_.size(); ++i)
-    if (flows_[region_[i]].cap > 0) heap_.push(flows_[region_[i]].cap, kFlowTag | i);
-  left_ = region_.size();
-  // Once every region flow is frozen only watches that could let flows in
-  // matter: `pending` counts them (-1: not counted since the last change).
-  std::ptrdiff_t pending = -1;
-  while (!heap_.empty()) {
-    if (left_ > 0) {
-      pending = -1;
-    } else {
-      if (pending < 0) pending = pending_watches();
-      if (pending == 0) break;
-    }
-    const auto [key, tag] = heap_.pop();
-    const auto j = static_cast<std::uint32_t>(tag & kIndexMask);
-    if ((tag & kFlowTag) != 0) {
-      if (new_rate_[j] < 0) freeze(j, key, kCap);
-    } else if ((tag & kWatchTag) != 0) {
-      if (left_ == 0 && !rl_[j].watched && carries_change(j)) --pending;
-      watch(j, key);
-    } else {
-      fill_link(j, key);
-    }
-  }
-  MESHSIM_ASSERT(left_ == 0, "progressive filling left flows without a rate");
-}
-
-// Link j comes up at `key`: it freezes its unfrozen flows at its share,
-// unless the share has grown since (pushed again) or fixed flows faster
-// than the share join the filling (condition B before the fact).
-void IncrementalMaxMin::fill_link(std::uint32_t j, double key) {
-  if (key != rl_[j].queued) return;  // superseded by a lower entry
-  rl_[j].queued = std::numeric_limits<double>::infinity();
-  if (rl_[j].unfrozen == 0) return;
-  // Never below the filling's level (a share can sit a rounding error
-  // under the key it was queued at).
-  const double share = std::max(rl_[j].rem / rl_[j].wsum, key);
-  // (admit_faster may add region links: rl_ moves.)
-  if (share > key * (1 + kStaleShare) || admit_faster(j, share)) {
-    rl_[j].queued = std::max(rl_[j].rem / rl_[j].wsum, key);
-    heap_.push(rl_[j].queued, j);
-    return;
-  }
-  RegionLink& x = rl_[j];
-  x.level = share;
-  const LinkIndex l = region_links_[j];
-  for (std::uint32_t k = x.begin; k < x.end; ++k)
-    if (new_rate_[members_[k]] < 0) freeze(members_[k], share, l);
-  for (std::uint32_t e = x.extra; e != kNoExtra; e = extras_[e].next)
-    if (new_rate_[extras_[e].member] < 0) freeze(extras_[e].member, share, l);
-}
-
-// The filling reaches the rate of the fixed flows bottlenecked at link j:
-// if the region changed what the link carries, they join (condition A
-// before the fact).
-void IncrementalMaxMin::watch(std::uint32_t j, double level) {
-  rl_[j].watched = true;
-  if (!carries_change(j)) return;
-  const Link& link = links_[region_links_[j]];
-  for (std::size_t k = 0; k < link.bneck.size(); ++k) admit(link.bneck[k], level);
-}
-
-// Whether the region may change what link j carries: it has unfrozen
-// region flows, or its frozen ones moved.
-bool IncrementalMaxMin::carries_change(std::uint32_t j) const {
-  const RegionLink& x = rl_[j];
-  return x.unfrozen > 0 ||
-         std::fabs(x.new_use - x.frozen_old) > kRateTolerance * links_[region_links_[j]].capacity;
-}
-
-// Watches still to come that could let flows in.
-std::ptrdiff_t IncrementalMaxMin::pending_watches() const {
-  return std::count_if(watched_.begin(), watched_.end(),
-                       [&](std::uint32_t j) { return !rl_[j].watched && carries_change(j); });
-}
-
-// Fixed flows of link j faster than `level` join the filling; true when
-// one did (the link's share then grew).
-bool IncrementalMaxMin::admit_faster(std::uint32_t j, double level) {
-  const LinkIndex l = region_links_[j];
-  Link& link = links_[l];
-  bool any = false;
-  if (!link.bneck.empty() && above(link.level, level))
-    for (std::size_t k = 0; k < link.bneck.size(); ++k) any = admit(link.bneck[k], level) || any;
-  if (!above(link.max_other, level)) return any;
-  ++stats_.scans;
-  double bound = 0;
-  for (std::size_t k = 0; k < link.flows.size(); ++k) {
-    const FlowIndex g = link.flows[k].flow;
-    if (flow_mark_[g] == epoch_) continue;
-    if (above(flows_[g].rate, level))
-      any = admit(g, level) || any;
-    else if (flows_[g].bneck != l)
-      bound = std::max(bound, flows_[g].rate);
-  }
-  link.max_other = bound;
-  return any;
-}
-
-// Fixed flow g (rate ≥ level) joins the filling at `level`: as if it had
-// been in the region from the start, which holds when none of its links
-// has filled yet (below `level` it would have used less of them than its
-// fixed rate did). Otherwise it waits for the next filling.
-bool IncrementalMaxMin::admit(FlowIndex g, double level) {
-  if (flow_mark_[g] == epoch_) return false;
-  const Flow& fl = flows_[g];
-  for (std::uint32_t h = 0; h < fl.len; ++h) {
-    const LinkIndex m = path_[fl.off + h];
-    if (link_mark_[m] == round_ && rl_[local_[m]].level >= 0) {
-      deferred_.push_back(g);
-      return false;
-    }
-  }
-  const auto i = static_cast<std::uint32_t>(region_.size());
-  join(g);
-  new_rate_.push_back(-1.0);
-  new_bneck_.push_back(kNone);
-  ++left_;
-  ++stats_.rerated;
-  for (std::uint32_t h = 0; h < fl.len; ++h) {
-    const LinkIndex m = path_[fl.off + h];
-    const double w = weight_[fl.off + h];
-    if (link_mark_[m] != round_) add_region_link(m, level);
-    const std::uint32_t j = local_[m];
-    RegionLink& x = rl_[j];
-    x.old_use += w * fl.rate;
-    x.rem += w * fl.rate;
-    x.wsum += w;
-    ++x.unfrozen;
-    extras_.push_back({i, x.extra});
-    x.extra = static_cast<std::uint32_t>(extras_.size() - 1);
-    // The queued entry stays a lower bound unless the share fell below it.
-    const double share = std::max(x.rem / x.wsum, level);
-    if (share < x.queued) {
-      x.queued = share;
-      heap_.push(share, j);
-    }
-  }
-  if (fl.cap > 0) heap_.push(std::max(fl.cap, level), kFlowTag | i);
-  return true;
-}
-
-// Link m joins the region in the middle of a filling at `level`.
-void IncrementalMaxMin::add_region_link(LinkIndex m, double level) {
-  link_mark_[m] = round_;
-  local_[m] = static_cast<std::uint32_t>(region_links_.size());
-  region_links_.push_back(m);
-  rl_.emplace_back();
-  RegionLink& x = rl_.back();
-  const Link& link = links_[m];
-  x.rem = std::max(0.0, link.capacity - link.load);
-  if (!link.bneck.empty()) {
-    heap_.push(std::max(link.level, level), kWatchTag | (rl_.size() - 1));
-    watched_.push_back(static_cast<std::uint32_t>(rl_.size() - 1));
-  }
-}
-
-void IncrementalMaxMin::freeze(std::uint32_t i, double level, std::uint32_t bneck) {
-  new_rate_[i] = level;
-  new_bneck_[i] = bneck;
-  --left_;
-  const Flow& fl = flows_[region_[i]];
-  for (std::uint32_t h = 0; h < fl.len; ++h) {
-    RegionLink& x = rl_[local_[path_[fl.off + h]]];
-    const double w = weight_[fl.off + h];
-    x.rem = std::max(0.0, x.rem - w * level);
-    --x.unfrozen;
-    x.wsum = x.unfrozen == 0 ? 0.0 : std::max(0.0, x.wsum - w);
-    x.new_use += w * level;
-    x.frozen_old += w * fl.rate;
-    x.max_new = std::max(x.max_new, level);
-  }
-}
-
 // Conditions (A) and (B) of the header on every link of the region; true
 // when flows joined the region.
 bool IncrementalMaxMin::check() {
@@ -420,33 +181,13 @@ bool IncrementalMaxMin::check() {
     if (!link.bneck.empty()) {
       const double load = link.load - x.old_use + x.new_use;
       const bool saturated = load >= link.capacity * (1 - kSaturated);
-      if (!saturated || above(x.max_new, link.level) || (x.level >= 0 && above(link.level, x.level)))
-        join_bottlenecked(l);
+      if (!saturated || rate_above(x.max_new, link.level) ||
+          (x.level >= 0 && rate_above(link.level, x.level)))
+        for (FlowIndex g : link.bneck) join(g);
     }
-    if (x.level >= 0 && above(link.max_other, x.level)) scan_others(l, x.level);
+    if (x.level >= 0 && rate_above(link.max_other, x.level)) take_faster(l, x.level, false);
   }
   return region_.size() > before;
-}
-
-void IncrementalMaxMin::join_bottlenecked(LinkIndex l) {
-  for (FlowIndex g : links_[l].bneck) join(g);
-}
-
-// The fixed flows of l faster than `level` join; the bound on the rates of
-// l's other flows becomes exact for those that stay fixed.
-void IncrementalMaxMin::scan_others(LinkIndex l, double level) {
-  ++stats_.scans;
-  Link& link = links_[l];
-  double bound = 0;
-  for (const auto& e : link.flows) {
-    if (flow_mark_[e.flow] == epoch_) continue;
-    const Flow& g = flows_[e.flow];
-    if (above(g.rate, level))
-      join(e.flow);
-    else if (g.bneck != l)
-      bound = std::max(bound, g.rate);
-  }
-  link.max_other = bound;
 }
 
 // The region's new rates and bottlenecks become the state; rates within

@@ -48,6 +48,7 @@
 // of links whose level fell below the bound of their other flows.
 //
 // Flow ids are recycled: an id is free again once its flow is removed.
+// The filling itself is in maxmin_fill.cpp.
 
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,7 @@
 #include <span>
 #include <vector>
 
+#include "sim/maxmin.h"
 #include "sim/radix_heap.h"
 
 namespace meshsim::sim {
@@ -93,15 +95,15 @@ class IncrementalMaxMin {
   [[nodiscard]] double capacity(LinkIndex l) const { return links_[l].capacity; }
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }
   [[nodiscard]] std::size_t active() const { return active_; }
-  /// The active flows' ids, links, weights and caps (for checks).
-  [[nodiscard]] std::vector<FlowIndex> active_flows() const;
-  [[nodiscard]] std::span<const LinkIndex> links_of(FlowIndex f) const {
-    return {path_.data() + flows_[f].off, flows_[f].len};
-  }
-  [[nodiscard]] std::span<const double> weights_of(FlowIndex f) const {
-    return {weight_.data() + flows_[f].off, flows_[f].len};
-  }
-  [[nodiscard]] double cap(FlowIndex f) const { return flows_[f].cap; }
+  /// The active flows as a MaxMinProblem over all links (sim/maxmin.h),
+  /// with their ids and current rates in the same order: what checks
+  /// compare against max_min_rates and check_max_min.
+  struct Snapshot {
+    MaxMinProblem problem;
+    std::vector<FlowIndex> flows;
+    std::vector<double> rates;
+  };
+  [[nodiscard]] Snapshot snapshot() const;
 
   struct Stats {
     std::uint64_t solves = 0;
@@ -174,8 +176,12 @@ class IncrementalMaxMin {
   void add_region_link(LinkIndex m, double level);
   void freeze(std::uint32_t r, double level, std::uint32_t bneck);
   bool check();
-  void join_bottlenecked(LinkIndex l);
-  void scan_others(LinkIndex l, double level);
+  bool take_faster(LinkIndex l, double level, bool now);
+  void queue(std::uint32_t j, double share);
+  void queue_watch(std::uint32_t j, double level);
+  [[nodiscard]] std::span<const LinkIndex> links_of(FlowIndex f) const {
+    return {path_.data() + flows_[f].off, flows_[f].len};
+  }
   void apply();
   void set_bneck(FlowIndex f, std::uint32_t b);
   void join(FlowIndex f);

@@ -42,6 +42,11 @@ inline constexpr double kTie = 1e-12;
 /// message) past the clock's limit (sim/engine.h).
 [[nodiscard]] Time duration_up(double seconds);
 
+/// Whether rate `a` is above rate `b` by more than kRateTolerance.
+[[nodiscard]] inline bool rate_above(double a, double b) {
+  return a > b * (1 + kRateTolerance);
+}
+
 /// Whether `rate` is `old` within kRateTolerance.
 [[nodiscard]] inline bool same_rate(double rate, double old) {
   return (rate > old ? rate - old : old - rate) <= kRateTolerance * old;

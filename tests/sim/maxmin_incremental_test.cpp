@@ -16,21 +16,12 @@ namespace {
 
 using Index = IncrementalMaxMin::FlowIndex;
 
-// The active flows of `s` as a MaxMinProblem (flows in the order of
-// active_flows()), and max_min_rates of it.
+// max_min_rates of the active flows of `s`, by flow id.
 std::map<Index, double> reference(const IncrementalMaxMin& s) {
-  MaxMinProblem p;
-  for (std::size_t l = 0; l < s.link_count(); ++l)
-    p.capacity.push_back(s.capacity(static_cast<std::uint32_t>(l)));
-  const auto ids = s.active_flows();
-  for (Index f : ids) {
-    const auto links = s.links_of(f);
-    const auto w = s.weights_of(f);
-    p.flows.push_back({{links.begin(), links.end()}, {w.begin(), w.end()}, s.cap(f)});
-  }
-  const auto rates = max_min_rates(p);
+  const IncrementalMaxMin::Snapshot snap = s.snapshot();
+  const auto rates = max_min_rates(snap.problem);
   std::map<Index, double> out;
-  for (std::size_t i = 0; i < ids.size(); ++i) out[ids[i]] = rates[i];
+  for (std::size_t i = 0; i < snap.flows.size(); ++i) out[snap.flows[i]] = rates[i];
   return out;
 }
 

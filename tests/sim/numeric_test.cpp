@@ -26,6 +26,10 @@ TEST_CASE("rates within the tolerance are one rate", "[numeric]") {
   CHECK(same_rate(1e9, 1e9));
   CHECK(same_rate(1e9 * (1 + 0.5e-12), 1e9));
   CHECK_FALSE(same_rate(1e9 * (1 + 1e-9), 1e9));
+  // rate_above is the strict side of the same tolerance.
+  CHECK(rate_above(1e9 * (1 + 1e-9), 1e9));
+  CHECK_FALSE(rate_above(1e9 * (1 + 0.5e-12), 1e9));
+  CHECK_FALSE(rate_above(1e9, 1e9 * (1 + 1e-9)));
 }
 
 TEST_CASE("a flow whose rate changes often is late by at most its chain of roundings", "[numeric]") {
