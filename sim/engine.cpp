@@ -39,7 +39,11 @@ void Engine::schedule(Time at, std::function<void()> fn) {
 }
 
 bool Engine::step() {
-  const Time next = next_time();
+  return step_to(next_time());
+}
+
+// One step, given the next pending event's time.
+bool Engine::step_to(Time next) {
   if (!instant_end_.empty() && next > now_) {
     end_instant();
     return true;
@@ -96,12 +100,9 @@ void Engine::run(Time until) {
       continue;
     }
     const Time next = next_time();
-    if (!instant_end_.empty() && next > now_) {
-      end_instant();
-      continue;
-    }
-    if (next == Time::max() || next > until) return;
-    next_event();
+    // The instant's end calls come before a stop at `until`.
+    if (instant_end_.empty() && next > until) return;
+    if (!step_to(next)) return;
   }
 }
 

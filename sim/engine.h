@@ -103,6 +103,7 @@ class Engine {
   Event pop();
   void dispatch(const Event& e);
   void next_event();
+  bool step_to(Time next);
   [[nodiscard]] Time next_time() const;
   void end_instant();
 
