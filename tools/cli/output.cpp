@@ -38,9 +38,13 @@ int run_quietly(const std::vector<std::string>& argv) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
+  write_file(path, [&](std::ostream& out) { out << text; });
+}
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-  out << text;
+  write(out);
   if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
 }
 

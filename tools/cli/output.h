@@ -1,6 +1,8 @@
 #pragma once
 // Writing the files the CLI produces (plans, traces, CSV, JSON).
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -21,5 +23,7 @@ namespace meshsim::cli {
 
 /// Writes `text` to `path`; UsageError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
+/// Opens `path` and lets `write` fill it, the same way.
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace meshsim::cli

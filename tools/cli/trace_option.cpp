@@ -2,11 +2,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "core/error.h"
+#include "tools/cli/output.h"
 
 namespace meshsim::cli {
 
@@ -51,11 +50,10 @@ void write_trace(const std::string& path, traces::TraceDetail detail, const plan
   if (large)
     fmt::print(stderr, "writing trace {} ({} detail, {} tasks)...\n", path, detail_name, plan.tasks.size());
   const auto began = std::chrono::steady_clock::now();
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-  const std::size_t events = traces::write_chrome_trace(out, plan, topo, tl, links, detail);
-  if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
-  out.close();
+  std::size_t events = 0;
+  write_file(path, [&](std::ostream& out) {
+    events = traces::write_chrome_trace(out, plan, topo, tl, links, detail);
+  });
   if (!large) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   const double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
