@@ -75,7 +75,44 @@ Topology tree_1024(double ratio) {
   return build_cluster(s);
 }
 
-void solver_counters(benchmark::State& state, const IncrementalMaxMin::Stats& s) {
+struct RandomFlow {
+  NodeId a = 0;
+  NodeId b = 0;
+  Bytes size;
+  Time start;
+};
+
+// Starts flow `payload` of a list when its start time comes.
+struct Starter final : EventHandler {
+  const Topology* t = nullptr;
+  FlowNetwork* net = nullptr;
+  const std::vector<RandomFlow>* flows = nullptr;
+  void on_event(Time, std::uint32_t i, std::uint32_t) override {
+    const RandomFlow& f = (*flows)[i];
+    net->start(t->route(f.a, f.b), f.size);
+  }
+};
+
+// Simulates `flows` on `t` to completion, each started at its time (routes
+// cached before the timing); counters: events, the solver's, peak memory.
+void run_flows(benchmark::State& state, const Topology& t, const std::vector<RandomFlow>& flows) {
+  for (const RandomFlow& f : flows) (void)t.route(f.a, f.b);
+  std::uint64_t events = 0;
+  IncrementalMaxMin::Stats s;
+  for (auto _ : state) {
+    Engine e;
+    FlowNetwork net(e, t);
+    Starter starter;
+    starter.t = &t;
+    starter.net = &net;
+    starter.flows = &flows;
+    for (std::uint32_t i = 0; i < flows.size(); ++i) e.schedule(flows[i].start, &starter, i);
+    e.run();
+    events = e.events_processed();
+    s = net.solver_stats();
+    benchmark::DoNotOptimize(e.now());
+  }
+  state.counters["events"] = static_cast<double>(events);
   state.counters["solves"] = static_cast<double>(s.solves);
   state.counters["fillings"] = static_cast<double>(s.rounds);
   state.counters["rerated"] = static_cast<double>(s.rerated);
@@ -86,38 +123,35 @@ void solver_counters(benchmark::State& state, const IncrementalMaxMin::Stats& s)
   state.counters["peak_rss_MB"] = static_cast<double>(u.ru_maxrss) / 1024.0;
 }
 
+// N distinct-pair flows between random GPUs (seed `seed`), each of size(rng)
+// bytes, starting at start(rng).
+template <typename Size, typename Start>
+std::vector<RandomFlow> random_flows(const Topology& t, std::size_t n, std::uint64_t seed, Size size,
+                                     Start start) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::size_t> pick(0, t.gpus().size() - 1);
+  std::vector<RandomFlow> out;
+  while (out.size() < n) {
+    const NodeId a = t.gpus()[pick(rng)];
+    const NodeId b = t.gpus()[pick(rng)];
+    if (a != b) out.push_back({a, b, size(rng), start(rng)});
+  }
+  return out;
+}
+
 // Non-blocking: 32 spines.
 const Topology& fat_tree_1024() {
   static const Topology t = tree_1024(1);
   return t;
 }
 
-// N flows of 64 MiB between random GPU pairs (seed 1), all started at 0,
-// simulated to completion (routes are cached after the first iteration).
+// N flows of 64 MiB between random GPU pairs (seed 1), all started at 0.
 void BM_RandomFlowsFatTree1024(benchmark::State& state) {
   const Topology& t = fat_tree_1024();
-  const auto n = static_cast<std::size_t>(state.range(0));
-  std::mt19937_64 rng(1);
-  std::uniform_int_distribution<std::size_t> pick(0, t.gpus().size() - 1);
-  std::vector<std::pair<NodeId, NodeId>> pairs;
-  while (pairs.size() < n) {
-    const NodeId a = t.gpus()[pick(rng)];
-    const NodeId b = t.gpus()[pick(rng)];
-    if (a != b) pairs.emplace_back(a, b);
-  }
-  std::uint64_t events = 0;
-  IncrementalMaxMin::Stats stats;
-  for (auto _ : state) {
-    Engine e;
-    FlowNetwork net(e, t);
-    for (const auto& [a, b] : pairs) net.start(t.route(a, b), Bytes::MiB(64));
-    e.run();
-    events = e.events_processed();
-    stats = net.solver_stats();
-    benchmark::DoNotOptimize(e.now());
-  }
-  state.counters["events"] = static_cast<double>(events);
-  solver_counters(state, stats);
+  run_flows(state, t,
+            random_flows(
+                t, static_cast<std::size_t>(state.range(0)), 1, [](auto&) { return Bytes::MiB(64); },
+                [](auto&) { return Time::zero(); }));
 }
 BENCHMARK(BM_RandomFlowsFatTree1024)
     ->Arg(1000)
@@ -131,61 +165,19 @@ const Topology& oversubscribed_1024() {
   return t;
 }
 
-struct RandomFlow {
-  NodeId a = 0;
-  NodeId b = 0;
-  Bytes size;
-  Time start;
-};
-
 // N flows (seed 7): random distinct GPU pairs, sizes uniform in 1-256 MiB,
 // starts uniform in [0, 10 ms).
-std::vector<RandomFlow> random_flows(const Topology& t, std::size_t n) {
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<std::size_t> pick(0, t.gpus().size() - 1);
+std::vector<RandomFlow> random_sized_flows(const Topology& t, std::size_t n) {
   std::uniform_int_distribution<std::int64_t> size(Bytes::MiB(1).count(), Bytes::MiB(256).count());
   std::uniform_int_distribution<std::int64_t> start(0, Time::ms(10).count_ps() - 1);
-  std::vector<RandomFlow> out;
-  while (out.size() < n) {
-    const NodeId a = t.gpus()[pick(rng)];
-    const NodeId b = t.gpus()[pick(rng)];
-    if (a != b) out.push_back({a, b, Bytes(size(rng)), Time::ps(start(rng))});
-  }
-  return out;
+  return random_flows(
+      t, n, 7, [&](std::mt19937_64& rng) { return Bytes(size(rng)); },
+      [&](std::mt19937_64& rng) { return Time::ps(start(rng)); });
 }
 
-// Starts flow `payload` of a list when its start time comes.
-struct Starter final : EventHandler {
-  const Topology* t = nullptr;
-  FlowNetwork* net = nullptr;
-  const std::vector<RandomFlow>* flows = nullptr;
-  void on_event(Time, std::uint32_t i, std::uint32_t) override {
-    const RandomFlow& f = (*flows)[i];
-    net->start(t->route(f.a, f.b), f.size);
-  }
-};
-
 void BM_RandomSizesAndStarts(benchmark::State& state) {
-  const Topology& t = oversubscribed_1024();
-  const auto flows = random_flows(t, static_cast<std::size_t>(state.range(0)));
-  for (const RandomFlow& f : flows) (void)t.route(f.a, f.b);  // routes cached outside the timing
-  std::uint64_t events = 0;
-  IncrementalMaxMin::Stats stats;
-  for (auto _ : state) {
-    Engine e;
-    FlowNetwork net(e, t);
-    Starter starter;
-    starter.t = &t;
-    starter.net = &net;
-    starter.flows = &flows;
-    for (std::uint32_t i = 0; i < flows.size(); ++i) e.schedule(flows[i].start, &starter, i);
-    e.run();
-    events = e.events_processed();
-    stats = net.solver_stats();
-    benchmark::DoNotOptimize(e.now());
-  }
-  state.counters["events"] = static_cast<double>(events);
-  solver_counters(state, stats);
+  run_flows(state, oversubscribed_1024(),
+            random_sized_flows(oversubscribed_1024(), static_cast<std::size_t>(state.range(0))));
 }
 BENCHMARK(BM_RandomSizesAndStarts)
     ->Arg(1000)
@@ -199,7 +191,7 @@ BENCHMARK(BM_RandomSizesAndStarts)
 // routes' links, capacities from the topology).
 void BM_MaxMinRates(benchmark::State& state) {
   const Topology& t = oversubscribed_1024();
-  const auto flows = random_flows(t, static_cast<std::size_t>(state.range(0)));
+  const auto flows = random_sized_flows(t, static_cast<std::size_t>(state.range(0)));
   MaxMinProblem p;
   std::vector<std::int64_t> local(2 * t.link_count(), -1);
   for (const RandomFlow& f : flows) {
