@@ -1,7 +1,7 @@
 #pragma once
 // Pipeline schedules: the order in which each pipeline device runs the
 // forward (F), backward (B) and, for zero-bubble schedules, weight-gradient
-// (W) passes of m microbatches (reference/pipelines.md §1). n devices, stage
+// (W) passes of m microbatches. n devices, stage
 // i 0-based; with v virtual stages per device (interleaved), device i holds
 // chunks c = 0..v−1, which are virtual stages c·n + i.
 //

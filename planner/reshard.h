@@ -1,5 +1,5 @@
 #pragma once
-// Cross-mesh resharding (reference/resharding.md §1): move a tensor sharded
+// Cross-mesh resharding (Alpa, MLSys 2023): move a tensor sharded
 // as `src_spec` on mesh `src` to `dst_spec` on mesh `dst`.
 //
 // Unit tasks: for every distinct destination tile and every distinct source

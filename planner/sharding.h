@@ -1,5 +1,5 @@
 #pragma once
-// Sharding specs and tiles (Alpa notation; reference/resharding.md §1).
+// Sharding specs and tiles (Alpa notation).
 //
 // A spec gives, per tensor dimension, `R` (not split) or `S` followed by
 // the mesh axes that split it, major first: `S0`, `S1`, `S01` (both axes,

@@ -1,5 +1,5 @@
 #pragma once
-// TeraPipe (Li et al., ICML 2021; reference/pipelines.md §2): token-level
+// TeraPipe (Li et al., ICML 2021): token-level
 // pipelining. A causal Transformer's sequence of L tokens is cut into
 // slices that flow through K pipeline stages one after another; slice i
 // attends to the cached keys and values of the slices before it, so later

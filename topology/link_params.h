@@ -2,8 +2,7 @@
 // Link parameters shared by everything that builds host internals (the host
 // presets and the NCCL topology importer), so that a preset and an import
 // of the same machine get the same numbers. Figures are per direction;
-// efficiency = achieved / line rate, set to NCCL's model
-// (reference/hardware.md §1).
+// efficiency = achieved / line rate, set to NCCL's model.
 //
 //   NVLink   per lane, by GPU generation (nvlink_generation(sm)):
 //              sm60 NVLink 1  20 GB/s, eff 0.90  (NCCL models 18 GB/s)

@@ -54,7 +54,7 @@ std::vector<NodeId> two_socket_pcie(HostBuilder& b, int switches, int gen) {
   return sw;
 }
 
-// V100 hybrid cube-mesh (reference/hardware.md §2): NV2 pairs and NV1 pairs.
+// V100 hybrid cube-mesh (the DGX-1 / p3.16xlarge NVLink layout): NV2 pairs and NV1 pairs.
 constexpr std::array<std::pair<int, int>, 8> kCubeNv2{
     {{0, 3}, {0, 4}, {1, 2}, {1, 5}, {2, 3}, {4, 7}, {5, 6}, {6, 7}}};
 constexpr std::array<std::pair<int, int>, 8> kCubeNv1{

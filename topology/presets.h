@@ -1,6 +1,7 @@
 #pragma once
 // Host presets: the internal link structure of real GPU machines
-// (reference/hardware.md §2), and the link parameters we give them.
+// (their published NVLink, PCIe and NIC layouts), and the link parameters we
+// give them.
 //
 // Link parameters (NVLink per GPU generation, PCIe per generation and
 // width, the CPU socket link, latencies) come from topology/link_params.h,

@@ -83,7 +83,7 @@ TEST_CASE("ring order crosses each host boundary once", "[collective]") {
 }
 
 TEST_CASE("1 GiB ring all-reduce busbw on one host is credible against nccl-tests", "[collective][presets]") {
-  // reference/hardware.md §3: 8 x A100 ~230 GB/s; 8 x H100 ring 365-370 GB/s.
+  // Published nccl-tests figures: 8 x A100 ~230 GB/s; 8 x H100 ring 365-370 GB/s.
   // Our model: 12 x 20 GB/s = 240 and 18 x 20.6 = 370.8 per GPU, less
   // NCCL's ring/Simple latency (8.4 us + 14 x 3.4 us) on 1 GiB.
   CHECK(allreduce_busbw(host("dgx-a100"), Bytes::GiB(1), kRing) == Approx(238.3).margin(1.0));

@@ -140,7 +140,7 @@ TEST_CASE("nccl import: an imported DGX H100 routes like the dgx-h100 preset", "
 TEST_CASE("nccl import: a p3.16xlarge dump imports the hybrid cube mesh", "[nccl]") {
   // configs/nccl/p3.16xlarge.xml: 8 V100 (sm 70) with direct GPU-GPU
   // NVLinks (tclass 0x030200), each pair listed by both GPUs; the NV2/NV1
-  // matrix of reference/hardware.md §2 and of the p3.16xlarge preset.
+  // matrix of the DGX-1 layout and of the p3.16xlarge preset.
   const Topology t = import_nccl_xml(kP3);
   const Topology preset = cluster("p3.16xlarge");
   REQUIRE(t.gpus().size() == 8);

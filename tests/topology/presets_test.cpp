@@ -13,7 +13,7 @@ using namespace meshsim::topology;
 using namespace meshsim::topology::test;
 
 TEST_CASE("p3.16xlarge has the exact hybrid cube-mesh NV1/NV2 matrix", "[presets]") {
-  // reference/hardware.md §2: NV2 pairs 0-3 0-4 1-2 1-5 2-3 4-7 5-6 6-7;
+  // The DGX-1 / p3.16xlarge NVLink layout: NV2 pairs 0-3 0-4 1-2 1-5 2-3 4-7 5-6 6-7;
   // NV1 pairs 0-1 0-2 1-3 2-6 3-7 4-5 4-6 5-7; every other pair has none.
   const Topology t = cluster("p3.16xlarge");
   const int expected[8][8] = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},

@@ -76,7 +76,7 @@ Json slicing_json(const planner::TokenSlicing& s) {
               {"slices", s.slices}};
 }
 
-// TeraPipe's measured iteration times (reference/pipelines.md §2).
+// TeraPipe's measured iteration times (Li et al., ICML 2021).
 struct PaperSetting {
   const char* id;
   const char* model;
