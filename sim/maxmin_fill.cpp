@@ -28,7 +28,7 @@ void IncrementalMaxMin::gather() {
   for (FlowIndex f : region_) {
     const Flow& fl = flows_[f];
     for (std::uint32_t h = 0; h < fl.len; ++h) {
-      const LinkIndex l = path_[fl.off + h];
+      const LinkIndex l = paths_.link[fl.off + h];
       if (link_mark_[l] != round_) {
         link_mark_[l] = round_;
         local_[l] = static_cast<std::uint32_t>(region_links_.size());
@@ -36,8 +36,8 @@ void IncrementalMaxMin::gather() {
         rl_.emplace_back();
       }
       RegionLink& x = rl_[local_[l]];
-      x.old_use += weight_[fl.off + h] * fl.rate;
-      x.wsum += weight_[fl.off + h];
+      x.old_use += paths_.weight[fl.off + h] * fl.rate;
+      x.wsum += paths_.weight[fl.off + h];
       ++x.unfrozen;
       ++x.end;
       ++members;
@@ -190,7 +190,7 @@ bool IncrementalMaxMin::admit(FlowIndex g, double level) {
   if (flow_mark_[g] == epoch_) return false;
   const Flow& fl = flows_[g];
   for (std::uint32_t h = 0; h < fl.len; ++h) {
-    const LinkIndex m = path_[fl.off + h];
+    const LinkIndex m = paths_.link[fl.off + h];
     if (link_mark_[m] == round_ && rl_[local_[m]].level >= 0) {
       deferred_.push_back(g);
       return false;
@@ -203,8 +203,8 @@ bool IncrementalMaxMin::admit(FlowIndex g, double level) {
   ++left_;
   ++stats_.rerated;
   for (std::uint32_t h = 0; h < fl.len; ++h) {
-    const LinkIndex m = path_[fl.off + h];
-    const double w = weight_[fl.off + h];
+    const LinkIndex m = paths_.link[fl.off + h];
+    const double w = paths_.weight[fl.off + h];
     if (link_mark_[m] != round_) add_region_link(m, level);
     const std::uint32_t j = local_[m];
     RegionLink& x = rl_[j];
@@ -254,8 +254,8 @@ void IncrementalMaxMin::freeze(std::uint32_t i, double level, std::uint32_t bnec
   --left_;
   const Flow& fl = flows_[region_[i]];
   for (std::uint32_t h = 0; h < fl.len; ++h) {
-    RegionLink& x = rl_[local_[path_[fl.off + h]]];
-    const double w = weight_[fl.off + h];
+    RegionLink& x = rl_[local_[paths_.link[fl.off + h]]];
+    const double w = paths_.weight[fl.off + h];
     x.rem = std::max(0.0, x.rem - w * level);
     --x.unfrozen;
     x.wsum = x.unfrozen == 0 ? 0.0 : std::max(0.0, x.wsum - w);

@@ -33,66 +33,102 @@ IncrementalMaxMin::FlowIndex IncrementalMaxMin::add(std::span<const LinkIndex> l
     flows_.emplace_back();
     flow_mark_.push_back(0);
   }
-  const auto len = static_cast<std::uint32_t>(links.size());
-  if (free_paths_.size() <= len) free_paths_.resize(len + 1);
-  std::uint32_t off = 0;
-  if (!free_paths_[len].empty()) {
-    off = free_paths_[len].back();
-    free_paths_[len].pop_back();
-  } else {
-    MESHSIM_ASSERT(path_.size() + len < kCap, "flow path pool overflow");
-    off = static_cast<std::uint32_t>(path_.size());
-    path_.resize(path_.size() + len);
-    weight_.resize(path_.size());
-    slot_.resize(path_.size());
-  }
-  Flow& fl = flows_[f];
-  fl = Flow{off, len, 0.0, cap, kNone, 0, true};
-  for (std::uint32_t h = 0; h < len; ++h) {
-    const LinkIndex l = links[h];
-    MESHSIM_ASSERT(l < links_.size(), "a flow's link exists");
-    path_[off + h] = l;
-    weight_[off + h] = weights.empty() ? 1.0 : weights[h];
-    slot_[off + h] = static_cast<std::uint32_t>(links_[l].flows.size());
-    links_[l].flows.push_back({f, h});
-    mark_dirty(l);
-  }
+  flows_[f] = Flow{0, 0, 0.0, cap, kNone, 0, true};
+  attach(f, links, weights);
+  for (LinkIndex l : links) mark_dirty(l);
   added_.push_back(f);
   ++active_;
   return f;
+}
+
+// Gives flow f a path: a block of the path pool and an entry in each
+// link's flow list.
+void IncrementalMaxMin::attach(FlowIndex f, std::span<const LinkIndex> links,
+                               std::span<const double> weights) {
+  const auto len = static_cast<std::uint32_t>(links.size());
+  const std::uint32_t off = paths_.alloc(len);
+  flows_[f].off = off;
+  flows_[f].len = len;
+  for (std::uint32_t h = 0; h < len; ++h) {
+    const LinkIndex l = links[h];
+    MESHSIM_ASSERT(l < links_.size(), "a flow's link exists");
+    paths_.link[off + h] = l;
+    paths_.weight[off + h] = weights.empty() ? 1.0 : weights[h];
+    paths_.slot[off + h] = static_cast<std::uint32_t>(links_[l].flows.size());
+    links_[l].flows.push_back({f, h});
+  }
+}
+
+// Takes flow f off its links' flow lists and returns its path block.
+void IncrementalMaxMin::detach(FlowIndex f) {
+  const Flow& fl = flows_[f];
+  for (std::uint32_t h = 0; h < fl.len; ++h) {
+    Link& link = links_[paths_.link[fl.off + h]];
+    const std::uint32_t pos = paths_.slot[fl.off + h];
+    link.flows[pos] = link.flows.back();
+    paths_.slot[flows_[link.flows[pos].flow].off + link.flows[pos].hop] = pos;
+    link.flows.pop_back();
+  }
+  paths_.release(fl.off, fl.len);
 }
 
 void IncrementalMaxMin::remove(FlowIndex f) {
   Flow& fl = flows_[f];
   MESHSIM_ASSERT(fl.active, "removing a flow that is not active");
   set_bneck(f, kNone);
+  detach(f);
   for (std::uint32_t h = 0; h < fl.len; ++h) {
-    const LinkIndex l = path_[fl.off + h];
+    const LinkIndex l = paths_.link[fl.off + h];
     Link& link = links_[l];
-    const std::uint32_t pos = slot_[fl.off + h];
-    link.flows[pos] = link.flows.back();
-    slot_[flows_[link.flows[pos].flow].off + link.flows[pos].hop] = pos;
-    link.flows.pop_back();
     // An empty link starts again from exact zeros (running sums drift).
-    link.load = link.flows.empty() ? 0.0 : link.load - weight_[fl.off + h] * fl.rate;
+    link.load = link.flows.empty() ? 0.0 : link.load - paths_.weight[fl.off + h] * fl.rate;
     if (link.flows.empty()) link.max_other = 0;
     mark_dirty(l);
   }
   fl.active = false;
   fl.rate = 0;
-  free_paths_[fl.len].push_back(fl.off);
   free_flows_.push_back(f);
   --active_;
 }
 
+void IncrementalMaxMin::merge(FlowIndex into, FlowIndex from) {
+  Flow& a = flows_[into];
+  Flow& b = flows_[from];
+  MESHSIM_ASSERT(into != from && a.active && b.active, "merging two active flows");
+  MESHSIM_ASSERT(a.bneck < kCap && a.bneck == b.bneck && a.cap == 0 && b.cap == 0,
+                 "merged flows are uncapped and share their bottleneck link");
+  // (link_mark_ and local_ are filling scratch, free between solves.)
+  ++round_;
+  merged_links_.clear();
+  merged_weights_.clear();
+  for (const Flow* fl : {&a, &b})
+    for (std::uint32_t h = 0; h < fl->len; ++h) {
+      const LinkIndex l = paths_.link[fl->off + h];
+      if (link_mark_[l] != round_) {
+        link_mark_[l] = round_;
+        local_[l] = static_cast<std::uint32_t>(merged_links_.size());
+        merged_links_.push_back(l);
+        merged_weights_.push_back(0.0);
+      }
+      merged_weights_[local_[l]] += paths_.weight[fl->off + h];
+    }
+  set_bneck(from, kNone);
+  detach(from);
+  b.active = false;
+  b.rate = 0;
+  free_flows_.push_back(from);
+  --active_;
+  detach(into);
+  attach(into, merged_links_, merged_weights_);
+}
 IncrementalMaxMin::Snapshot IncrementalMaxMin::snapshot() const {
   Snapshot s;
   for (const Link& link : links_) s.problem.capacity.push_back(link.capacity);
   for (FlowIndex f = 0; f < flows_.size(); ++f) {
     const Flow& fl = flows_[f];
     if (!fl.active) continue;
-    s.problem.flows.push_back({{path_.begin() + fl.off, path_.begin() + fl.off + fl.len},
-                               {weight_.begin() + fl.off, weight_.begin() + fl.off + fl.len},
+    s.problem.flows.push_back({{paths_.link.begin() + fl.off, paths_.link.begin() + fl.off + fl.len},
+                               {paths_.weight.begin() + fl.off, paths_.weight.begin() + fl.off + fl.len},
                                fl.cap});
     s.flows.push_back(f);
     s.rates.push_back(fl.rate);
@@ -114,6 +150,7 @@ void IncrementalMaxMin::join(FlowIndex f) {
 
 void IncrementalMaxMin::solve() {
   changed_.clear();
+  rebottlenecked_.clear();
   changed_links_.swap(dirty_);
   dirty_.clear();
   ++epoch_;
@@ -204,14 +241,15 @@ void IncrementalMaxMin::apply() {
       changed_.push_back({f, old});
       fl.rate = rate;
       for (std::uint32_t h = 0; h < fl.len; ++h) {
-        const LinkIndex l = path_[fl.off + h];
-        links_[l].load += weight_[fl.off + h] * (rate - old);
+        const LinkIndex l = paths_.link[fl.off + h];
+        links_[l].load += paths_.weight[fl.off + h] * (rate - old);
         if (dirty_mark_[l] != batch) {
           dirty_mark_[l] = batch;
           changed_links_.push_back(l);
         }
       }
     }
+    if (fl.bneck != new_bneck_[i]) rebottlenecked_.push_back(f);
     set_bneck(f, new_bneck_[i]);
     for (LinkIndex l : links_of(f))
       if (l != fl.bneck) links_[l].max_other = std::max(links_[l].max_other, fl.rate);

@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "sim/maxmin.h"
+#include "sim/path_pool.h"
 #include "sim/radix_heap.h"
 
 namespace meshsim::sim {
@@ -78,6 +79,12 @@ class IncrementalMaxMin {
   void remove(FlowIndex f);
   /// Re-rates after the additions and removals since the last solve.
   void solve();
+  /// Folds flow `from` into flow `into`, which then crosses the links of
+  /// both with the weights of both added: what two flows of one rate do
+  /// together. Both are rated, uncapped and bottlenecked at the same link,
+  /// so the rates stay max-min fair; nothing is re-rated and `into` keeps
+  /// its rate. `from`'s id may be handed out again by add().
+  void merge(FlowIndex into, FlowIndex from);
 
   struct Change {
     FlowIndex flow;
@@ -90,6 +97,13 @@ class IncrementalMaxMin {
   [[nodiscard]] const std::vector<LinkIndex>& changed_links() const { return changed_links_; }
 
   [[nodiscard]] double rate(FlowIndex f) const { return flows_[f].rate; }
+  /// Where a flow froze in the filling that last rated it: a link, kAtCap,
+  /// or kUnrated (added since the last solve).
+  static constexpr std::uint32_t kUnrated = UINT32_MAX;
+  static constexpr std::uint32_t kAtCap = UINT32_MAX - 1;
+  [[nodiscard]] std::uint32_t bottleneck(FlowIndex f) const { return flows_[f].bneck; }
+  /// The flows whose bottleneck the last solve() changed (new flows included).
+  [[nodiscard]] const std::vector<FlowIndex>& rebottlenecked() const { return rebottlenecked_; }
   /// Σ weight × rate of the link's flows (bytes per second).
   [[nodiscard]] double load(LinkIndex l) const { return links_[l].load; }
   [[nodiscard]] double capacity(LinkIndex l) const { return links_[l].capacity; }
@@ -116,11 +130,11 @@ class IncrementalMaxMin {
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
  private:
-  static constexpr std::uint32_t kNone = UINT32_MAX;     // b_f: not rated yet
-  static constexpr std::uint32_t kCap = UINT32_MAX - 1;  // b_f: at its cap
+  static constexpr std::uint32_t kNone = kUnrated;  // b_f: not rated yet
+  static constexpr std::uint32_t kCap = kAtCap;     // b_f: at its cap
 
   struct Flow {
-    std::uint32_t off = 0;  // into path_, weight_, slot_
+    std::uint32_t off = 0;  // into paths_
     std::uint32_t len = 0;
     double rate = 0;
     double cap = 0;
@@ -180,23 +194,25 @@ class IncrementalMaxMin {
   void queue(std::uint32_t j, double share);
   void queue_watch(std::uint32_t j, double level);
   [[nodiscard]] std::span<const LinkIndex> links_of(FlowIndex f) const {
-    return {path_.data() + flows_[f].off, flows_[f].len};
+    return {paths_.link.data() + flows_[f].off, flows_[f].len};
   }
   void apply();
   void set_bneck(FlowIndex f, std::uint32_t b);
   void join(FlowIndex f);
+  void attach(FlowIndex f, std::span<const LinkIndex> links, std::span<const double> weights);
+  void detach(FlowIndex f);
 
   std::vector<Link> links_;
   std::vector<Flow> flows_;
-  std::vector<LinkIndex> path_;
-  std::vector<double> weight_;
-  std::vector<std::uint32_t> slot_;  // per path entry: index in the link's flow list
+  PathPool paths_;
   std::vector<FlowIndex> free_flows_;
-  std::vector<std::vector<std::uint32_t>> free_paths_;  // by length: offsets into path_
   std::size_t active_ = 0;
   std::vector<LinkIndex> dirty_;
   std::vector<FlowIndex> added_;
   std::vector<Change> changed_;
+  std::vector<FlowIndex> rebottlenecked_;
+  std::vector<LinkIndex> merged_links_;  // merge() scratch
+  std::vector<double> merged_weights_;
   std::vector<LinkIndex> changed_links_;
   Stats stats_;
 

@@ -161,3 +161,27 @@ TEST_CASE("10,000 random batches: the kept rates equal a filling of everything",
   CHECK(disagreements == 0);
   CHECK(rounds >= 10'000);  // at least one filling per batch: the checks did run
 }
+
+TEST_CASE("merging two flows of one bottleneck keeps every rate", "[maxmin]") {
+  // L0 = 10 carries a {L0} and b {L0, L1} (L1 = 100): both 5, frozen at
+  // L0. Merged, they are one flow weighing 2 on L0 and 1 on L1, still at
+  // 5, and L0 still carries 10. Then c {L0} starts: the merged flow and c
+  // rise together until 2r + r = 10, r = 10/3.
+  IncrementalMaxMin s({10.0, 100.0});
+  const Index a = add(s, {0});
+  const Index b = add(s, {0, 1});
+  s.solve();
+  REQUIRE(s.bottleneck(a) == 0);
+  REQUIRE(s.bottleneck(b) == 0);
+  s.merge(a, b);
+  CHECK(s.active() == 1);
+  CHECK(close(s.rate(a), 5.0));
+  CHECK(close(s.load(0), 10.0));
+  CHECK(close(s.load(1), 5.0));
+  const Index c = add(s, {0});
+  s.solve();
+  CHECK(close(s.rate(a), 10.0 / 3));
+  CHECK(close(s.rate(c), 10.0 / 3));
+  CHECK(close(s.load(1), 10.0 / 3));
+  for (const auto& [f, r] : reference(s)) CHECK(close(s.rate(f), r));
+}

@@ -1,0 +1,41 @@
+#pragma once
+// Flat storage for the paths of flows that come and go: per path entry, a
+// link, the flow's weight on it, and the entry's place in that link's list
+// of flows. A path is a block of consecutive entries; freed blocks are
+// reused by paths of the same length, so the pool grows to the most paths
+// held at once, not the paths ever stored.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+
+namespace meshsim::sim {
+
+struct PathPool {
+  std::vector<std::uint32_t> link;
+  std::vector<double> weight;
+  std::vector<std::uint32_t> slot;
+
+  /// The offset of a block of `len` entries (contents unspecified).
+  std::uint32_t alloc(std::uint32_t len) {
+    if (free_.size() <= len) free_.resize(len + 1);
+    if (!free_[len].empty()) {
+      const std::uint32_t off = free_[len].back();
+      free_[len].pop_back();
+      return off;
+    }
+    MESHSIM_ASSERT(link.size() + len < UINT32_MAX - 1, "flow path pool overflow");
+    const auto off = static_cast<std::uint32_t>(link.size());
+    link.resize(link.size() + len);
+    weight.resize(link.size());
+    slot.resize(link.size());
+    return off;
+  }
+  void release(std::uint32_t off, std::uint32_t len) { free_[len].push_back(off); }
+
+ private:
+  std::vector<std::vector<std::uint32_t>> free_;  // by length: offsets of free blocks
+};
+
+}  // namespace meshsim::sim
