@@ -12,9 +12,12 @@
 // the same 1,024 GPUs with 4:1 oversubscribed leaf uplinks: every start
 // and end is its own instant, so events do not batch. MaxMinRates times the
 // pure solver (sim/maxmin.h) on the rates of N such flows at once. The
-// counters: solves (one per instant with a change), fillings (progressive
-// fillings of a region, sim/maxmin_incremental.h), rerated (flows in those
-// fillings), changed (rates that moved), fallbacks (whole-component fills).
+// counters: solves (one per instant with a change), rounds (solver solves
+// within them), regroups (group rate or member changes), splits and tracks
+// (groups split, links tracked: sim/flow_groups.h); of the solver under the
+// groups: fillings (progressive fillings of a region,
+// sim/maxmin_incremental.h), rerated (groups in those fillings), changed
+// (group rates that moved), fallbacks (whole-component fills).
 
 #include <random>
 #include <sys/resource.h>
@@ -99,6 +102,7 @@ void run_flows(benchmark::State& state, const Topology& t, const std::vector<Ran
   for (const RandomFlow& f : flows) (void)t.route(f.a, f.b);
   std::uint64_t events = 0;
   IncrementalMaxMin::Stats s;
+  FlowGroups::Stats g;
   for (auto _ : state) {
     Engine e;
     FlowNetwork net(e, t);
@@ -110,10 +114,15 @@ void run_flows(benchmark::State& state, const Topology& t, const std::vector<Ran
     e.run();
     events = e.events_processed();
     s = net.solver_stats();
+    g = net.group_stats();
     benchmark::DoNotOptimize(e.now());
   }
   state.counters["events"] = static_cast<double>(events);
-  state.counters["solves"] = static_cast<double>(s.solves);
+  state.counters["solves"] = static_cast<double>(g.solves);
+  state.counters["rounds"] = static_cast<double>(g.rounds);
+  state.counters["regroups"] = static_cast<double>(g.regroups);
+  state.counters["splits"] = static_cast<double>(g.splits);
+  state.counters["tracks"] = static_cast<double>(g.tracks);
   state.counters["fillings"] = static_cast<double>(s.rounds);
   state.counters["rerated"] = static_cast<double>(s.rerated);
   state.counters["changed"] = static_cast<double>(s.changed);

@@ -14,11 +14,6 @@ namespace meshsim::sim {
 
 namespace {
 
-// Time to move `bytes` at `rate` bytes/s, under the rounding contract (sim/numeric.h).
-Time time_for(double bytes, double rate) {
-  return bytes <= 0 ? Time::zero() : duration_up(bytes / rate);
-}
-
 // Each directed link's capacity in bytes per second.
 std::vector<double> capacities(const topology::Topology& t) {
   std::vector<double> c(2 * t.link_count());
@@ -33,11 +28,19 @@ std::vector<double> capacities(const topology::Topology& t) {
 }  // namespace
 
 FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology)
-    : engine_(engine), solver_(capacities(topology)) {
-  const std::size_t n = solver_.link_count();
+    : engine_(engine), groups_(capacities(topology)) {
+  const std::size_t n = groups_.link_count();
+  done_bytes_.assign(n, 0.0);
   link_bytes_.assign(n, 0.0);
   link_rate_.assign(n, 0.0);
-  link_updated_.assign(n, Time::zero());
+}
+
+void FlowNetwork::record_timeline(bool on) {
+  if (on == record_) return;
+  MESHSIM_ASSERT(on && started_ == 0, "link timelines are recorded from before the first flow");
+  record_ = true;
+  groups_.track_all_links();
+  timeline_.resize(link_rate_.size());
 }
 
 FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Notify notify,
@@ -61,12 +64,11 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
     MESHSIM_ASSERT(flows_.size() < (std::size_t{1} << 30), "more than 2^30 flows in flight in one network");
     id = static_cast<FlowId>(flows_.size());
     flows_.emplace_back();
-    flows_.back().timer = engine_.add_timer(this, (id << 1) | kComplete);
   }
   Flow& fl = flows_[id];
   fl.path = std::move(path);
   fl.weights.assign(weights.begin(), weights.end());
-  fl.remaining = static_cast<double>(size.count());
+  fl.size = static_cast<double>(size.count());
   fl.cap = cap ? static_cast<double>(cap->bps()) / 8.0 : 0.0;
   fl.notify = notify;
   ++started_;
@@ -75,7 +77,7 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
 }
 
 double FlowNetwork::rate(FlowId f) const {
-  return flows_[f].solver == kIdle ? 0.0 : solver_.rate(flows_[f].solver);
+  return flows_[f].shared == kIdle ? 0.0 : groups_.rate(flows_[f].shared);
 }
 
 void FlowNetwork::on_event(Time now, std::uint32_t payload, std::uint32_t /*version*/) {
@@ -83,36 +85,45 @@ void FlowNetwork::on_event(Time now, std::uint32_t payload, std::uint32_t /*vers
     solve(now);
     return;
   }
-  const auto id = static_cast<FlowId>(payload >> 1);
   if ((payload & 1U) == kActivate)
-    activate(id, now);
+    activate(static_cast<FlowId>(payload >> 1), now);
   else
-    complete(id, now);
+    complete(payload >> 1, now);
 }
 
 void FlowNetwork::activate(FlowId f, Time now) {
   Flow& fl = flows_[f];
-  fl.updated = now;
   // Nothing to move, or nothing to cross (a copy inside one device): done.
-  if (fl.remaining <= 0 || fl.path.empty()) {
+  if (fl.size <= 0 || fl.path.empty()) {
     finish(f, now);
     return;
   }
-  fl.solver = solver_.add(fl.path, fl.weights, fl.cap);
-  if (owner_.size() <= fl.solver) owner_.resize(fl.solver + 1);
-  owner_[fl.solver] = f;
+  fl.shared = groups_.add(fl.path, fl.weights, fl.cap, fl.size, now);
+  if (owner_.size() <= fl.shared) owner_.resize(fl.shared + 1);
+  owner_[fl.shared] = f;
   request_solve();
 }
 
-void FlowNetwork::complete(FlowId f, Time now) {
-  Flow& fl = flows_[f];
-  // The completion time was rounded up: whatever floating-point dust is
-  // left belongs to this instant.
-  fl.remaining = 0;
-  solver_.remove(fl.solver);
-  fl.solver = kIdle;
+// Group g's timer: its members done by now finish. (The completion time
+// was rounded up: whatever floating-point dust is left belongs to this
+// instant.)
+void FlowNetwork::complete(FlowGroups::GroupIndex g, Time now) {
+  done_.clear();
+  groups_.take_done(g, now, done_);
+  MESHSIM_ASSERT(!done_.empty(), "a group's completion timer fired with no flow done");
   request_solve();
-  finish(f, now);
+  for (const FlowGroups::FlowIndex d : done_) {
+    const FlowId f = owner_[d];
+    flows_[f].shared = kIdle;
+    add_bytes(done_bytes_, flows_[f], flows_[f].size);
+    add_bytes(link_bytes_, flows_[f], flows_[f].size);
+    finish(f, now);
+  }
+}
+
+void FlowNetwork::add_bytes(std::vector<double>& bytes, const Flow& fl, double moved) const {
+  for (std::size_t h = 0; h < fl.path.size(); ++h)
+    bytes[fl.path[h]] += moved * (fl.weights.empty() ? 1.0 : fl.weights[h]);
 }
 
 void FlowNetwork::finish(FlowId f, Time now) {
@@ -127,42 +138,41 @@ void FlowNetwork::request_solve() {
   engine_.at_instant_end(this, kSolve);
 }
 
-void FlowNetwork::advance_link(DirLinkId l, Time now) {
-  const double dt = static_cast<double>((now - link_updated_[l]).count_ps()) / kPsPerSecond;
-  if (dt > 0) link_bytes_[l] += link_rate_[l] * dt;
-  link_updated_[l] = now;
-}
-
 void FlowNetwork::settle() {
-  for (DirLinkId l = 0; l < link_rate_.size(); ++l) advance_link(l, engine_.now());
+  link_bytes_ = done_bytes_;
+  for (const Flow& fl : flows_)
+    if (fl.shared != kIdle) add_bytes(link_bytes_, fl, fl.size - groups_.remaining(fl.shared, engine_.now()));
 }
 
-// The instant's one solve: links carry their old rates up to now, then the
-// flows whose rate changed get their bytes brought up to now at the old
-// rate and their completion moved.
+// The instant's one solve; then each group whose rate or members changed
+// has its completion timer moved.
 void FlowNetwork::solve(Time now) {
   solve_pending_ = false;
-  solver_.solve();
-  for (DirLinkId l : solver_.changed_links()) {
-    advance_link(l, now);
-    link_rate_[l] = solver_.load(l);
-    if (record_) record_rate(l, now);
-  }
-  for (const auto& [sid, old_rate] : solver_.changed()) {
-    Flow& fl = flows_[owner_[sid]];
-    const double dt = static_cast<double>((now - fl.updated).count_ps()) / kPsPerSecond;
-    if (dt > 0 && old_rate > 0) fl.remaining -= std::min(fl.remaining, old_rate * dt);
-    fl.updated = now;
-    const double r = solver_.rate(sid);
-    MESHSIM_ASSERT(r > 0, "an active flow got no bandwidth (a zero-capacity link?)");
-    engine_.set_timer(fl.timer, engine_.after(time_for(fl.remaining, r)));
+  groups_.solve(now);
+  if (record_)
+    for (DirLinkId l : groups_.changed_links()) {
+      link_rate_[l] = groups_.load(l);
+      record_rate(l, now);
+    }
+  for (const FlowGroups::GroupIndex g : groups_.touched()) {
+    while (group_timer_.size() <= g) {
+      const auto next = static_cast<std::uint32_t>(group_timer_.size());
+      group_timer_.push_back(engine_.add_timer(this, (next << 1) | kComplete));
+    }
+    const Time at = groups_.next_done(g);
+    if (at == Time::max()) {
+      engine_.cancel_timer(group_timer_[g]);
+      continue;
+    }
+    MESHSIM_ASSERT(groups_.group_rate(g) > 0, "an active flow got no bandwidth (a zero-capacity link?)");
+    engine_.set_timer(group_timer_[g], at);
   }
   if (check_) verify_rates();
 }
 
 // Every active flow's rate, checked against the optimality conditions.
 void FlowNetwork::verify_rates() const {
-  const IncrementalMaxMin::Snapshot s = solver_.snapshot();
+  const FlowGroups::Snapshot s = groups_.snapshot();
   if (const auto broken = check_max_min(s.problem, s.rates))
     MESHSIM_ASSERT(false,
                    fmt::format("rates at {} are not max-min fair: {}", human_string(engine_.now()), *broken));

@@ -23,13 +23,16 @@
 //
 // Rates change only when a flow becomes active or finishes. All changes at
 // one instant are solved once, at the end of the instant (after every
-// event at that time, Engine::at_instant_end), by sim/maxmin_incremental.h,
-// which re-rates only the flows whose rate can change. A flow's completion
-// is a timer of the engine, moved in place when its rate changes.
+// event at that time, Engine::at_instant_end), by sim/flow_groups.h: flows
+// that share a bottleneck are rated, and advance, as one group, so a rate
+// change costs one update per group, and re-rating is limited to the
+// groups whose rate can change (sim/maxmin_incremental.h). Each group's
+// next completion is a timer of the engine, moved in place when the
+// group's rate or members change.
 //
 // Flow ids are slots: an id is free again when its client is told that the
-// flow is done. Slots, their paths and their timers are recycled, so a run
-// of millions of short flows holds memory for the flows in flight only.
+// flow is done. Slots, paths, groups and timers are recycled, so a run of
+// millions of short flows holds memory for the flows in flight only.
 
 #include <cstdint>
 #include <optional>
@@ -37,7 +40,7 @@
 
 #include "core/units.h"
 #include "sim/engine.h"
-#include "sim/maxmin_incremental.h"
+#include "sim/flow_groups.h"
 #include "topology/topology.h"
 
 namespace meshsim::sim {
@@ -92,18 +95,18 @@ class FlowNetwork final : public EventHandler {
   [[nodiscard]] double rate(FlowId f) const;
   /// Flows started so far, and those now sharing bandwidth.
   [[nodiscard]] std::uint64_t flows_started() const { return started_; }
-  [[nodiscard]] std::size_t active_flows() const { return solver_.active(); }
+  [[nodiscard]] std::size_t active_flows() const { return groups_.active(); }
   /// Flow slots ever allocated (the most flows in flight at once).
   [[nodiscard]] std::size_t slots() const { return flows_.size(); }
-  /// Bytes carried so far by each directed link (index: DirLinkId), up to
-  /// the link's last rate change; settle() brings every link up to now.
+  /// Bytes carried by each directed link (index: DirLinkId): by the flows
+  /// done so far, and by the active ones up to the last settle(), which
+  /// brings every link up to now.
   [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
   void settle();
   /// Records every change of each directed link's total rate (for traces).
-  void record_timeline(bool on) {
-    record_ = on;
-    if (on) timeline_.resize(link_rate_.size());
-  }
+  /// Before the first flow starts: it makes every link a constraint of the
+  /// solver, which costs speed on large fabrics.
+  void record_timeline(bool on);
   [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
   /// Checks after every solve that the rates of all active flows are
   /// max-min fair (sim/maxmin.h's check_max_min); InternalError naming the
@@ -111,48 +114,49 @@ class FlowNetwork final : public EventHandler {
   /// every active flow per solve.
   void check_rates(bool on) { check_ = on; }
   /// Capacity of each directed link, bytes per second.
-  [[nodiscard]] double link_capacity(DirLinkId l) const { return solver_.capacity(l); }
-  /// The solver's counters: solves, fillings, re-rated flows (for
-  /// benchmarks and tests).
-  [[nodiscard]] const IncrementalMaxMin::Stats& solver_stats() const { return solver_.stats(); }
+  [[nodiscard]] double link_capacity(DirLinkId l) const { return groups_.capacity(l); }
+  /// Counters of the groups (solves: one per instant with a change) and
+  /// of the solver under them (for benchmarks and tests).
+  [[nodiscard]] const FlowGroups::Stats& group_stats() const { return groups_.stats(); }
+  [[nodiscard]] const IncrementalMaxMin::Stats& solver_stats() const { return groups_.solver_stats(); }
 
   void on_event(Time now, std::uint32_t payload, std::uint32_t version) override;
 
  private:
   enum EventKind : std::uint32_t { kActivate = 0, kComplete = 1 };
   static constexpr std::uint32_t kSolve = UINT32_MAX;  // the end-of-instant call's payload
-  static constexpr std::uint32_t kIdle = UINT32_MAX;   // Flow::solver of a flow not sharing bandwidth
+  static constexpr std::uint32_t kIdle = UINT32_MAX;   // Flow::shared of a flow not sharing bandwidth
 
   struct Flow {
     std::vector<DirLinkId> path;  // kept (with its capacity) when the slot is reused
     std::vector<double> weights;
-    double remaining = 0;  // bytes left at `updated`
-    double cap = 0;        // bytes per second; 0: uncapped
-    Time updated;
-    Engine::TimerId timer = 0;
-    std::uint32_t solver = kIdle;  // its id in solver_ while it shares bandwidth
+    double size = 0;               // bytes
+    double cap = 0;                // bytes per second; 0: uncapped
+    std::uint32_t shared = kIdle;  // its id in groups_ while it shares bandwidth
     Notify notify;
   };
 
   void activate(FlowId f, Time now);
-  void complete(FlowId f, Time now);
+  void complete(FlowGroups::GroupIndex g, Time now);
   void finish(FlowId f, Time now);
   void request_solve();
   void solve(Time now);
   void record_rate(DirLinkId l, Time now);
   void verify_rates() const;
-  void advance_link(DirLinkId l, Time now);
+  void add_bytes(std::vector<double>& bytes, const Flow& fl, double moved) const;
 
   Engine& engine_;
-  IncrementalMaxMin solver_;
+  FlowGroups groups_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;
-  std::vector<FlowId> owner_;  // per solver id: the flow slot
+  std::vector<FlowId> owner_;                 // per groups_ flow: the flow slot
+  std::vector<Engine::TimerId> group_timer_;  // per group: its next completion
+  std::vector<FlowGroups::FlowIndex> done_;   // complete() scratch
   std::uint64_t started_ = 0;
   bool solve_pending_ = false;
+  std::vector<double> done_bytes_;  // per link: carried by the flows done
   std::vector<double> link_bytes_;
-  std::vector<double> link_rate_;   // Σ w·rate of the link's flows, bytes/s, since link_updated_
-  std::vector<Time> link_updated_;  // link_bytes_ is exact up to here
+  std::vector<double> link_rate_;  // Σ w·rate of the link's flows, bytes/s (timelines only)
   bool record_ = false;
   bool check_ = false;
   std::vector<std::vector<RatePoint>> timeline_;

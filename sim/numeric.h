@@ -9,11 +9,11 @@
 // rounded up to the next picosecond, and is at least 1 ps when the work is
 // positive: a simulated completion is at most 1 ps late and never early,
 // and a completion always comes after its cause. The flow network advances
-// a flow's remaining bytes exactly (in doubles, over integer picosecond
-// steps) and computes its completion afresh from them at every rate change,
-// so the rounding does not accumulate: each flow ends at most 1 ps late
-// however often its rate changes, and a chain of n dependent tasks at most
-// n ps late.
+// the bytes a flow has moved exactly (in doubles, over integer picosecond
+// steps: its group's service, sim/flow_groups.h) and computes its
+// completion afresh from them at every rate change, so the rounding does
+// not accumulate: each flow ends at most 1 ps late however often its rate
+// changes, and a chain of n dependent tasks at most n ps late.
 //
 // Tolerances (relative):
 //   kRateTolerance  two rates this close are one rate: a re-solve that gives

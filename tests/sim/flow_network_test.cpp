@@ -202,10 +202,10 @@ TEST_CASE("simultaneous changes are batched into one solve", "[flow]") {
   FlowEnds ends;
   for (std::uint64_t i = 0; i < 100; ++i) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 100), ends(i));
   e.run(Time::zero());
-  CHECK(net.solver_stats().solves == 1);
+  CHECK(net.group_stats().solves == 1);
   e.run();
   // All equal: they also end together, one more solve.
-  CHECK(net.solver_stats().solves == 2);
+  CHECK(net.group_stats().solves == 2);
   check_time(ends.at.at(99), 0.1);
 }
 
@@ -227,7 +227,7 @@ TEST_CASE("flows started from a completion at the same instant share its solve",
   e.run();
   check_time(ends.at.at(1), 0.1);
   check_time(ends.at.at(2), 0.1);
-  CHECK(net.solver_stats().solves == 3);
+  CHECK(net.group_stats().solves == 3);
 }
 
 TEST_CASE("a rate change moves the completion in place", "[flow]") {
