@@ -69,8 +69,7 @@ FlowGroups::FlowIndex FlowGroups::add(std::span<const LinkIndex> links, std::spa
 }
 
 // Flow f's entry on the link at its hop: the link's weight sum grows, and
-// on an untracked link the alarm of every group with a flow there falls to
-// the link's new θ.
+// an untracked link's θ falls (lower_crowded_alarms).
 void FlowGroups::join_link(FlowIndex f, std::uint32_t hop) {
   const std::uint32_t i = flows_[f].off + hop;
   Link& l = links_[paths_.link[i]];
@@ -81,9 +80,23 @@ void FlowGroups::join_link(FlowIndex f, std::uint32_t hop) {
     ++flows_[f].tracked;
     return;
   }
-  const double theta = l.theta();
-  for (const Link::Entry& e : l.flows)
-    if (flows_[e.flow].group != kNoGroup) lower_alarm(flows_[e.flow].group, theta);
+  if (l.crowded == stats_.solves + 1) return;
+  l.crowded = stats_.solves + 1;
+  crowded_.push_back(paths_.link[i]);
+}
+
+// The untracked links that gained flows since the last solve: the alarm of
+// every group with a flow there falls to the link's θ (once per link and
+// solve, however many flows joined it).
+void FlowGroups::lower_crowded_alarms() {
+  for (const LinkIndex l : crowded_) {
+    const Link& link = links_[l];
+    if (link.tracked) continue;
+    const double theta = link.theta();
+    for (const Link::Entry& e : link.flows)
+      if (flows_[e.flow].group != kNoGroup) lower_alarm(flows_[e.flow].group, theta);
+  }
+  crowded_.clear();
 }
 
 // A group rated above its new alarm is checked at the next solve.
@@ -236,6 +249,7 @@ void FlowGroups::solve(Time now) {
   open_batch();
   changed_links_.clear();
   rated_.clear();
+  lower_crowded_alarms();
   for (int round = 0;; ++round) {
     MESHSIM_ASSERT(round < kMaxRounds, "flow groups did not settle");
     flush();

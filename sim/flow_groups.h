@@ -142,6 +142,7 @@ class FlowGroups {
     bool tracked = false;
     std::uint32_t looked_at = 1;  // flow count when last considered for dropping
     GroupIndex keyed = kNoGroup;  // the valid group bottlenecked here
+    std::uint64_t crowded = 0;    // == solves + 1: in crowded_
     struct Entry {
       FlowIndex flow;
       std::uint32_t hop;
@@ -191,6 +192,7 @@ class FlowGroups {
   void consider_dropping(LinkIndex l);
   void join_link(FlowIndex f, std::uint32_t hop);
   void lower_alarm(GroupIndex g, double theta);
+  void lower_crowded_alarms();
   [[nodiscard]] double exact_alarm(GroupIndex g) const;
   void heap_up(Group& g, std::uint32_t i);
   void heap_down(Group& g, std::uint32_t i);
@@ -210,6 +212,7 @@ class FlowGroups {
   std::vector<GroupIndex> dirty_;
   std::vector<GroupIndex> rated_;    // groups the solves of this call re-rated
   std::vector<GroupIndex> alarmed_;  // groups whose alarm fell below their rate
+  std::vector<LinkIndex> crowded_;   // untracked links that gained flows
   std::vector<GroupIndex> touched_;
   std::uint64_t batch_ = 0;  // == solves + 1: touched_ lists this batch
   std::vector<LinkIndex> changed_links_;
