@@ -36,9 +36,10 @@
 // link has its smallest-θ link tracked when it starts. A tracked link that
 // is nobody's bottleneck and runs at most half full under the bound is
 // dropped again when its flow count has doubled since it was last looked
-// at. Rates are therefore feasible on every link, and the solver sees only
-// the links that can limit someone: on a tree with oversubscribed uplinks,
-// the uplinks.
+// at. Rates are therefore feasible on every link, and the solver sees the
+// links that may limit someone. The bound is loose where the rates on a
+// link differ widely (one fast flow among slow ones trips it), so such
+// links are tracked though far from full.
 //
 // Progress. A group's service s(t) is ∫ rate dt, the bytes each member has
 // moved since the group's origin; it is anchored (t0, s0) at its last rate
