@@ -15,6 +15,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // or splits a group, so this is never reached by a correct run.
 constexpr int kMaxRounds = 1 << 20;
 
+// (Time::seconds() multiplies by 1e-12, which is not exact; dividing by
+// 10^12 is correctly rounded.)
 double seconds(Time d) {
   return static_cast<double>(d.count_ps()) / kPsPerSecond;
 }
@@ -73,8 +75,7 @@ FlowGroups::FlowIndex FlowGroups::add(std::span<const LinkIndex> links, std::spa
 void FlowGroups::join_link(FlowIndex f, std::uint32_t hop) {
   const std::uint32_t i = flows_[f].off + hop;
   Link& l = links_[paths_.link[i]];
-  paths_.slot[i] = static_cast<std::uint32_t>(l.flows.size());
-  l.flows.push_back({f, hop});
+  paths_.enlist(l.flows, i, f, hop);
   l.wsum += paths_.weight[i];
   if (l.tracked) {
     ++flows_[f].tracked;
@@ -93,7 +94,7 @@ void FlowGroups::lower_crowded_alarms() {
     const Link& link = links_[l];
     if (link.tracked) continue;
     const double theta = link.theta();
-    for (const Link::Entry& e : link.flows)
+    for (const PathPool::Entry& e : link.flows)
       if (flows_[e.flow].group != kNoGroup) lower_alarm(flows_[e.flow].group, theta);
   }
   crowded_.clear();
@@ -125,7 +126,6 @@ FlowGroups::GroupIndex FlowGroups::new_group(Time now, double cap) {
   G.s0 = 0;
   G.t0 = now;
   G.key = kNoLink;
-  G.valid = false;
   G.dirty = false;
   return g;
 }
@@ -188,9 +188,14 @@ std::uint32_t FlowGroups::crossing(GroupIndex g, LinkIndex l) const {
   return it == agg_at_.end() ? 0 : groups_[g].agg[it->second].count;
 }
 
+// The bytes each member of G has moved since G's origin, at `now`.
+double FlowGroups::service(const Group& G, Time now) {
+  return now > G.t0 ? G.s0 + G.rate * seconds(now - G.t0) : G.s0;
+}
+
 void FlowGroups::anchor(GroupIndex g, Time now) {
   Group& G = groups_[g];
-  if (now > G.t0) G.s0 += G.rate * seconds(now - G.t0);
+  G.s0 = service(G, now);
   G.t0 = now;
 }
 
@@ -210,13 +215,19 @@ void FlowGroups::open_batch() {
 
 void FlowGroups::mark_dirty(GroupIndex g) {
   touch(g);
+  set_key(g, kNoLink);
   Group& G = groups_[g];
-  if (G.key != kNoLink && links_[G.key].keyed == g) links_[G.key].keyed = kNoGroup;
-  G.key = kNoLink;
-  G.valid = false;
   if (G.dirty) return;
   G.dirty = true;
   dirty_.push_back(g);
+}
+
+// Group g is known to be frozen at link `key`, which all its members cross
+// (kNoLink: not known); a link that named g as its group forgets it.
+void FlowGroups::set_key(GroupIndex g, LinkIndex key) {
+  Group& G = groups_[g];
+  if (G.key != kNoLink && G.key != key && links_[G.key].keyed == g) links_[G.key].keyed = kNoGroup;
+  G.key = key;
 }
 
 // The dirty groups' solver flows follow their members: empty groups are
@@ -307,10 +318,7 @@ void FlowGroups::retire(FlowIndex f) {
   const Flow& fl = flows_[f];
   for (std::uint32_t i = fl.off; i < fl.off + fl.len; ++i) {
     Link& l = links_[paths_.link[i]];
-    const std::uint32_t pos = paths_.slot[i];
-    l.flows[pos] = l.flows.back();
-    paths_.slot[flows_[l.flows[pos].flow].off + l.flows[pos].hop] = pos;
-    l.flows.pop_back();
+    paths_.unlist(l.flows, i, [&](FlowIndex g) { return flows_[g].off; });
     // An empty link starts again from an exact zero (running sums drift).
     l.wsum = l.flows.empty() ? 0.0 : l.wsum - paths_.weight[i];
     const auto n = static_cast<std::uint32_t>(l.flows.size());
@@ -322,9 +330,7 @@ void FlowGroups::retire(FlowIndex f) {
 }
 
 double FlowGroups::remaining(FlowIndex f, Time now) const {
-  const Group& G = groups_[flows_[f].group];
-  const double service = G.s0 + (now > G.t0 ? G.rate * seconds(now - G.t0) : 0.0);
-  return std::max(0.0, flows_[f].finish - service);
+  return std::max(0.0, flows_[f].finish - service(groups_[flows_[f].group], now));
 }
 
 FlowGroups::Snapshot FlowGroups::snapshot() const {

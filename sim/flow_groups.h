@@ -144,11 +144,7 @@ class FlowGroups {
     std::uint32_t looked_at = 1;  // flow count when last considered for dropping
     GroupIndex keyed = kNoGroup;  // the valid group bottlenecked here
     std::uint64_t crowded = 0;    // == solves + 1: in crowded_
-    struct Entry {
-      FlowIndex flow;
-      std::uint32_t hop;
-    };
-    std::vector<Entry> flows;
+    std::vector<PathPool::Entry> flows;
     [[nodiscard]] double theta() const { return capacity / wsum; }
   };
   struct Agg {
@@ -165,9 +161,8 @@ class FlowGroups {
     Time t0;
     std::vector<FlowIndex> heap;  // members, a min-heap by finish
     std::vector<Agg> agg;         // the members' tracked links
-    LinkIndex key = kNoLink;      // when valid and not at its cap: its bottleneck
+    LinkIndex key = kNoLink;      // the link it is frozen at, which all members cross (kNoLink: not known)
     bool dirty = false;           // its solver flow is out of date
-    bool valid = false;           // frozen at a link all members cross
     std::uint64_t touched = 0;    // == solves + 1: in touched_
   };
 
@@ -177,7 +172,9 @@ class FlowGroups {
   void agg_add(GroupIndex g, LinkIndex l, double w, std::uint32_t count);
   void agg_sub(GroupIndex g, LinkIndex l, double w);
   [[nodiscard]] std::uint32_t crossing(GroupIndex g, LinkIndex l) const;
+  [[nodiscard]] static double service(const Group& G, Time now);
   void anchor(GroupIndex g, Time now);
+  void set_key(GroupIndex g, LinkIndex key);
   void touch(GroupIndex g);
   void open_batch();
   [[nodiscard]] Time done_at(const Group& G, FlowIndex f) const;
@@ -194,7 +191,6 @@ class FlowGroups {
   void join_link(FlowIndex f, std::uint32_t hop);
   void lower_alarm(GroupIndex g, double theta);
   void lower_crowded_alarms();
-  [[nodiscard]] double exact_alarm(GroupIndex g) const;
   void heap_up(Group& g, std::uint32_t i);
   void heap_down(Group& g, std::uint32_t i);
   void heap_erase(Group& g, std::uint32_t i);

@@ -19,33 +19,28 @@ bool FlowGroups::check_alarms() {
   alarmed_.clear();
   bool any = false;
   for (const GroupIndex g : rated_) {
-    Group& G = groups_[g];
-    if (G.heap.empty() || G.rate <= G.alarm) continue;
-    G.alarm = exact_alarm(g);
-    if (G.rate <= G.alarm) continue;
-    const double rate = G.rate;
-    // (track() changes the members' groups' sums, not this list.)
+    if (groups_[g].heap.empty() || groups_[g].rate <= groups_[g].alarm) continue;
+    // One pass over the members' untracked links: those the rate breaks
+    // are tracked, the others set the alarm. (track() changes the members'
+    // groups' sums, not this group's member list.)
+    const double rate = groups_[g].rate;
+    double alarm = std::numeric_limits<double>::infinity();
     for (std::size_t k = 0; k < groups_[g].heap.size(); ++k) {
       const Flow& fl = flows_[groups_[g].heap[k]];
-      for (std::uint32_t i = fl.off; i < fl.off + fl.len; ++i)
-        if (!links_[paths_.link[i]].tracked && rate > links_[paths_.link[i]].theta()) {
-          track(paths_.link[i]);
+      for (std::uint32_t i = fl.off; i < fl.off + fl.len; ++i) {
+        const LinkIndex l = paths_.link[i];
+        if (links_[l].tracked) continue;
+        if (rate <= links_[l].theta()) {
+          alarm = std::min(alarm, links_[l].theta());
+        } else {
+          track(l);
           any = true;
         }
+      }
     }
+    groups_[g].alarm = alarm;
   }
   return any;
-}
-
-// The smallest θ over the untracked links of g's members.
-double FlowGroups::exact_alarm(GroupIndex g) const {
-  double alarm = std::numeric_limits<double>::infinity();
-  for (const FlowIndex f : groups_[g].heap) {
-    const Flow& fl = flows_[f];
-    for (std::uint32_t i = fl.off; i < fl.off + fl.len; ++i)
-      if (!links_[paths_.link[i]].tracked) alarm = std::min(alarm, links_[paths_.link[i]].theta());
-  }
-  return alarm;
 }
 
 // Link l becomes a constraint of the solver for every group with a flow
@@ -55,7 +50,7 @@ void FlowGroups::track(LinkIndex l) {
   link.tracked = true;
   link.looked_at = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(link.flows.size()));
   ++stats_.tracks;
-  for (const Link::Entry& e : link.flows) {
+  for (const PathPool::Entry& e : link.flows) {
     Flow& fl = flows_[e.flow];
     ++fl.tracked;
     if (fl.group == kNoGroup) continue;
@@ -73,7 +68,7 @@ void FlowGroups::consider_dropping(LinkIndex l) {
   link.looked_at = static_cast<std::uint32_t>(link.flows.size());
   if (link.keyed != kNoGroup) return;
   double fastest = 0;
-  for (const Link::Entry& e : link.flows) {
+  for (const PathPool::Entry& e : link.flows) {
     const Flow& fl = flows_[e.flow];
     if (fl.tracked == 1 && fl.cap == 0) return;
     if (fl.group != kNoGroup) fastest = std::max(fastest, groups_[fl.group].rate);
@@ -82,7 +77,7 @@ void FlowGroups::consider_dropping(LinkIndex l) {
   link.tracked = false;
   ++stats_.untracks;
   const double theta = link.theta();
-  for (const Link::Entry& e : link.flows) {
+  for (const PathPool::Entry& e : link.flows) {
     Flow& fl = flows_[e.flow];
     --fl.tracked;
     if (fl.group == kNoGroup) continue;
@@ -103,15 +98,12 @@ bool FlowGroups::split_invalid(Time now) {
     const std::uint32_t b = solver_.bottleneck(groups_[g].sid);
     MESHSIM_ASSERT(b != IncrementalMaxMin::kUnrated, "a solved group is rated");
     if (b == IncrementalMaxMin::kAtCap || crossing(g, b) == groups_[g].heap.size()) {
-      Group& G = groups_[g];
-      if (G.key != kNoLink && G.key != b && links_[G.key].keyed == g) links_[G.key].keyed = kNoGroup;
-      G.valid = true;
-      G.key = b == IncrementalMaxMin::kAtCap ? kNoLink : b;
+      set_key(g, b == IncrementalMaxMin::kAtCap ? kNoLink : b);
       continue;
     }
     anchor(g, now);
     const GroupIndex h = new_group(now, 0.0);
-    for (const Link::Entry& e : links_[b].flows) {
+    for (const PathPool::Entry& e : links_[b].flows) {
       const FlowIndex f = e.flow;
       if (flows_[f].group != g) continue;
       const double left = flows_[f].finish - groups_[g].s0;
@@ -130,13 +122,14 @@ bool FlowGroups::split_invalid(Time now) {
 // keyed group absorbs the others, the smaller into the larger).
 void FlowGroups::merge_valid(Time now) {
   for (const GroupIndex g : rated_) {
+    // (A dirty or freed group has no key.)
     const Group& G = groups_[g];
-    if (!G.valid || G.dirty || G.cap > 0 || G.heap.empty() || G.key == kNoLink) continue;
+    if (G.key == kNoLink || G.cap > 0) continue;
     Link& link = links_[G.key];
     const GroupIndex k = link.keyed;
     if (k == g) continue;
-    if (k == kNoGroup || !groups_[k].valid || groups_[k].key != G.key || groups_[k].cap > 0 ||
-        groups_[k].heap.empty() || !same_rate(G.rate, groups_[k].rate)) {
+    if (k == kNoGroup || groups_[k].key != G.key || groups_[k].cap > 0 ||
+        !same_rate(G.rate, groups_[k].rate)) {
       link.keyed = g;
       continue;
     }
@@ -169,8 +162,7 @@ void FlowGroups::merge(GroupIndex into, GroupIndex from, Time now) {
   lower_alarm(into, groups_[from].alarm);
   solver_.merge(groups_[into].sid, groups_[from].sid);
   groups_[from].sid = kNoSid;
-  groups_[from].valid = false;
-  groups_[from].key = kNoLink;
+  groups_[from].key = kNoLink;  // (the link's group is `into` from here on)
   free_groups_.push_back(from);
   touch(into);
   touch(from);

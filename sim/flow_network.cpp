@@ -32,7 +32,6 @@ FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology)
   const std::size_t n = groups_.link_count();
   done_bytes_.assign(n, 0.0);
   link_bytes_.assign(n, 0.0);
-  link_rate_.assign(n, 0.0);
 }
 
 void FlowNetwork::record_timeline(bool on) {
@@ -40,7 +39,7 @@ void FlowNetwork::record_timeline(bool on) {
   MESHSIM_ASSERT(on && started_ == 0, "link timelines are recorded from before the first flow");
   record_ = true;
   groups_.track_all_links();
-  timeline_.resize(link_rate_.size());
+  timeline_.resize(groups_.link_count());
 }
 
 FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Notify notify,
@@ -54,7 +53,7 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   for (double w : weights) MESHSIM_ASSERT(w > 0 && std::isfinite(w), "link weights must be positive");
   MESHSIM_ASSERT(size.count() >= 0, "a flow cannot have a negative size");
   MESHSIM_ASSERT(latency >= Time::zero(), "a flow cannot have a negative latency");
-  for (DirLinkId l : path) MESHSIM_ASSERT(l < link_rate_.size(), "flow path names an unknown link");
+  for (DirLinkId l : path) MESHSIM_ASSERT(l < groups_.link_count(), "flow path names an unknown link");
   MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
   FlowId id = 0;
   if (!free_.empty()) {
@@ -150,10 +149,7 @@ void FlowNetwork::solve(Time now) {
   solve_pending_ = false;
   groups_.solve(now);
   if (record_)
-    for (DirLinkId l : groups_.changed_links()) {
-      link_rate_[l] = groups_.load(l);
-      record_rate(l, now);
-    }
+    for (DirLinkId l : groups_.changed_links()) record_rate(l, now);
   for (const FlowGroups::GroupIndex g : groups_.touched()) {
     while (group_timer_.size() <= g) {
       const auto next = static_cast<std::uint32_t>(group_timer_.size());
@@ -180,9 +176,10 @@ void FlowNetwork::verify_rates() const {
 
 void FlowNetwork::record_rate(DirLinkId l, Time now) {
   auto& tl = timeline_[l];
-  if (!tl.empty() && tl.back().bytes_per_second == link_rate_[l]) return;
+  const double rate = groups_.load(l);
+  if (!tl.empty() && tl.back().bytes_per_second == rate) return;
   if (!tl.empty() && tl.back().at == now) tl.pop_back();
-  tl.push_back({now, link_rate_[l]});
+  tl.push_back({now, rate});
 }
 
 }  // namespace meshsim::sim

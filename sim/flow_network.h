@@ -156,7 +156,6 @@ class FlowNetwork final : public EventHandler {
   bool solve_pending_ = false;
   std::vector<double> done_bytes_;  // per link: carried by the flows done
   std::vector<double> link_bytes_;
-  std::vector<double> link_rate_;  // Σ w·rate of the link's flows, bytes/s (timelines only)
   bool record_ = false;
   bool check_ = false;
   std::vector<std::vector<RatePoint>> timeline_;

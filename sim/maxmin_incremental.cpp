@@ -54,21 +54,15 @@ void IncrementalMaxMin::attach(FlowIndex f, std::span<const LinkIndex> links,
     MESHSIM_ASSERT(l < links_.size(), "a flow's link exists");
     paths_.link[off + h] = l;
     paths_.weight[off + h] = weights.empty() ? 1.0 : weights[h];
-    paths_.slot[off + h] = static_cast<std::uint32_t>(links_[l].flows.size());
-    links_[l].flows.push_back({f, h});
+    paths_.enlist(links_[l].flows, off + h, f, h);
   }
 }
 
 // Takes flow f off its links' flow lists and returns its path block.
 void IncrementalMaxMin::detach(FlowIndex f) {
   const Flow& fl = flows_[f];
-  for (std::uint32_t h = 0; h < fl.len; ++h) {
-    Link& link = links_[paths_.link[fl.off + h]];
-    const std::uint32_t pos = paths_.slot[fl.off + h];
-    link.flows[pos] = link.flows.back();
-    paths_.slot[flows_[link.flows[pos].flow].off + link.flows[pos].hop] = pos;
-    link.flows.pop_back();
-  }
+  for (std::uint32_t i = fl.off; i < fl.off + fl.len; ++i)
+    paths_.unlist(links_[paths_.link[i]].flows, i, [&](FlowIndex g) { return flows_[g].off; });
   paths_.release(fl.off, fl.len);
 }
 

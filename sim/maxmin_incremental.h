@@ -147,11 +147,7 @@ class IncrementalMaxMin {
     double load = 0;
     double level = 0;      // rate of the flows bottlenecked here
     double max_other = 0;  // ≥ the rate of every flow here bottlenecked elsewhere
-    struct Entry {
-      FlowIndex flow;
-      std::uint32_t hop;
-    };
-    std::vector<Entry> flows;
+    std::vector<PathPool::Entry> flows;
     std::vector<FlowIndex> bneck;
   };
   // Scratch of one filling, per link of the region.

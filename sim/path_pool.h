@@ -13,6 +13,13 @@
 namespace meshsim::sim {
 
 struct PathPool {
+  /// What a link keeps of each flow crossing it: the flow, and the hop of
+  /// the flow's path that names the link.
+  struct Entry {
+    std::uint32_t flow;
+    std::uint32_t hop;
+  };
+
   std::vector<std::uint32_t> link;
   std::vector<double> weight;
   std::vector<std::uint32_t> slot;
@@ -33,6 +40,22 @@ struct PathPool {
     return off;
   }
   void release(std::uint32_t off, std::uint32_t len) { free_[len].push_back(off); }
+
+  /// Path entry `at` (hop `hop` of `flow`) joins `list`, its link's list.
+  void enlist(std::vector<Entry>& list, std::uint32_t at, std::uint32_t flow, std::uint32_t hop) {
+    slot[at] = static_cast<std::uint32_t>(list.size());
+    list.push_back({flow, hop});
+  }
+  /// Path entry `at` leaves `list`, its link's list; the entry moved into
+  /// its place learns its new slot (off_of(flow): where that flow's path
+  /// starts).
+  template <typename OffsetOf>
+  void unlist(std::vector<Entry>& list, std::uint32_t at, OffsetOf off_of) {
+    const std::uint32_t pos = slot[at];
+    list[pos] = list.back();
+    slot[off_of(list[pos].flow) + list[pos].hop] = pos;
+    list.pop_back();
+  }
 
  private:
   std::vector<std::vector<std::uint32_t>> free_;  // by length: offsets of free blocks
