@@ -28,7 +28,8 @@ class Filling {
         rem_(p.capacity),
         wsum_(p.capacity.size(), 0.0),
         unfrozen_(p.capacity.size(), 0),
-        rate_(p.flows.size(), -1.0) {
+        rate_(p.flows.size(), -1.0),
+        bottleneck_(p.flows.size(), MaxMinSolution::kFrozenAtCap) {
     for (std::size_t f = 0; f < p.flows.size(); ++f) {
       const MaxMinFlow& fl = p.flows[f];
       MESHSIM_ASSERT(fl.weights.empty() || fl.weights.size() == fl.links.size(), "one weight per link");
@@ -43,7 +44,7 @@ class Filling {
     }
   }
 
-  std::vector<double> run() {
+  MaxMinSolution run() {
     constexpr std::uint64_t kFlow = std::uint64_t{1} << 63;  // heap tag: kFlow | flow, else a link
     for (std::size_t l = 0; l < on_.size(); ++l)
       if (unfrozen_[l] > 0) heap_.push({rem_[l] / wsum_[l], l});
@@ -56,7 +57,7 @@ class Filling {
       if ((tag & kFlow) != 0) {
         const std::size_t f = tag & ~kFlow;
         if (rate_[f] < 0) {
-          freeze(f, key);
+          freeze(f, key, MaxMinSolution::kFrozenAtCap);
           --left;
         }
         continue;
@@ -69,17 +70,18 @@ class Filling {
       }
       for (const auto& [f, w] : on_[tag])
         if (rate_[f] < 0) {
-          freeze(f, share);
+          freeze(f, share, static_cast<std::uint32_t>(tag));
           --left;
         }
     }
     MESHSIM_ASSERT(left == 0, "progressive filling left flows without a rate");
-    return std::move(rate_);
+    return {std::move(rate_), std::move(bottleneck_)};
   }
 
  private:
-  void freeze(std::size_t f, double level) {
+  void freeze(std::size_t f, double level, std::uint32_t at) {
     rate_[f] = level;
+    bottleneck_[f] = at;
     const MaxMinFlow& fl = p_.flows[f];
     for (std::size_t k = 0; k < fl.links.size(); ++k) {
       const std::uint32_t l = fl.links[k];
@@ -96,12 +98,17 @@ class Filling {
   std::vector<double> wsum_;                                       // Σ weights of unfrozen flows
   std::vector<std::uint32_t> unfrozen_;
   std::vector<double> rate_;  // < 0: not frozen yet
+  std::vector<std::uint32_t> bottleneck_;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;
 };
 
 }  // namespace
 
 std::vector<double> max_min_rates(const MaxMinProblem& problem) {
+  return Filling(problem).run().rate;
+}
+
+MaxMinSolution max_min_solve(const MaxMinProblem& problem) {
   return Filling(problem).run();
 }
 

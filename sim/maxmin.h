@@ -53,6 +53,15 @@ struct MaxMinProblem {
 /// The max-min fair rate of every flow (indexed like problem.flows).
 [[nodiscard]] std::vector<double> max_min_rates(const MaxMinProblem& problem);
 
+/// The rates and, per flow, where progressive filling froze it: a link
+/// index (a saturated link on which it is fastest), or kFrozenAtCap.
+struct MaxMinSolution {
+  static constexpr std::uint32_t kFrozenAtCap = UINT32_MAX;
+  std::vector<double> rate;
+  std::vector<std::uint32_t> bottleneck;
+};
+[[nodiscard]] MaxMinSolution max_min_solve(const MaxMinProblem& problem);
+
 /// The first condition of the definition above that `rates` break (a
 /// sentence naming the flow or link), or nothing when they are the max-min
 /// fair rates within `tolerance` (relative).
