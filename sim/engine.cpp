@@ -20,7 +20,7 @@ void Engine::clock_overflow() {
 void Engine::schedule(Time at, EventHandler* handler, std::uint32_t payload, std::uint32_t version) {
   MESHSIM_ASSERT(at >= now_, "events cannot be scheduled in the past");
   MESHSIM_ASSERT(handler != nullptr, "an event needs a handler");
-  push(Event{at, seq_++, handler, payload, version});
+  queue_.push(Event{at, seq_++, handler, payload, version});
 }
 
 void Engine::schedule(Time at, std::function<void()> fn) {
@@ -35,7 +35,7 @@ void Engine::schedule(Time at, std::function<void()> fn) {
     slot = static_cast<std::uint32_t>(closures_.size());
     closures_.push_back(std::move(fn));
   }
-  push(Event{at, seq_++, nullptr, slot, 0});
+  queue_.push(Event{at, seq_++, nullptr, slot, 0});
 }
 
 bool Engine::step() {
@@ -56,13 +56,13 @@ bool Engine::step_to(Time next) {
 // Runs the earliest of the plain and the timer events.
 void Engine::next_event() {
   if (!timer_heap_.empty() &&
-      (queue_.empty() || timer_heap_.front() < TimerEntry{queue_.front().at, queue_.front().seq, 0})) {
+      (queue_.empty() || timer_heap_.front() < TimerEntry{queue_.top().at, queue_.top().seq, 0})) {
     const TimerEntry top = timer_heap_.front();
     timer_remove(0);
     const Timer& t = timers_[top.timer];
     dispatch(Event{top.at, top.seq, t.handler, t.payload, 0});
   } else {
-    dispatch(pop());
+    dispatch(queue_.pop());
   }
 }
 
@@ -81,7 +81,7 @@ void Engine::dispatch(const Event& e) {
 // The earliest pending event's time; Time::max() when none is pending.
 Time Engine::next_time() const {
   Time t = Time::max();
-  if (!queue_.empty()) t = queue_.front().at;
+  if (!queue_.empty()) t = queue_.top().at;
   if (!timer_heap_.empty() && timer_heap_.front().at < t) t = timer_heap_.front().at;
   return t;
 }
@@ -95,8 +95,8 @@ void Engine::end_instant() {
 void Engine::run(Time until) {
   while (true) {
     if (timer_heap_.empty() && instant_end_.empty()) {  // plain events only: the short way
-      if (queue_.empty() || queue_.front().at > until) return;
-      dispatch(pop());
+      if (queue_.empty() || queue_.top().at > until) return;
+      dispatch(queue_.pop());
       continue;
     }
     const Time next = next_time();
@@ -176,40 +176,6 @@ void Engine::timer_remove(std::size_t i) {
     timer_up(i, last);
   else
     timer_down(i, last);
-}
-
-void Engine::push(const Event& e) {
-  std::size_t i = queue_.size();
-  queue_.push_back(e);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
-    if (!(queue_[parent] > e)) break;
-    queue_[i] = queue_[parent];
-    i = parent;
-  }
-  queue_[i] = e;
-}
-
-Engine::Event Engine::pop() {
-  const Event top = queue_.front();
-  const Event last = queue_.back();
-  queue_.pop_back();
-  const std::size_t n = queue_.size();
-  if (n == 0) return top;
-  std::size_t i = 0;
-  while (true) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c)
-      if (queue_[best] > queue_[c]) best = c;
-    if (!(last > queue_[best])) break;
-    queue_[i] = queue_[best];
-    i = best;
-  }
-  queue_[i] = last;
-  return top;
 }
 
 }  // namespace meshsim::sim

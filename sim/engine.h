@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "sim/quad_heap.h"
 
 namespace meshsim::sim {
 
@@ -94,13 +95,13 @@ class Engine {
     EventHandler* handler;  // nullptr: payload indexes closures_
     std::uint32_t payload;
     std::uint32_t version;  // 32 bytes an event: the queue is memory-bound
-    bool operator>(const Event& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  struct EventBefore {
+    bool operator()(const Event& a, const Event& b) const {
+      return a.at != b.at ? a.at < b.at : a.seq < b.seq;
+    }
   };
 
-  // A 4-ary min-heap on (at, seq): half the depth of a binary heap, and
-  // the four children of a node share a cache line or two.
-  void push(const Event& e);
-  Event pop();
   void dispatch(const Event& e);
   void next_event();
   bool step_to(Time next);
@@ -129,7 +130,7 @@ class Engine {
   Time now_;
   std::uint64_t seq_ = 0;
   std::uint64_t processed_ = 0;
-  std::vector<Event> queue_;
+  QuadHeap<Event, EventBefore> queue_;  // on (at, seq)
   std::vector<std::function<void()>> closures_;
   std::vector<std::uint32_t> free_closures_;
   std::vector<Timer> timers_;
