@@ -3,21 +3,22 @@
 // Targets (docs/performance.md keeps the measured figures): the bare engine
 // >= 40 million events/s with 16 pending; flows of random sizes and start
 // times on a 1,024-GPU tree (below): 10,000 in <= 0.5 s and <= 100 MB,
-// 100,000 in <= 10 s and <= 2 GB. The large cases take long; pick cases
-// with --benchmark_filter, e.g. 'Engine|MaxMin|/1000/|/10000/', and run one
-// case per process for its peak memory (peak_rss_MB is the process's).
+// 100,000 in <= 10 s and <= 2 GB. Pick cases with --benchmark_filter, e.g.
+// 'Engine|MaxMin|/1000/|/10000/', and run one case per process for its
+// peak memory (peak_rss_MB is the process's).
 //
 // The realistic case (RandomSizesAndStarts): flows of random sizes (1-256
 // MiB) between random GPU pairs, starting at random times over 10 ms, on
 // the same 1,024 GPUs with 4:1 oversubscribed leaf uplinks: every start
 // and end is its own instant, so events do not batch. MaxMinRates times the
 // pure solver (sim/maxmin.h) on the rates of N such flows at once. The
-// counters: solves (one per instant with a change), rounds (solver solves
-// within them), regroups (group rate or member changes), splits and tracks
-// (groups split, links tracked: sim/flow_groups.h); of the solver under the
-// groups: fillings (progressive fillings of a region,
-// sim/maxmin_incremental.h), rerated (groups in those fillings), changed
-// (group rates that moved), fallbacks (whole-component fills).
+// counters (sim/bottleneck_structure.h, sim/flow_groups.h): solves (one
+// per instant with a change), repairs (links repaired), pushes (out-edges
+// a level change moved), moves (flows whose bottleneck moved), takes
+// (in-edges taken in), joins (links that joined the structure), trips
+// (levels that rose past their passive out-edges' allowance), rebuilds
+// (batches solved afresh), levels (level changes), retimed (group timers
+// moved).
 
 #include <random>
 #include <sys/resource.h>
@@ -101,7 +102,7 @@ struct Starter final : EventHandler {
 void run_flows(benchmark::State& state, const Topology& t, const std::vector<RandomFlow>& flows) {
   for (const RandomFlow& f : flows) (void)t.route(f.a, f.b);
   std::uint64_t events = 0;
-  IncrementalMaxMin::Stats s;
+  BottleneckStructure::Stats s;
   FlowGroups::Stats g;
   for (auto _ : state) {
     Engine e;
@@ -113,20 +114,21 @@ void run_flows(benchmark::State& state, const Topology& t, const std::vector<Ran
     for (std::uint32_t i = 0; i < flows.size(); ++i) e.schedule(flows[i].start, &starter, i);
     e.run();
     events = e.events_processed();
-    s = net.solver_stats();
+    s = net.structure_stats();
     g = net.group_stats();
     benchmark::DoNotOptimize(e.now());
   }
   state.counters["events"] = static_cast<double>(events);
   state.counters["solves"] = static_cast<double>(g.solves);
-  state.counters["rounds"] = static_cast<double>(g.rounds);
-  state.counters["regroups"] = static_cast<double>(g.regroups);
-  state.counters["splits"] = static_cast<double>(g.splits);
-  state.counters["tracks"] = static_cast<double>(g.tracks);
-  state.counters["fillings"] = static_cast<double>(s.rounds);
-  state.counters["rerated"] = static_cast<double>(s.rerated);
-  state.counters["changed"] = static_cast<double>(s.changed);
-  state.counters["fallbacks"] = static_cast<double>(s.fallbacks);
+  state.counters["repairs"] = static_cast<double>(s.repairs);
+  state.counters["pushes"] = static_cast<double>(s.pushes);
+  state.counters["moves"] = static_cast<double>(s.moves);
+  state.counters["takes"] = static_cast<double>(s.takes);
+  state.counters["joins"] = static_cast<double>(s.joins);
+  state.counters["trips"] = static_cast<double>(s.trips);
+  state.counters["rebuilds"] = static_cast<double>(s.rebuilds);
+  state.counters["levels"] = static_cast<double>(s.level_changes);
+  state.counters["retimed"] = static_cast<double>(g.retimed);
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
   state.counters["peak_rss_MB"] = static_cast<double>(u.ru_maxrss) / 1024.0;

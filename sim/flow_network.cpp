@@ -168,7 +168,7 @@ void FlowNetwork::solve(Time now) {
 
 // Every active flow's rate, checked against the optimality conditions.
 void FlowNetwork::verify_rates() const {
-  const FlowGroups::Snapshot s = groups_.snapshot();
+  const BottleneckStructure::Snapshot s = groups_.snapshot();
   if (const auto broken = check_max_min(s.problem, s.rates))
     MESHSIM_ASSERT(false,
                    fmt::format("rates at {} are not max-min fair: {}", human_string(engine_.now()), *broken));

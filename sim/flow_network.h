@@ -23,12 +23,12 @@
 //
 // Rates change only when a flow becomes active or finishes. All changes at
 // one instant are solved once, at the end of the instant (after every
-// event at that time, Engine::at_instant_end), by sim/flow_groups.h: flows
-// that share a bottleneck are rated, and advance, as one group, so a rate
-// change costs one update per group, and re-rating is limited to the
-// groups whose rate can change (sim/maxmin_incremental.h). Each group's
-// next completion is a timer of the engine, moved in place when the
-// group's rate or members change.
+// event at that time, Engine::at_instant_end), by repairing the
+// bottleneck structure where the changes reach it
+// (sim/bottleneck_structure.h); flows limited by one link advance as one
+// group (sim/flow_groups.h), so a rate change costs one update per group.
+// Each group's next completion is a timer of the engine, moved in place
+// when the group's rate or members change.
 //
 // Flow ids are slots: an id is free again when its client is told that the
 // flow is done. Slots, paths, groups and timers are recycled, so a run of
@@ -116,9 +116,11 @@ class FlowNetwork final : public EventHandler {
   /// Capacity of each directed link, bytes per second.
   [[nodiscard]] double link_capacity(DirLinkId l) const { return groups_.capacity(l); }
   /// Counters of the groups (solves: one per instant with a change) and
-  /// of the solver under them (for benchmarks and tests).
+  /// of the bottleneck structure under them (for benchmarks and tests).
   [[nodiscard]] const FlowGroups::Stats& group_stats() const { return groups_.stats(); }
-  [[nodiscard]] const IncrementalMaxMin::Stats& solver_stats() const { return groups_.solver_stats(); }
+  [[nodiscard]] const BottleneckStructure::Stats& structure_stats() const {
+    return groups_.structure_stats();
+  }
 
   void on_event(Time now, std::uint32_t payload, std::uint32_t version) override;
 

@@ -1,9 +1,10 @@
 #pragma once
 // Flat storage for the paths of flows that come and go: per path entry, a
-// link, the flow's weight on it, and the entry's place in that link's list
-// of flows. A path is a block of consecutive entries; freed blocks are
-// reused by paths of the same length, so the pool grows to the most paths
-// held at once, not the paths ever stored.
+// link, the flow's weight on it, and the entry's places in two lists that
+// hold it (its link's list of flows, and an edge's list of members in
+// sim/bottleneck_structure.h). A path is a block of consecutive entries;
+// freed blocks are reused by paths of the same length, so the pool grows
+// to the most paths held at once, not the paths ever stored.
 
 #include <cstdint>
 #include <vector>
@@ -13,16 +14,18 @@
 namespace meshsim::sim {
 
 struct PathPool {
-  /// What a link keeps of each flow crossing it: the flow, and the hop of
-  /// the flow's path that names the link.
+  /// What a list keeps of each entry: the flow, and the hop of its path.
   struct Entry {
     std::uint32_t flow;
     std::uint32_t hop;
   };
+  static constexpr std::uint32_t kNoEdge = UINT32_MAX;
 
   std::vector<std::uint32_t> link;
   std::vector<double> weight;
-  std::vector<std::uint32_t> slot;
+  std::vector<std::uint32_t> slot;   // place in the link's list
+  std::vector<std::uint32_t> edge;   // the edge it is a member of, or kNoEdge
+  std::vector<std::uint32_t> eslot;  // place in that edge's list
 
   /// The offset of a block of `len` entries (contents unspecified).
   std::uint32_t alloc(std::uint32_t len) {
@@ -34,26 +37,31 @@ struct PathPool {
     }
     MESHSIM_ASSERT(link.size() + len < UINT32_MAX - 1, "flow path pool overflow");
     const auto off = static_cast<std::uint32_t>(link.size());
-    link.resize(link.size() + len);
-    weight.resize(link.size());
-    slot.resize(link.size());
+    const std::size_t n = link.size() + len;
+    link.resize(n);
+    weight.resize(n);
+    slot.resize(n);
+    edge.resize(n, kNoEdge);
+    eslot.resize(n);
     return off;
   }
   void release(std::uint32_t off, std::uint32_t len) { free_[len].push_back(off); }
 
-  /// Path entry `at` (hop `hop` of `flow`) joins `list`, its link's list.
-  void enlist(std::vector<Entry>& list, std::uint32_t at, std::uint32_t flow, std::uint32_t hop) {
-    slot[at] = static_cast<std::uint32_t>(list.size());
+  /// Path entry `at` (hop `hop` of `flow`) joins `list`; `slots` (slot or
+  /// eslot) records where.
+  static void enlist(std::vector<Entry>& list, std::vector<std::uint32_t>& slots, std::uint32_t at,
+                     std::uint32_t flow, std::uint32_t hop) {
+    slots[at] = static_cast<std::uint32_t>(list.size());
     list.push_back({flow, hop});
   }
-  /// Path entry `at` leaves `list`, its link's list; the entry moved into
-  /// its place learns its new slot (off_of(flow): where that flow's path
-  /// starts).
+  /// Path entry `at` leaves `list`; the entry moved into its place learns
+  /// its new position (off_of(flow): where that flow's path starts).
   template <typename OffsetOf>
-  void unlist(std::vector<Entry>& list, std::uint32_t at, OffsetOf off_of) {
-    const std::uint32_t pos = slot[at];
+  static void unlist(std::vector<Entry>& list, std::vector<std::uint32_t>& slots, std::uint32_t at,
+                     OffsetOf off_of) {
+    const std::uint32_t pos = slots[at];
     list[pos] = list.back();
-    slot[off_of(list[pos].flow) + list[pos].hop] = pos;
+    slots[off_of(list[pos].flow) + list[pos].hop] = pos;
     list.pop_back();
   }
 
