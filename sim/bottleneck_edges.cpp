@@ -72,6 +72,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   E.out_slot = static_cast<std::uint32_t>(out.size());
   lists_[head].in.push_back(e);
   out.push_back({head, e, 0.0, links_[tail].level});
+  links_[tail].leaf = lists_[tail].out.empty();
   edge_at_.insert(key, e);
   return e;
 }
@@ -86,6 +87,7 @@ void BottleneckStructure::drop_edge(EdgeIndex e) {
   edges_[out.back().edge].out_slot = E.out_slot;
   out[E.out_slot] = out.back();
   out.pop_back();
+  links_[E.tail].leaf = lists_[E.tail].out.empty();
   // A link with no in-edges uses nothing of anyone: its running sum
   // starts again from an exact zero.
   if (in.empty()) {
@@ -112,7 +114,38 @@ void BottleneckStructure::queue(LinkIndex l) {
   else
     return;
   L.queued = true;
-  heap_.push({key, l});
+  if (lists_[l].waited != batch_) {
+    lists_[l].waited = batch_;
+    ++batch_waiting_;
+  }
+  if (L.leaf && L.limited > 0)
+    leaves_.push_back(l);
+  else
+    heap_.push({key, l});
+}
+
+// Repairs the waiting links: those on the heap in level order, then the
+// leaves (whose repairs may queue more). False when the batch has run
+// past kMaxRepairs repairs per link it queued: the repair is not
+// settling, and the caller builds afresh.
+bool BottleneckStructure::drain() {
+  const auto within = [&] { return ++batch_repairs_ <= kMaxRepairs * batch_waiting_; };
+  for (;;) {
+    while (!heap_.empty()) {
+      const LinkIndex l = heap_.pop().link;
+      links_[l].queued = false;
+      repair(l);
+      if (!within()) return false;
+    }
+    if (leaves_.empty()) return true;
+    draining_.swap(leaves_);
+    for (const LinkIndex l : draining_) {
+      links_[l].queued = false;
+      repair(l);
+    }
+    draining_.clear();
+    if (!within()) return false;
+  }
 }
 
 // Link l is repaired: it takes in faster in-edges if (3) or (2) is

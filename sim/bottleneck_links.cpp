@@ -106,6 +106,7 @@ void BottleneckStructure::leave_links(FlowIndex f) {
 void BottleneckStructure::rebuild() {
   ++stats_.rebuilds;
   heap_.clear();
+  leaves_.clear();
   MaxMinProblem p;
   std::vector<std::uint32_t> local(links_.size(), kNone);  // link → its index in p
   std::vector<LinkIndex> global;
@@ -146,6 +147,7 @@ void BottleneckStructure::rebuild() {
     L.limited = 0;
     L.level = L.allow = L.alarm = kInf;
     L.queued = L.stale = false;
+    L.leaf = true;
   }
   // Each flow limited where the filling froze it, at the level it froze at.
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -166,11 +168,9 @@ void BottleneckStructure::rebuild() {
       if (h != flows_[f].bneck && hop_kept(f, h)) join_edge(f, h);
   }
   for (LinkIndex l : global) queue(l);
-  while (!heap_.empty()) {
-    const LinkIndex l = heap_.pop().link;
-    links_[l].queued = false;
-    repair(l);
-  }
+  batch_repairs_ = 0;
+  const bool settled = drain();
+  MESHSIM_ASSERT(settled, "the bottleneck structure settles after a rebuild");
 }
 
 }  // namespace meshsim::sim

@@ -26,6 +26,7 @@ void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
   E.out_slot = static_cast<std::uint32_t>(to.size());
   E.passive = passive;
   to.push_back(o);
+  links_[E.tail].leaf = T.out.empty();
 }
 
 // Link l starts limiting flows: its F becomes exact (its in-edges' tails

@@ -181,6 +181,7 @@ void BottleneckStructure::open_batch() {
   batch_open_ = true;
   ++batch_;
   batch_repairs_ = 0;
+  batch_waiting_ = 0;
   noted_levels_.clear();
   noted_moves_.clear();
   noted_links_.clear();
@@ -209,19 +210,7 @@ void BottleneckStructure::touch(LinkIndex l) {
 
 void BottleneckStructure::solve() {
   open_batch();
-  if (added_ > 64 && added_ > active_ / 2) {
-    rebuild();
-  } else {
-    while (!heap_.empty()) {
-      const LinkIndex l = heap_.pop().link;
-      links_[l].queued = false;
-      repair(l);
-      if (++batch_repairs_ > kMaxRepairs * (noted_levels_.size() + 64)) {
-        rebuild();
-        break;
-      }
-    }
-  }
+  if ((added_ > 64 && added_ > active_ / 2) || !drain()) rebuild();
   close_batch();
   ++stats_.solves;
 }

@@ -28,7 +28,9 @@
 //
 // Repair. A batch of additions and removals breaks (1)-(3) only at links
 // whose W, F or in-edge levels it changes; those are queued, lowest level
-// first (the order in which edges climb), and each is repaired in turn:
+// first (the order in which edges climb; links whose level moves no
+// other, having no out-edges to links that limit flows, after all the
+// others), and each is repaired in turn:
 //   - If an in-edge (l, b) breaks (3) (λ_b above the level l would have),
 //     or l is over capacity with W_l = 0, l takes in its fastest in-edges
 //     (water-filling: in decreasing λ_b while λ_b is above the level they
@@ -42,8 +44,8 @@
 // changed: the rates are the max-min fair rates. The repair is a
 // label-correcting iteration: a link may be repaired more than once, but
 // low levels settle first (in any other order, three to four times as
-// many repairs). Should a batch run past kMaxRepairs repairs per level it
-// changed, or add more flows than are active, the structure is built
+// many repairs). Should a batch run past kMaxRepairs repairs per link it
+// queued, or add more flows than are active, the structure is built
 // afresh from a progressive filling (max_min_solve) instead.
 //
 // Passive links. A kept link that limits no flow (W_l = 0) only has to
@@ -105,7 +107,7 @@ class BottleneckStructure {
   using LinkIndex = std::uint32_t;
   static constexpr std::uint32_t kNone = UINT32_MAX;
   static constexpr int kCandidates = 6;
-  static constexpr std::uint32_t kRefresh = 64;
+  static constexpr std::uint32_t kRefresh = 256;
   static constexpr std::uint64_t kMaxRepairs = 64;
 
   /// Links with these capacities (bytes per second, each > 0).
@@ -199,6 +201,7 @@ class BottleneckStructure {
     bool left_out = false;      // carries no more than another link
     bool queued = false;
     bool stale = false;  // passive, with in-edges not yet counted in allow
+    bool leaf = true;    // no out-edges to links that limit flows
   };
   // An out-edge as its tail keeps it: the head, the edge's weight A, and
   // (to a passive head) the tail's level that the head's F counts.
@@ -220,6 +223,7 @@ class BottleneckStructure {
     std::uint32_t repairs = 0;
     std::uint64_t noted = 0;  // == batch_: in noted_levels_
     std::uint64_t touched = 0;
+    std::uint64_t waited = 0;  // == batch_: counted in batch_waiting_
   };
   struct Edge {
     LinkIndex head = 0;  // l: the link its flows cross
@@ -271,6 +275,7 @@ class BottleneckStructure {
   EdgeIndex edge(LinkIndex head, LinkIndex tail);
   void drop_edge(EdgeIndex e);
   void queue(LinkIndex l);
+  bool drain();
   void repair(LinkIndex l);
   double take_in(LinkIndex l, double level);
   void set_level(LinkIndex l, double level);
@@ -318,9 +323,12 @@ class BottleneckStructure {
     }
   };
   QuadHeap<Waiting, WaitingBefore> heap_;
+  std::vector<LinkIndex> leaves_;  // waiting links with no out-edges to links that limit flows
+  std::vector<LinkIndex> draining_;
   std::uint64_t batch_ = 1;
   bool batch_open_ = false;
   std::uint64_t batch_repairs_ = 0;
+  std::uint64_t batch_waiting_ = 0;        // links queued in this batch
   std::vector<LevelChange> noted_levels_;  // this batch's, then filtered into level_changes_
   std::vector<Move> noted_moves_;
   std::vector<LinkIndex> noted_links_;
