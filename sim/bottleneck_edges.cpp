@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "sim/bottleneck_structure.h"
 #include "sim/numeric.h"
+#include "sim/slots.h"
 
 namespace meshsim::sim {
 
@@ -55,14 +56,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   const std::uint64_t key = (std::uint64_t{tail} << 32) | head;
   EdgeIndex e = edge_at_.find(key);
   if (e != FlatIndex::kAbsent) return e;
-  if (!free_edges_.empty()) {
-    e = free_edges_.back();
-    free_edges_.pop_back();
-  } else {
-    MESHSIM_ASSERT(edges_.size() < kNone - 1, "too many edges");
-    e = static_cast<EdgeIndex>(edges_.size());
-    edges_.emplace_back();
-  }
+  e = take_slot(edges_, free_edges_, kNone - 1, "too many edges");
   Edge& E = edges_[e];
   E.head = head;
   E.tail = tail;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "sim/numeric.h"
+#include "sim/slots.h"
 
 namespace meshsim::sim {
 
@@ -33,15 +34,7 @@ BottleneckStructure::FlowIndex BottleneckStructure::add(std::span<const LinkInde
   MESHSIM_ASSERT(!links.empty() || cap > 0, "a flow crosses a link or has a cap");
   MESHSIM_ASSERT(cap >= 0 && std::isfinite(cap), "a flow's cap is finite and not negative");
   open_batch();
-  FlowIndex f = 0;
-  if (!free_flows_.empty()) {
-    f = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    MESHSIM_ASSERT(flows_.size() < kNone - 1, "too many flows");
-    f = static_cast<FlowIndex>(flows_.size());
-    flows_.emplace_back();
-  }
+  const FlowIndex f = take_slot(flows_, free_flows_, kNone - 1, "too many flows");
   const auto n = static_cast<std::uint32_t>(links.size());
   const std::uint32_t len = n + (cap > 0 ? 1 : 0);
   const std::uint32_t off = paths_.alloc(len);
@@ -76,18 +69,10 @@ BottleneckStructure::FlowIndex BottleneckStructure::add(std::span<const LinkInde
 
 // A link of its own for a capped flow: capacity `cap`, weight 1.
 BottleneckStructure::LinkIndex BottleneckStructure::new_cap_link(double cap) {
-  LinkIndex c = 0;
-  if (!free_cap_links_.empty()) {
-    c = free_cap_links_.back();
-    free_cap_links_.pop_back();
-  } else {
-    MESHSIM_ASSERT(links_.size() < kNone - 1, "too many capped flows");
-    c = static_cast<LinkIndex>(links_.size());
-    links_.emplace_back();
-    lists_.emplace_back();
-    mark_.push_back(0);
-    mark_weight_.push_back(0.0);
-  }
+  const LinkIndex c = take_slot(links_, free_cap_links_, kNone - 1, "too many capped flows");
+  lists_.resize(links_.size());
+  mark_.resize(links_.size(), 0);
+  mark_weight_.resize(links_.size(), 0.0);
   MESHSIM_ASSERT(lists_[c].in.empty() && lists_[c].out.empty() && links_[c].limited == 0,
                  "a free cap link is empty");
   links_[c] = Link{};

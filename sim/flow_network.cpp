@@ -9,6 +9,7 @@
 #include "core/unit_strings.h"
 #include "sim/maxmin.h"
 #include "sim/numeric.h"
+#include "sim/slots.h"
 
 namespace meshsim::sim {
 
@@ -55,15 +56,8 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   MESHSIM_ASSERT(latency >= Time::zero(), "a flow cannot have a negative latency");
   for (DirLinkId l : path) MESHSIM_ASSERT(l < groups_.link_count(), "flow path names an unknown link");
   MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
-  FlowId id = 0;
-  if (!free_.empty()) {
-    id = free_.back();
-    free_.pop_back();
-  } else {
-    MESHSIM_ASSERT(flows_.size() < (std::size_t{1} << 30), "more than 2^30 flows in flight in one network");
-    id = static_cast<FlowId>(flows_.size());
-    flows_.emplace_back();
-  }
+  const FlowId id =
+      take_slot(flows_, free_, std::size_t{1} << 30, "more than 2^30 flows in flight in one network");
   Flow& fl = flows_[id];
   fl.path = std::move(path);
   fl.weights.assign(weights.begin(), weights.end());

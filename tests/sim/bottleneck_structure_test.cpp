@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "sim/maxmin.h"
+#include "tests/sim/max_min_agreement.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
@@ -15,32 +16,9 @@ namespace {
 
 using Index = BottleneckStructure::FlowIndex;
 
-bool close(double a, double b, double rel = 1e-9) {
-  return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
-}
-
 Index add(BottleneckStructure& s, std::vector<std::uint32_t> links, std::vector<double> weights = {},
           double cap = 0) {
   return s.add(links, weights, cap);
-}
-
-// The structure's rates against max_min_rates and check_max_min on the
-// same flows, and its own invariants: the number of flows whose rate
-// disagrees (1e-9 relative), or 1 when a check fails.
-int disagreements(const BottleneckStructure& s) {
-  if (const auto broken = s.check()) {
-    UNSCOPED_INFO(*broken);
-    return 1;
-  }
-  const BottleneckStructure::Snapshot snap = s.snapshot();
-  if (const auto broken = check_max_min(snap.problem, snap.rates)) {
-    UNSCOPED_INFO(*broken);
-    return 1;
-  }
-  const std::vector<double> ref = max_min_rates(snap.problem);
-  int bad = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) bad += close(snap.rates[i], ref[i]) ? 0 : 1;
-  return bad;
 }
 
 }  // namespace

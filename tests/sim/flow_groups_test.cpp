@@ -10,6 +10,7 @@
 #include "sim/bottleneck_structure.h"
 #include "sim/maxmin.h"
 #include "sim/numeric.h"
+#include "tests/sim/max_min_agreement.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
@@ -17,22 +18,6 @@ using namespace meshsim::sim;
 namespace {
 
 using Index = FlowGroups::FlowIndex;
-
-bool close(double a, double b, double rel = 1e-9) {
-  return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b));
-}
-
-// The groups' rates against max_min_rates and check_max_min on the same
-// flows: the number of flows whose rate disagrees (1e-9 relative), or 1
-// when the optimality check fails.
-int disagreements(const FlowGroups& g) {
-  const BottleneckStructure::Snapshot s = g.snapshot();
-  if (check_max_min(s.problem, s.rates)) return 1;
-  const auto ref = max_min_rates(s.problem);
-  int bad = 0;
-  for (std::size_t i = 0; i < ref.size(); ++i) bad += close(s.rates[i], ref[i]) ? 0 : 1;
-  return bad;
-}
 
 Index add(FlowGroups& g, std::vector<std::uint32_t> links, double bytes = 1e9) {
   return g.add(links, {}, 0.0, bytes, Time::zero());
@@ -78,7 +63,7 @@ std::vector<Time> run_grouped(const std::vector<double>& capacity, const std::ve
       who[g.add(s.flow.links, s.flow.weights, s.flow.cap, s.bytes, t)] = next;
     }
     g.solve(t);
-    bad_rates += disagreements(g);
+    bad_rates += disagreements(g.structure());
     for (const FlowGroups::GroupIndex x : g.touched()) {
       if (due.size() <= x) due.resize(x + 1, Time::max());
       due[x] = g.next_done(x);
@@ -140,7 +125,7 @@ TEST_CASE("flows behind one bottleneck are one group", "[groups]") {
   CHECK(g.group_of(b) == g.group_of(c));
   CHECK_FALSE(g.structure().kept(1));
   CHECK(g.touched() == std::vector<FlowGroups::GroupIndex>{0});
-  CHECK(disagreements(g) == 0);
+  CHECK(disagreements(g.structure()) == 0);
 }
 
 TEST_CASE("a flow whose bottleneck moves takes its remaining bytes to the new group", "[groups]") {
@@ -165,7 +150,7 @@ TEST_CASE("a flow whose bottleneck moves takes its remaining bytes to the new gr
   CHECK(g.next_done(1) == Time::max());
   const Time b_done = Time::ms(1) + duration_up((1e9 - 6e6) / (10e9 / 3));
   CHECK(std::llabs(g.next_done(0).count_ps() - b_done.count_ps()) <= 1);
-  CHECK(disagreements(g) == 0);
+  CHECK(disagreements(g.structure()) == 0);
 }
 
 TEST_CASE("a member leaves its group when done and the others speed up", "[groups]") {
