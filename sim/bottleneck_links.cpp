@@ -8,14 +8,14 @@
 namespace meshsim::sim {
 
 namespace {
-// Paths longer than this (the lockstep flows of long rings) do not look
-// for links to leave out: their links are kept.
-constexpr std::uint32_t kLongPath = 64;
+// A link looks this far down its first flow's links, tightest first, for
+// candidates heavy enough (a bound for the lockstep flows of long rings).
+constexpr std::uint32_t kLook = 64;
 }  // namespace
 
 // Flow f enters the lists of its network links; each link's candidates
-// are chosen (first flow) or thinned, and a link left without any joins
-// the structure.
+// are chosen (its first flow: f's hops ordered by tightness once) or
+// thinned, and a link left without any joins the structure.
 void BottleneckStructure::enter_links(FlowIndex f) {
   const Flow& fl = flows_[f];
   ++mark_stamp_;
@@ -23,41 +23,42 @@ void BottleneckStructure::enter_links(FlowIndex f) {
     mark_[link_at(f, h)] = mark_stamp_;
     mark_weight_[link_at(f, h)] = weight_at(f, h);
   }
+  tightest_.clear();
   for (std::uint32_t h = 0; h < fl.links; ++h) {
     const LinkIndex l = link_at(f, h);
     Lists& L = lists_[l];
     PathPool::enlist(L.flows, paths_.slot, fl.off + h, f, h);
-    if (L.flows.size() == 1)
-      first_flow(l, f, h);
-    else if (!kept(l))
-      thin(l, f, h);
+    if (L.flows.size() > 1) {
+      if (!kept(l)) thin(l, f, h);
+      continue;
+    }
+    if (tightest_.empty()) {
+      for (std::uint32_t k = 0; k < fl.links; ++k) tightest_.push_back(link_at(f, k));
+      std::sort(tightest_.begin(), tightest_.end(), [&](LinkIndex a, LinkIndex b) { return tighter(a, b); });
+    }
+    first_flow(l, f, h);
   }
 }
 
-// The links of f's path that could carry everything l carries: no more
-// capacity (ties to the lower index), at least f's weight on l. The
-// kCandidates tightest are kept, the tightest first.
+// Link a has less capacity than b, or as much and a lower index: the
+// order in which links may be left out behind others (it has no cycles).
+bool BottleneckStructure::tighter(LinkIndex a, LinkIndex b) const {
+  return links_[a].capacity != links_[b].capacity ? links_[a].capacity < links_[b].capacity : a < b;
+}
+
+// The links of f's path that could carry everything l carries: tighter
+// than l, and crossed at least as heavily; the kCandidates tightest of
+// them (f's links ordered by tightness in tightest_).
 void BottleneckStructure::first_flow(LinkIndex l, FlowIndex f, std::uint32_t hop) {
   Lists& L = lists_[l];
   L.ncand = 0;
   links_[l].left_out = false;
-  const Flow& fl = flows_[f];
-  if (keep_all_ || fl.links > kLongPath) return;
-  const auto tighter = [&](LinkIndex a, LinkIndex b) {
-    return links_[a].capacity != links_[b].capacity ? links_[a].capacity < links_[b].capacity : a < b;
-  };
+  if (keep_all_) return;
   const double w = weight_at(f, hop);
-  for (std::uint32_t h = 0; h < fl.links; ++h) {
-    const LinkIndex m = link_at(f, h);
-    if (h == hop || !tighter(m, l) || weight_at(f, h) < w) continue;
-    if (L.ncand < kCandidates) {
-      L.cand[L.ncand++] = m;
-    } else if (tighter(m, L.cand[kCandidates - 1])) {
-      L.cand[kCandidates - 1] = m;
-    } else {
-      continue;
-    }
-    std::sort(L.cand.begin(), L.cand.begin() + L.ncand, tighter);
+  for (std::uint32_t i = 0; i < tightest_.size() && i < kLook && L.ncand < kCandidates; ++i) {
+    const LinkIndex m = tightest_[i];
+    if (!tighter(m, l)) break;
+    if (mark_weight_[m] >= w) L.cand[L.ncand++] = m;
   }
   links_[l].left_out = L.ncand > 0;
 }

@@ -293,6 +293,7 @@ class BottleneckStructure {
   // bottleneck_links.cpp: links left out, and building afresh.
   void enter_links(FlowIndex f);
   void leave_links(FlowIndex f);
+  [[nodiscard]] bool tighter(LinkIndex a, LinkIndex b) const;
   void first_flow(LinkIndex l, FlowIndex f, std::uint32_t hop);
   void thin(LinkIndex l, FlowIndex f, std::uint32_t hop);
   void keep(LinkIndex l, FlowIndex f);
@@ -341,6 +342,7 @@ class BottleneckStructure {
   std::vector<FlowIndex> movers_;
   std::vector<std::uint64_t> mark_;  // per link: == mark_stamp_ when on the flow being joined
   std::vector<double> mark_weight_;
+  std::vector<LinkIndex> tightest_;  // the links of the flow being joined, tightest first
   std::uint64_t mark_stamp_ = 0;
   Stats stats_;
 };
