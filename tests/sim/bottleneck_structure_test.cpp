@@ -152,6 +152,27 @@ TEST_CASE("a link that carries no more than another is left out until a flow of 
   CHECK(disagreements(s) == 0);
 }
 
+TEST_CASE("a link that limits nobody looks again when a level rises past its allowance", "[bottleneck]") {
+  // X = 10: a, b at 5; Y = 8 carries a only and limits nobody: it counts
+  // a at 5 and allows it 3 more. Without b, X would give a 10 > 5 + 3:
+  // the alarm trips, Y finds itself over capacity and takes a in at 8.
+  BottleneckStructure s({10.0, 8.0});
+  const Index a = add(s, {0, 1});
+  const Index b = add(s, {0});
+  s.solve();
+  CHECK(s.bottleneck(a) == 0);
+  CHECK(std::isinf(s.level(1)));
+  CHECK(close(s.rate(a), 5.0));
+  const std::uint64_t trips = s.stats().trips;
+  s.remove(b);
+  s.solve();
+  CHECK(s.stats().trips == trips + 1);
+  CHECK(s.bottleneck(a) == 1);
+  CHECK(close(s.rate(a), 8.0));
+  CHECK(std::isinf(s.level(0)));
+  CHECK(disagreements(s) == 0);
+}
+
 TEST_CASE("random batches of flows: rates after every solve equal a from-scratch filling", "[bottleneck]") {
   // 300 random networks of 3-30 links, capacities drawn from a few values
   // (ties are common, and chains of equal links are left out), each taken
@@ -202,6 +223,7 @@ TEST_CASE("random batches of flows: rates after every solve equal a from-scratch
     total.moves += st.moves;
     total.takes += st.takes;
     total.joins += st.joins;
+    total.trips += st.trips;
     total.rebuilds += st.rebuilds;
   }
   CHECK(solves >= 10'000);
@@ -210,5 +232,6 @@ TEST_CASE("random batches of flows: rates after every solve equal a from-scratch
   CHECK(total.moves > 0);
   CHECK(total.takes > 0);
   CHECK(total.joins > 0);
+  CHECK(total.trips > 0);
   CHECK(total.rebuilds > 0);
 }
