@@ -27,6 +27,12 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   touch(head);
   if (edges_[e].passive) {
     H.fixed += w * o.base;
+    H.reserve -= w * (o.base + H.allow);
+    if (H.reserve >= 0) {
+      Link& T = links_[tail];
+      T.alarm = std::min(T.alarm, o.base + H.allow);
+      return;
+    }
     H.stale = true;
     queue(head);
     return;
@@ -46,7 +52,13 @@ void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate
   const double w = paths_.weight[at];
   OutEdge& o = out_of(e);
   o.weight -= w;
-  links_[E.head].fixed -= w * (E.passive ? o.base : rate);
+  Link& H = links_[E.head];
+  if (E.passive) {
+    H.fixed -= w * o.base;
+    H.reserve += w * (o.base + H.allow);
+  } else {
+    H.fixed -= w * rate;
+  }
   touch(E.head);
   if (E.members.empty()) drop_edge(e);
 }

@@ -79,6 +79,7 @@ bool BottleneckStructure::sync(LinkIndex l) {
     return true;
   }
   L.allow = weight > 0 ? std::max(0.0, L.capacity - fixed) / weight : kInf;
+  L.reserve = weight > 0 ? 0.0 : L.capacity - fixed;
   for (const EdgeIndex e : lists_[l].in) {
     Link& T = links_[edges_[e].tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);

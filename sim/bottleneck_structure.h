@@ -56,8 +56,11 @@
 // them: each tail may rise by δ_l = (C_l − F_l) / Σ A_e above its base,
 // which keeps l within capacity. A tail keeps an alarm, the lowest
 // β_e + δ_head over its passive out-edges; only when its level rises past
-// it are those links counted afresh (sync). A flow joining a passive link
-// makes it count afresh too; one leaving only lowers its F.
+// it are those links counted afresh (sync). A flow leaving a passive link
+// frees w (β_e + δ_l) of what it had promised (the link's reserve, C_l −
+// F_l − δ_l Σ A_e); one joining takes from the reserve, and only when the
+// reserve would go negative is the link counted afresh. (A flow that
+// changes bottleneck leaves and joins again, often at no higher a base.)
 //
 // Caps. A flow's cap is a link of its own, of capacity cap and weight 1:
 // the flow is limited there exactly when it runs at its cap.
@@ -197,6 +200,7 @@ class BottleneckStructure {
     double max_in = 0;          // ≥ the level of every in-edge's tail
     double allow = kInf;        // passive: how far each in-edge's tail may rise above its base
     double alarm = kInf;        // ≤ base + allow of every passive out-edge
+    double reserve = 0;         // passive: C − F − allow · Σ A, what joins may still take
     std::uint32_t limited = 0;  // flows limited here
     bool left_out = false;      // carries no more than another link
     bool queued = false;
