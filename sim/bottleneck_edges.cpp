@@ -72,7 +72,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   Edge& E = edges_[e];
   E.head = head;
   E.tail = tail;
-  E.passive = links_[head].limited == 0;
+  E.passive = !keep_all_ && links_[head].limited == 0;
   std::vector<OutEdge>& out = E.passive ? lists_[tail].passive : lists_[tail].out;
   E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
   E.out_slot = static_cast<std::uint32_t>(out.size());

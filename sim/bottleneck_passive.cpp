@@ -48,9 +48,11 @@ void BottleneckStructure::activate(LinkIndex l) {
 }
 
 // Link l limits no flow any more: its in-edges become passive, counted at
-// their tails' levels now.
+// their tails' levels now. With every link kept, none is passive: level
+// changes still reach l, so that its load stays exact.
 void BottleneckStructure::deactivate(LinkIndex l) {
-  for (const EdgeIndex e : lists_[l].in) move_out(e, true, links_[edges_[e].tail].level);
+  if (!keep_all_)
+    for (const EdgeIndex e : lists_[l].in) move_out(e, true, links_[edges_[e].tail].level);
   if (sync(l)) queue(l);
 }
 

@@ -74,8 +74,9 @@
 // whose candidates run out joins the structure with its flows (and stays
 // until it is empty again). The three links of a GPU's PCIe–NIC chain,
 // which carry the same flows at the same capacity, are one link to the
-// structure. keep_all_links() turns this off, so that load() is exact on
-// every link (for link timelines).
+// structure. keep_all_links() turns this off, and passive links with it
+// (every level change reaches every link it crosses), so that load() is
+// exact on every link (for link timelines).
 //
 // Numerics (sim/numeric.h). A level within kRateTolerance of the value
 // (1) gives is kept, so no change is pushed; F_l is a running sum, summed

@@ -281,3 +281,33 @@ TEST_CASE("a weighted flow over two links is paced by its heaviest", "[flow]") {
   CHECK(net.link_bytes()[fwd(0)] == Approx(1e9));
   CHECK(net.link_bytes()[fwd(1)] == Approx(4e9));
 }
+
+TEST_CASE("link timelines record every change of a link's total rate, on links that limit nobody too",
+          "[flow]") {
+  // X = 10 GB/s carries a (1 GB, also over Y = 100 GB/s) and b (0.5 GB):
+  // 5 GB/s each, b done at 0.1 s; a then has 0.5 GB left at 10 GB/s, done
+  // at 0.15 s. Y limits nobody; its rate follows a's: 5, then 10, then 0.
+  const Topology t = chain({10, 100});
+  Engine e;
+  FlowNetwork net(e, t);
+  net.record_timeline(true);
+  FlowEnds ends;
+  net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), ends(0));
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB / 2), ends(1));
+  e.run();
+  check_time(ends.at.at(1), 0.1);
+  check_time(ends.at.at(0), 0.15);
+  const auto& y = net.timeline()[fwd(1)];
+  REQUIRE(y.size() == 3);
+  CHECK(y[0].at == Time::zero());
+  CHECK(y[0].bytes_per_second == Approx(5e9));
+  CHECK(y[1].at == ends.at.at(1));
+  CHECK(y[1].bytes_per_second == Approx(10e9));
+  CHECK(y[2].at == ends.at.at(0));
+  CHECK(y[2].bytes_per_second == 0.0);
+  const auto& x = net.timeline()[fwd(0)];
+  REQUIRE(x.size() == 2);
+  CHECK(x[0].bytes_per_second == Approx(10e9));
+  CHECK(x[1].at == ends.at.at(0));
+  CHECK(x[1].bytes_per_second == 0.0);
+}
