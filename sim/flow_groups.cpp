@@ -80,7 +80,8 @@ void FlowGroups::touch(GroupIndex g) {
 // (at the rate they had until now), then flows whose bottleneck moved
 // change groups, and new flows join theirs.
 void FlowGroups::solve(Time now) {
-  touched_.clear();
+  // The last solve's groups go; those take_done touched since stay.
+  std::erase_if(touched_, [&](GroupIndex g) { return groups_[g].touched != stats_.solves + 1; });
   structure_.solve();
   for (const BottleneckStructure::LevelChange& c : structure_.level_changes()) {
     Group& G = group(c.link);
@@ -112,6 +113,7 @@ void FlowGroups::take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out) 
     const FlowIndex f = groups_[g].heap.front();
     if (done_at(groups_[g], f) > now) break;
     heap_erase(groups_[g], 0);
+    touch(g);  // its level may stay (others may take the flow's share): its timer must move
     flows_[f].group = kNoGroup;
     structure_.remove(f);
     out.push_back(f);

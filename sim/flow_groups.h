@@ -51,7 +51,8 @@ class FlowGroups {
   /// Re-rates after the additions and removals at `now`.
   void solve(Time now);
   /// The groups whose next completion may have moved in the last solve()
-  /// (their rate or members changed; some may be empty now).
+  /// or since the one before (their rate or members changed, members taken
+  /// by take_done included; some may be empty now).
   [[nodiscard]] const std::vector<GroupIndex>& touched() const { return touched_; }
   /// When the group's next member is done; Time::max() when it has none.
   [[nodiscard]] Time next_done(GroupIndex g) const;

@@ -311,3 +311,30 @@ TEST_CASE("link timelines record every change of a link's total rate, on links t
   CHECK(x[1].at == ends.at.at(0));
   CHECK(x[1].bytes_per_second == 0.0);
 }
+
+TEST_CASE("a group that loses a member while its rate stays still completes the rest on time", "[flow]") {
+  // X = 3 GB/s carries a (1 GB), b and c (3 GB each): 1 GB/s each, a done
+  // at 1 s. At that instant, after a, d (3 GB) starts over X and Z = 1
+  // GB/s: every flow still runs at 1 GB/s, so X's rate does not move while
+  // it loses a and gains d (limited by Z or by X: a tie; path order `zx`
+  // sets which link d meets first). b and c are done at 3 s; d, alone on
+  // Z, at 4 s.
+  const bool zx = GENERATE(false, true);
+  const Topology t = chain({3, 1});
+  Engine e;
+  FlowNetwork net(e, t);
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
+  net.start({fwd(0)}, Time::zero(), Bytes(3 * kGB), ends(1));
+  net.start({fwd(0)}, Time::zero(), Bytes(3 * kGB), ends(2));
+  // Started at 0.5 s with 0.5 s of latency: its activation is queued after a's completion timer.
+  e.schedule(Time::ms(500), [&] {
+    const std::vector<DirLinkId> path = zx ? std::vector{fwd(1), fwd(0)} : std::vector{fwd(0), fwd(1)};
+    net.start(path, Time::ms(500), Bytes(3 * kGB), ends(3));
+  });
+  e.run();
+  check_time(ends.at.at(0), 1.0);
+  check_time(ends.at.at(1), 3.0);
+  check_time(ends.at.at(2), 3.0);
+  check_time(ends.at.at(3), 4.0);
+}
