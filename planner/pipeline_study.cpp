@@ -3,6 +3,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "planner/study.h"
@@ -47,7 +48,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
       m.reshard = *st;
     } else {
       c["reshard"].fail(
-          fmt::format("unknown strategy \"{}\" (send-recv, allgather, broadcast, signal, auto)", r));
+          fmt::format("unknown strategy \"{}\" ({} or auto)", r, fmt::join(kStrategyNames.names(), ", ")));
     }
     if (auto sc = c.find("schedule")) {
       const auto v = schedule_from(sc->as_string());

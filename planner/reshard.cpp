@@ -14,9 +14,6 @@ namespace meshsim::planner {
 using topology::NodeId;
 using topology::Topology;
 
-namespace {
-
-// Distinct tiles of a mesh with the devices holding each, in first-seen order.
 std::vector<std::pair<Box, std::vector<NodeId>>> replica_groups(const std::vector<std::int64_t>& shape,
                                                                 const ShardingSpec& spec,
                                                                 const topology::DeviceMesh& m) {
@@ -32,8 +29,6 @@ std::vector<std::pair<Box, std::vector<NodeId>>> replica_groups(const std::vecto
   }
   return groups;
 }
-
-}  // namespace
 
 std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
   for (NodeId s : p.src.devices)

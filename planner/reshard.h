@@ -10,30 +10,49 @@
 // Strategies, each a Plan (tasks on stream 0 of their devices, so tasks
 // that share a device run in plan order):
 //   send-recv   one send per (unit task, receiver)
-//   allgather   per unit task and destination host with r receivers: the
-//               slice split in r parts along its first dimension that divides,
-//               part k sent to receiver k, then an all-gather of the slice over
-//               the r receivers (Alpa's send/recv + local all-gather); a group
-//               whose slice does not divide gets plain sends
+//   allgather   Alpa's send/recv + local all-gather, under Alpa's rule: it
+//               applies only when the destination spec splits the tensor
+//               over mesh axis 0 into at least as many pieces as the
+//               destination mesh has hosts (else the plan is send-recv).
+//               Then each destination tile's replicas are told apart by
+//               splitting the tile: dimension by dimension, in order, by
+//               gcd(replicas left, the tile's extent there), until no
+//               replica is left or the dimensions run out. Each receiver
+//               is sent only its part (one send per part and source tile),
+//               and an all-gather over the replicas that hold different
+//               parts rebuilds the tile; replicas the split could not tell
+//               apart receive their part twice, as Alpa's would
 //   broadcast   one pipelined broadcast per unit task, the chain visiting
 //               receivers host by host, so the slice enters each host once
+//   scatter     each unit task cut into as many parts as it has source
+//               replicas (or as its largest host has receivers, whichever
+//               is more; never more than its largest extent) along its
+//               largest dimension; part k is broadcast from replica k
+//               along a chain that enters every destination host at its
+//               (k mod n)-th receiver and visits the hosts in an order
+//               turned by k. The parts leave through different source
+//               NICs and enter through different destination NICs, and
+//               the chains' NVLink hops are the all-gather that completes
+//               each receiver's slice, pipelined with the network
 //   signal      the broadcast plan moving 1 byte per task: the
 //               "communication is free" bound (no payload)
 // A plan is made of jobs: send-recv has one per (unit task, receiver),
-// broadcast and signal one per unit task, allgather one per (unit task,
-// destination host). Each job gets one sender; balancing chooses them:
-//   none        the first candidate, jobs in order
+// broadcast and signal one per unit task, scatter one per part, allgather
+// one per (part, source tile). Each job gets one sender; balancing
+// chooses them. A job occupies the NICs its chain crosses the network
+// through (its sender's, and those its chain enters and leaves each
+// other host by); on hosts with one NIC that is the host:
+//   none        the first candidate (for scatter, replica k), jobs in order
 //   device      the candidate that has sent the fewest bytes so far
-//   host-size   the candidate whose host has sent the fewest bytes so far
+//   host-size   the candidate whose NIC has sent the fewest bytes so far
 //               (ties: fewest bytes on the device)
-//   host-order  senders and order: rounds of jobs that use disjoint hosts
-//               (a job occupies its sender's and its receivers' hosts),
+//   host-order  senders and order: rounds of jobs that use disjoint NICs,
 //               each round the best of 100 seeded random packings (most
 //               jobs, then the most even bytes); a job waits for the
-//               previous job on any of its hosts
+//               previous job on any of its NICs
 //   search      depth-first branch-and-bound over (next job, sender) under
-//               that host-occupancy model (a job lasts bytes / its routes'
-//               bottleneck + latency), bounded by each host's busy time plus
+//               that NIC-occupancy model (a job lasts bytes / its routes'
+//               bottleneck + latency), bounded by each NIC's busy time plus
 //               the cheapest durations of the jobs that must use it; starts
 //               from host-order and stops after 100,000 search nodes (a
 //               node budget, not a clock, keeps plans deterministic)
@@ -43,6 +62,7 @@
 // over the network divided by the host's NIC capacity into (out of) the
 // fabric, plus the smallest inter-host route latency.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,14 +77,18 @@
 
 namespace meshsim::planner {
 
-enum class Strategy { send_recv, allgather, broadcast, signal };
+enum class Strategy { send_recv, allgather, broadcast, scatter, signal };
 enum class Balance { none, device, host_size, host_order, search };
 
-inline constexpr EnumNames<Strategy, 4> kStrategyNames{"strategy",
+inline constexpr EnumNames<Strategy, 5> kStrategyNames{"strategy",
                                                        {{{Strategy::send_recv, "send-recv"},
                                                          {Strategy::allgather, "allgather"},
                                                          {Strategy::broadcast, "broadcast"},
+                                                         {Strategy::scatter, "scatter"},
                                                          {Strategy::signal, "signal"}}}};
+/// The strategies that move the tensor (all but signal), in table order.
+inline constexpr Strategy kMovingStrategies[] = {Strategy::send_recv, Strategy::allgather,
+                                                 Strategy::broadcast, Strategy::scatter};
 inline constexpr EnumNames<Balance, 5> kBalanceNames{"balance",
                                                      {{{Balance::none, "none"},
                                                        {Balance::device, "device"},
@@ -111,6 +135,11 @@ struct UnitTask {
   std::vector<topology::NodeId> receivers;
 };
 
+/// Distinct tiles of a mesh with the devices holding each (row-major), in
+/// first-seen order.
+[[nodiscard]] std::vector<std::pair<Box, std::vector<topology::NodeId>>> replica_groups(
+    const std::vector<std::int64_t>& shape, const ShardingSpec& spec, const topology::DeviceMesh& m);
+
 /// UsageError for overlapping meshes or uneven splits.
 [[nodiscard]] std::vector<UnitTask> unit_tasks(const ReshardProblem& p);
 
@@ -124,25 +153,52 @@ struct LowerBound {
                                      const std::vector<UnitTask>& tasks);
 
 struct Job {
-  std::size_t task = 0;                     // index into the unit tasks
-  std::vector<topology::NodeId> receivers;  // those this job serves
+  std::size_t task = 0;  // the unit task it moves (a part of)
+  Box box;               // what it moves: the task's slice or a part of it
+  Bytes bytes;
+  std::vector<topology::NodeId> receivers;  // those it serves, in chain order
+  std::size_t part = 0;                     // scatter: part k prefers the task's replica k
+  std::size_t gather = SIZE_MAX;            // allgather: the all-gather its receiver joins
+};
+
+/// allgather: the all-gather that rebuilds a destination tile over replicas
+/// that each received one part of it.
+struct Gather {
+  std::vector<topology::NodeId> members;
+  std::vector<Box> parts;  // per member, the part it received
+  Box tile;
+  Bytes bytes;  // the tile's
+};
+
+struct Jobs {
+  std::vector<Job> list;
+  std::vector<Gather> gathers;
 };
 
 struct Assignment {
   std::vector<std::size_t> order;        // job indices, in plan order
   std::vector<topology::NodeId> sender;  // per job (indexed by job, not by order)
-  bool host_rounds = false;              // jobs wait for the previous job on their hosts
+  bool nic_rounds = false;               // jobs wait for the previous job on their NICs
 };
 
-[[nodiscard]] std::vector<Job> make_jobs(const topology::Topology& t, Strategy s,
-                                         const std::vector<UnitTask>& tasks);
+[[nodiscard]] Jobs make_jobs(const topology::Topology& t, const ReshardProblem& p, Strategy s,
+                             const std::vector<UnitTask>& tasks);
+
+/// A job's chain from `sender`: the sender, then its receivers, those on
+/// the sender's host first, host by host in the job's order.
+[[nodiscard]] std::vector<topology::NodeId> job_chain(const topology::Topology& t, const Job& j,
+                                                      topology::NodeId sender);
+/// The NICs a job's chain from `sender` crosses the network through (a
+/// GPU without a NIC counts as its host); sorted, distinct.
+[[nodiscard]] std::vector<std::int64_t> job_nics(const topology::Topology& t, const Job& j,
+                                                 topology::NodeId sender);
+
 [[nodiscard]] Assignment assign_senders(const topology::Topology& t, const std::vector<UnitTask>& tasks,
-                                        const std::vector<Job>& jobs, Balance b, std::uint64_t seed = 1);
+                                        const Jobs& jobs, Balance b, std::uint64_t seed = 1);
 /// The plan of an assignment. Without `payload` it has tasks only (no
 /// tensor, buffers or regions): what the simulator needs to score it.
-[[nodiscard]] plan::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p,
-                                   const std::vector<UnitTask>& tasks, Strategy s,
-                                   const std::vector<Job>& jobs, const Assignment& a, bool payload = true);
+[[nodiscard]] plan::Plan emit_plan(const topology::Topology& t, const ReshardProblem& p, Strategy s,
+                                   const Jobs& jobs, const Assignment& a, bool payload = true);
 
 /// make_jobs + assign_senders + emit_plan.
 [[nodiscard]] plan::Plan build_plan(const topology::Topology& t, const ReshardProblem& p,

@@ -13,14 +13,14 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
                    int max_evaluations) {
   AutoPlan best;
   best.makespan = Time::max();
-  std::vector<Job> best_jobs;
+  Jobs best_jobs;
   Assignment best_assignment;
-  auto evaluate = [&](Strategy s, const std::vector<Job>& jobs, const Assignment& a) {
+  auto evaluate = [&](Strategy s, const Jobs& jobs, const Assignment& a) {
     ++best.evaluations;
-    return sim::simulate(emit_plan(t, p, tasks, s, jobs, a, false), t).makespan;
+    return sim::simulate(emit_plan(t, p, s, jobs, a, false), t).makespan;
   };
-  for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {
-    const auto jobs = make_jobs(t, s, tasks);
+  for (Strategy s : kMovingStrategies) {
+    const Jobs jobs = make_jobs(t, p, s, tasks);
     for (Balance b :
          {Balance::none, Balance::device, Balance::host_size, Balance::host_order, Balance::search}) {
       const Assignment a = assign_senders(t, tasks, jobs, b);
@@ -49,7 +49,7 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
     improved = false;
     for (std::size_t k = 0; k < best_assignment.order.size() && best.evaluations < max_evaluations; ++k) {
       const std::size_t j = best_assignment.order[k];
-      for (topology::NodeId s : tasks[best_jobs[j].task].senders) {
+      for (topology::NodeId s : tasks[best_jobs.list[j].task].senders) {
         if (s == best_assignment.sender[j] || best.evaluations >= max_evaluations) continue;
         Assignment a = best_assignment;
         a.sender[j] = s;
@@ -62,7 +62,7 @@ AutoPlan plan_auto(const topology::Topology& t, const ReshardProblem& p, const s
       try_neighbour(std::move(a));
     }
   }
-  best.plan = emit_plan(t, p, tasks, best.strategy, best_jobs, best_assignment);
+  best.plan = emit_plan(t, p, best.strategy, best_jobs, best_assignment);
   best.plan.name =
       fmt::format("reshard {} -> {} (auto: {} from {}, {} improvements)", p.src_spec.str(), p.dst_spec.str(),
                   to_string(best.strategy), to_string(best.start), best.improvements);

@@ -4,6 +4,7 @@
 #include <functional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "planner/reshard_eval.h"
@@ -46,7 +47,7 @@ Study load_study(const std::string& file) {
       s.strategies.push_back(*st);
     } else {
       strategies.at(i).fail(
-          fmt::format("unknown strategy \"{}\" (send-recv, allgather, broadcast, signal, auto)", name));
+          fmt::format("unknown strategy \"{}\" ({} or auto)", name, fmt::join(kStrategyNames.names(), ", ")));
     }
   }
   const JsonCursor balances = root["balances"];

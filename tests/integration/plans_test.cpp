@@ -76,9 +76,9 @@ TEST_CASE("every study case, strategy and balance moves the right bytes, its NCC
       ++plans;
     }
   }
-  // 9 multi-to-multi + 14 one-to-many cases (or however many the study has)
-  // x (3 moving strategies x 5 balances + auto).
-  CHECK(plans == static_cast<int>(study.cases.size()) * 16);
+  // 9 multi-to-multi + 28 one-to-many cases (or however many the study has)
+  // x (4 moving strategies x 5 balances + auto).
+  CHECK(plans == static_cast<int>(study.cases.size()) * 21);
 }
 
 TEST_CASE("NCCL broadcast groups and roots are the planned ones", "[runtime][nccl]") {

@@ -33,7 +33,7 @@ TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled d
                           "hosts=1-2,gpus=0-1", "hosts=1-3,gpus=0-1", "hosts=1-4,gpus=0-1"})
     cases.push_back(PaperCase{{1000}, "hosts=0,gpus=0", "R", dst, "R"});
   for (const PaperCase& c : cases)
-    for (Strategy s : kMoving)
+    for (Strategy s : kMovingStrategies)
       for (Balance b : kBalances) {
         INFO(c.src_mesh << " [" << c.src_spec << "] -> " << c.dst_mesh << " [" << c.dst_spec << "] "
                         << to_string(s) << " " << to_string(b));
@@ -88,7 +88,7 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
     const std::string ds = random_spec(rank);
     const auto p = problem(t, shape, sm, ss, dm, ds, plan::DType::bf16);
     ++problems;
-    for (Strategy s : kMoving)
+    for (Strategy s : kMovingStrategies)
       for (Balance b : balances) {
         INFO(sm << " [" << ss << "] -> " << dm << " [" << ds << "] " << to_string(s) << " " << to_string(b));
         const auto plan = build_plan(t, p, unit_tasks(p), s, b);

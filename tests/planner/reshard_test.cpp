@@ -170,7 +170,7 @@ TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on 
     const auto tasks = unit_tasks(p);
     const AutoPlan a = plan_auto(t, p, tasks);
     Time best_mode = Time::max();
-    for (Strategy s : kMoving)
+    for (Strategy s : kMovingStrategies)
       for (Balance b : kBalances)
         best_mode = std::min(best_mode, sim::simulate(build_plan(t, p, tasks, s, b), t).makespan);
     CHECK(a.makespan <= best_mode);
@@ -188,10 +188,10 @@ TEST_CASE("auto scores candidates as plans without payloads and emits only the w
   const PaperCase c = paper_cases().front();
   const auto p = problem(t, c.shape, c.src_mesh, c.src_spec, c.dst_mesh, c.dst_spec);
   const auto tasks = unit_tasks(p);
-  const auto jobs = make_jobs(t, Strategy::allgather, tasks);
+  const Jobs jobs = make_jobs(t, p, Strategy::allgather, tasks);
   const Assignment a = assign_senders(t, tasks, jobs, Balance::host_size);
-  const plan::Plan full = emit_plan(t, p, tasks, Strategy::allgather, jobs, a);
-  const plan::Plan bare = emit_plan(t, p, tasks, Strategy::allgather, jobs, a, false);
+  const plan::Plan full = emit_plan(t, p, Strategy::allgather, jobs, a);
+  const plan::Plan bare = emit_plan(t, p, Strategy::allgather, jobs, a, false);
   CHECK(bare.tensors.empty());
   CHECK(bare.buffers.empty());
   REQUIRE(bare.tasks.size() == full.tasks.size());

@@ -24,7 +24,6 @@ inline ReshardProblem problem(const topology::Topology& t, std::vector<std::int6
   return make_problem(t, plan::Tensor{"x", std::move(shape), dtype}, src_mesh, src_spec, dst_mesh, dst_spec);
 }
 
-inline constexpr Strategy kMoving[] = {Strategy::send_recv, Strategy::allgather, Strategy::broadcast};
 inline constexpr Balance kBalances[] = {Balance::none, Balance::device, Balance::host_size,
                                         Balance::host_order, Balance::search};
 

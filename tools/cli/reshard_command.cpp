@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <tuple>
@@ -70,8 +71,8 @@ ReshardRun evaluate(ReshardArgs& a) {
   run.lb = planner::lower_bound(run.topo, run.p, run.tasks);
   std::vector<planner::Strategy> strategies;
   if (a.strategy == "all") {
-    strategies = {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast,
-                  planner::Strategy::signal};
+    strategies.assign(std::begin(planner::kMovingStrategies), std::end(planner::kMovingStrategies));
+    strategies.push_back(planner::Strategy::signal);
   } else if (a.strategy != "auto") {
     strategies = {*planner::strategy_from(a.strategy)};
   }
@@ -182,7 +183,9 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R R\"")->required();
   cmd->add_option("--dst-mesh", a->dst_mesh, "Destination mesh selector, e.g. hosts=2-3")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01 R\"")->required();
-  cmd->add_option("--strategy", a->strategy, "all (default), send-recv, allgather, broadcast, signal or auto")
+  cmd->add_option("--strategy", a->strategy,
+                  "all (default), send-recv, allgather (Alpa's send/recv + local all-gather), broadcast, "
+                  "scatter (parts from every source replica, relayed over NVLink), signal or auto")
       ->check(CLI::IsMember(with({"all"}, with(planner::kStrategyNames.names(), {"auto"}))));
   cmd->add_option("--balance", a->balance, "all (default), none, device, host-size, host-order or search")
       ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
