@@ -96,6 +96,17 @@ plan::Tensor parse_tensor_arg(const std::string& text) {
                   text, type));
 }
 
+double host_fabric_capacity(const Topology& t, int host) {
+  double c = 0;
+  for (NodeId n : t.host_nics(host))
+    for (topology::LinkId l = 0; l < t.link_count(); ++l) {
+      const auto& link = t.link(l);
+      if (link.kind == topology::LinkKind::network && (link.a == n || link.b == n))
+        c += t.capacity(l).bytes_per_second_f();
+    }
+  return c;
+}
+
 LowerBound lower_bound(const Topology& t, const ReshardProblem& p, const std::vector<UnitTask>& tasks) {
   std::map<int, std::int64_t> in;
   std::map<int, std::int64_t> out;
@@ -112,22 +123,11 @@ LowerBound lower_bound(const Topology& t, const ReshardProblem& p, const std::ve
       }
     if (leaves && sender_hosts.size() == 1) out[*sender_hosts.begin()] += task.bytes.count();
   }
-  // A host's NIC capacity to and from the fabric.
-  auto nic_capacity = [&](int h) {
-    double c = 0;
-    for (NodeId n : t.host_nics(h))
-      for (topology::LinkId l = 0; l < t.link_count(); ++l) {
-        const auto& link = t.link(l);
-        if (link.kind == topology::LinkKind::network && (link.a == n || link.b == n))
-          c += t.capacity(l).bytes_per_second_f();
-      }
-    return c;
-  };
   LowerBound lb;
   double worst = 0;
   auto consider = [&](const std::map<int, std::int64_t>& bytes, const char* dir) {
     for (const auto& [h, n] : bytes) {
-      const double cap = nic_capacity(h);
+      const double cap = host_fabric_capacity(t, h);
       if (cap <= 0) continue;
       const double s = static_cast<double>(n) / cap;
       if (s > worst) {

@@ -143,6 +143,10 @@ struct UnitTask {
 /// UsageError for overlapping meshes or uneven splits.
 [[nodiscard]] std::vector<UnitTask> unit_tasks(const ReshardProblem& p);
 
+/// A host's NIC capacity into (or out of) the fabric, bytes/s: the sum
+/// over its NICs' network links (0 without NICs).
+[[nodiscard]] double host_fabric_capacity(const topology::Topology& t, int host);
+
 struct LowerBound {
   Time time;                  // zero when nothing must cross the network
   Bytes max_host_bytes;       // the bytes of the bounding host

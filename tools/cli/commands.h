@@ -13,6 +13,7 @@ void add_info_command(CLI::App& app);
 void add_sim_commands(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_reshard_command(CLI::App& app);
+void add_redistribute_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
 void add_pipeline_command(CLI::App& app);

@@ -1,0 +1,37 @@
+#pragma once
+// Plan a redistribution with each strategy (synth, xla), emit the plans
+// with payloads and simulate them: what the CLI and the study report.
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/enum_names.h"
+#include "planner/redistribute/synthesis.h"
+#include "sim/executor.h"
+
+namespace meshsim::planner::redistribute {
+
+enum class Strategy { synth, xla };
+inline constexpr EnumNames<Strategy, 2> kStrategyNames{
+    "strategy", {{{Strategy::synth, "synth"}, {Strategy::xla, "xla"}}}};
+[[nodiscard]] inline std::string_view to_string(Strategy s) {
+  return kStrategyNames.name(s);
+}
+
+struct Outcome {
+  Strategy strategy = Strategy::synth;
+  std::vector<Step> steps;
+  std::vector<Time> step_times;  // each step simulated alone
+  Emission emission;             // the plan (with payloads) and its accounting
+  sim::SimResult result;         // the whole plan simulated
+};
+
+/// `timer` must serve `p` (StepTimer::serves). UsageError when synth finds
+/// no sequence within the memory bound (and `memory_limit`).
+[[nodiscard]] std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
+                                            const std::vector<Strategy>& strategies, StepTimer& timer,
+                                            std::optional<Bytes> memory_limit = std::nullopt,
+                                            bool record_timeline = false);
+
+}  // namespace meshsim::planner::redistribute

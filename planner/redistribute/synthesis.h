@@ -1,0 +1,69 @@
+#pragma once
+// Synthesis of a redistribution as a sequence of typed steps, and the
+// XLA-style baseline beside it.
+//
+// synth. A shortest path over the types that fit the tensor
+// (planner/redistribute/types.h), each edge a step weighted by the time the
+// simulator gives that step alone on the topology (a slice: 0), searched
+// by Dijkstra over (type, size of the buffer held). A step is allowed only
+// if the buffer it writes is at most M = max(source tile, destination
+// tile) and, under a memory limit, if input + output fit the limit. Ties
+// go to fewer steps, then to the first found (deterministic).
+//
+// Memory guarantee: every buffer held between steps is <= M, so the peak
+// per device is <= M + W <= 2M, W the largest buffer one step writes
+// (planner/redistribute/program.h). Such a sequence always exists when the
+// type that uses every axis of the source and of the destination fits the
+// tensor in some arrangement (true whenever every dimension divides by the
+// mesh size): slice the destination's axes the source lacks (the buffer
+// shrinks to the smallest, L(U_src ∪ U_dst)); permute so that in each
+// dimension the axes that must leave it are last; move each with an
+// all-to-all to the end of its destination dimension; permute into the
+// destination's order with the source-only axes last; gather those (the
+// buffer grows to the destination tile). Every buffer on the way is
+// between L(U_src ∪ U_dst) and M. This is Rink et al.'s "valley": slices,
+// then all-to-alls and permutes, then gathers. The search returns the
+// fastest sequence within the bound, which is never slower (as the sum of
+// its steps' times) than that one. When no sequence fits, synthesis
+// throws UsageError saying so.
+//
+// xla. XLA's SPMD partitioner: nothing when the types agree; a local slice
+// when the destination only refines the source (each dimension's source
+// axes a prefix of its destination axes); one permute when every
+// dimension keeps its shard count; one all-to-all when a single all-to-all
+// step leads there; otherwise an all-gather of every split dimension (all
+// of its axes at once) to full replication, then a local slice.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/redistribute/program.h"
+
+namespace meshsim::planner::redistribute {
+
+/// The simulated time of single steps on one topology, mesh and tensor,
+/// cached across the problems that share them.
+class StepTimer {
+ public:
+  StepTimer(const topology::Topology& t, const Problem& p);
+  /// The time of `s` applied to type `from`, simulated alone.
+  Time time(const ShardingSpec& from, const Step& s);
+  [[nodiscard]] std::size_t simulations() const { return simulations_; }
+  /// Whether this timer serves `p` (same mesh devices and tensor).
+  [[nodiscard]] bool serves(const Problem& p) const;
+
+ private:
+  const topology::Topology& topo_;
+  Problem base_;
+  std::map<std::string, Time> cache_;
+  std::size_t simulations_ = 0;
+};
+
+/// UsageError when no sequence meets M (and `memory_limit`).
+[[nodiscard]] std::vector<Step> synthesize(const Problem& p, StepTimer& timer,
+                                           std::optional<Bytes> memory_limit = std::nullopt);
+[[nodiscard]] std::vector<Step> xla_style(const Problem& p);
+
+}  // namespace meshsim::planner::redistribute
