@@ -4,21 +4,30 @@
 
 namespace meshsim::planner {
 
+NicTraffic nic_traffic(const topology::Topology& t, const sim::SimResult& r) {
+  NicTraffic out;
+  for (topology::DirLinkId l = 0; l < r.link_bytes.size(); ++l) {
+    const auto& link = t.link(topology::Topology::link_of(l));
+    const topology::NodeId from = t.from(l);
+    if (link.kind != topology::LinkKind::network || t.node(from).kind != topology::NodeKind::nic) continue;
+    out.network_bytes += r.link_bytes[l];
+    if (r.link_bytes[l] > out.busiest_nic_bytes) {
+      out.busiest_nic_bytes = r.link_bytes[l];
+      out.busiest_nic = t.node(from).name;
+    }
+  }
+  return out;
+}
+
 namespace {
 void measure(const topology::Topology& t, ReshardOutcome& o, bool record_timeline) {
   sim::SimOptions opts;
   opts.record_link_timeline = record_timeline;
   o.result = sim::simulate(o.plan, t, opts);
-  for (topology::DirLinkId l = 0; l < o.result.link_bytes.size(); ++l) {
-    const auto& link = t.link(topology::Topology::link_of(l));
-    const topology::NodeId from = t.from(l);
-    if (link.kind != topology::LinkKind::network || t.node(from).kind != topology::NodeKind::nic) continue;
-    o.network_bytes += o.result.link_bytes[l];
-    if (o.result.link_bytes[l] > o.busiest_nic_bytes) {
-      o.busiest_nic_bytes = o.result.link_bytes[l];
-      o.busiest_nic = t.node(from).name;
-    }
-  }
+  NicTraffic n = nic_traffic(t, o.result);
+  o.network_bytes = n.network_bytes;
+  o.busiest_nic = std::move(n.busiest_nic);
+  o.busiest_nic_bytes = n.busiest_nic_bytes;
 }
 }  // namespace
 

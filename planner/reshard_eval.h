@@ -22,6 +22,16 @@ struct ReshardOutcome {
   double busiest_nic_bytes = 0;
 };
 
+/// What a simulated plan sent into the fabric: bytes on network links that
+/// leave a NIC (what crosses between hosts on the wire, ring forwarding
+/// included), and the NIC that sent the most.
+struct NicTraffic {
+  double network_bytes = 0;
+  std::string busiest_nic;
+  double busiest_nic_bytes = 0;
+};
+[[nodiscard]] NicTraffic nic_traffic(const topology::Topology& t, const sim::SimResult& r);
+
 /// Signal is evaluated once (its balance is moot); `with_auto` adds the
 /// auto row.
 [[nodiscard]] std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t,

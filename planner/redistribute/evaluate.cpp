@@ -2,16 +2,31 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
+#include "planner/reshard_eval.h"
+
 namespace meshsim::planner::redistribute {
 
 std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                               const std::vector<Strategy>& strategies, StepTimer& timer,
-                              std::optional<Bytes> memory_limit, bool record_timeline) {
+                              std::optional<Bytes> memory_limit, bool record_timeline, bool xla_budget) {
   std::vector<Outcome> out;
   for (Strategy s : strategies) {
     Outcome o;
     o.strategy = s;
-    o.steps = s == Strategy::synth ? synthesize(p, timer, memory_limit) : xla_style(p);
+    if (s == Strategy::xla) {
+      o.steps = xla_style(p);
+    } else if (!xla_budget) {
+      o.steps = synthesize(p, timer, memory_limit);
+    } else {
+      // Within XLA-style's bytes into the fabric when some sequence is.
+      const double budget = timer.network_bytes(p.src, xla_style(p));
+      try {
+        o.steps = synthesize(p, timer, memory_limit, budget);
+      } catch (const UsageError&) {
+        o.steps = synthesize(p, timer, memory_limit);
+      }
+    }
     ShardingSpec at = p.src;
     for (const Step& step : o.steps) {
       o.step_times.push_back(timer.time(at, step));
@@ -22,6 +37,7 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
     sim::SimOptions opts;
     opts.record_link_timeline = record_timeline;
     o.result = sim::simulate(o.emission.plan, t, opts);
+    o.network_bytes = nic_traffic(t, o.result).network_bytes;
     out.push_back(std::move(o));
   }
   return out;

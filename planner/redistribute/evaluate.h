@@ -25,13 +25,17 @@ struct Outcome {
   std::vector<Time> step_times;  // each step simulated alone
   Emission emission;             // the plan (with payloads) and its accounting
   sim::SimResult result;         // the whole plan simulated
+  double network_bytes = 0;      // what it sent into the fabric (nic_traffic)
 };
 
-/// `timer` must serve `p` (StepTimer::serves). UsageError when synth finds
-/// no sequence within the memory bound (and `memory_limit`).
+/// `timer` must serve `p` (StepTimer::serves). With `xla_budget`, synth
+/// looks first for the fastest sequence that sends no more bytes into the
+/// fabric than XLA-style does, and only if there is none for the fastest
+/// at all. UsageError when synth finds no sequence within the memory bound
+/// (and `memory_limit`).
 [[nodiscard]] std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                                             const std::vector<Strategy>& strategies, StepTimer& timer,
                                             std::optional<Bytes> memory_limit = std::nullopt,
-                                            bool record_timeline = false);
+                                            bool record_timeline = false, bool xla_budget = true);
 
 }  // namespace meshsim::planner::redistribute

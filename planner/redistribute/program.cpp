@@ -91,7 +91,7 @@ class StepEmitter {
   void count(std::size_t from, std::size_t to, Bytes b, StepReport& r) const {
     if (from == to) return;
     r.moved += b;
-    if (cross_host(from, to)) r.network += b;
+    if (cross_host(from, to)) r.cross_host += b;
   }
   std::size_t add(plan::Task task, const std::vector<std::size_t>& readers, std::vector<Held>& next,
                   const std::vector<std::size_t>& writes) {
@@ -202,7 +202,7 @@ Emission emit(const Topology& t, const Problem& p, const std::vector<Step>& step
     out.steps.push_back(e.run(k, steps[k]));
     const StepReport& r = out.steps.back();
     out.moved += r.moved;
-    out.network += r.network;
+    out.cross_host += r.cross_host;
     out.peak_memory = std::max(out.peak_memory, r.peak_memory);
     for (const Held& h : e.held())
       out.between_max = std::max(out.between_max, plan::box_bytes(p.tensor, h.buffer_box));

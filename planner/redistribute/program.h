@@ -55,7 +55,7 @@ struct Problem {
 struct StepReport {
   Step step;
   Bytes moved;        // bytes written into another device's buffer
-  Bytes network;      // of those, bytes that cross between hosts
+  Bytes cross_host;   // of those, bytes whose source is on another host
   Bytes peak_memory;  // the most one device holds during the step
   Bytes written;      // the largest buffer the step writes (0 for a slice)
 };
@@ -63,10 +63,10 @@ struct StepReport {
 struct Emission {
   plan::Plan plan;
   std::vector<StepReport> steps;
-  Bytes moved, network;
-  Bytes peak_memory;  // per device, over the whole run
-  Bytes between_max;  // the largest buffer a device holds between steps
-  Bytes max_shard;    // M = max(source tile, destination tile)
+  Bytes moved, cross_host;  // sums of the steps'
+  Bytes peak_memory;        // per device, over the whole run
+  Bytes between_max;        // the largest buffer a device holds between steps
+  Bytes max_shard;          // M = max(source tile, destination tile)
 };
 
 /// The plan of `steps` applied to p.src. Without `payload` it has tasks

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "planner/reshard_eval.h"
 #include "sim/executor.h"
 
 namespace meshsim::planner::redistribute {
@@ -21,36 +22,51 @@ bool StepTimer::serves(const Problem& p) const {
          p.tensor.shape == base_.tensor.shape && p.tensor.dtype == base_.tensor.dtype;
 }
 
-Time StepTimer::time(const ShardingSpec& from, const Step& s) {
-  if (!s.moves_data()) return Time::zero();
+StepTimer::Cost StepTimer::cost(const ShardingSpec& from, const Step& s) {
+  if (!s.moves_data()) return {};
   const std::string key = from.str() + " | " + s.str();
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   Problem q = base_;
   q.src = from;
   ++simulations_;
-  const Time t = sim::simulate(emit(topo_, q, {s}, false).plan, topo_).makespan;
-  cache_.emplace(key, t);
-  return t;
+  const sim::SimResult r = sim::simulate(emit(topo_, q, {s}, false).plan, topo_);
+  const Cost c{r.makespan, nic_traffic(topo_, r).network_bytes};
+  cache_.emplace(key, c);
+  return c;
+}
+
+double StepTimer::network_bytes(const ShardingSpec& from, const std::vector<Step>& steps) {
+  double total = 0;
+  ShardingSpec at = from;
+  for (const Step& s : steps) {
+    total += cost(at, s).network_bytes;
+    at = s.after;
+  }
+  return total;
 }
 
 namespace {
 
-// Dijkstra's state: a type and the elements of the buffer a device holds.
+// The search's state: a type and the elements of the buffer a device
+// holds; a label: one way to reach a state.
 struct State {
   std::size_t type = 0;
   std::int64_t held = 0;
   auto operator<=>(const State&) const = default;
 };
-struct Reached {
+struct Label {
+  State at;
   Time time;
+  double bytes = 0;  // into the fabric so far
   std::size_t steps = 0;
-  std::optional<State> prev;
+  std::optional<std::size_t> prev;  // label index
   Step step;
 };
 
 }  // namespace
 
-std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<Bytes> memory_limit) {
+std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<Bytes> memory_limit,
+                             std::optional<double> network_budget) {
   MESHSIM_ASSERT(timer.serves(p), "the step timer was made for this mesh and tensor");
   const auto& shape = p.tensor.shape;
   const std::vector<ShardingSpec> types = all_types(shape, p.axes);
@@ -67,42 +83,52 @@ std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<B
     throw UsageError(fmt::format("the source tile ({}) alone exceeds the memory limit ({})",
                                  human_string(Bytes(src_local * esize)), human_string(*memory_limit)));
   const std::size_t goal = index(p.dst);
-  std::map<State, Reached> best;
-  using Entry = std::tuple<Time, std::size_t, std::size_t, State>;  // time, steps, order, state
+  std::vector<Label> labels{Label{State{index(p.src), src_local}, Time::zero(), 0, 0, std::nullopt, Step{}}};
+  std::map<State, std::vector<std::size_t>> kept;  // per state, its labels
+  kept[labels[0].at].push_back(0);
+  using Entry = std::tuple<Time, std::size_t, std::size_t>;  // time, steps, label
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
-  std::size_t order = 0;
-  const State start{index(p.src), src_local};
-  best[start] = Reached{Time::zero(), 0, std::nullopt, Step{}};
-  queue.emplace(Time::zero(), 0, order++, start);
+  queue.emplace(Time::zero(), 0, 0);
+  const double slack = network_budget ? 1e-9 * *network_budget + 1 : 0;  // float sums
   while (!queue.empty()) {
-    const auto [time, steps, seq, at] = queue.top();
+    const std::size_t li = std::get<2>(queue.top());
     queue.pop();
-    const Reached& here = best.at(at);
-    if (here.time != time || here.steps != steps) continue;  // a stale entry
-    if (at.type == goal) {
+    const Label here = labels[li];
+    if (here.at.type == goal) {
       std::vector<Step> out;
-      for (State s = at; best.at(s).prev; s = *best.at(s).prev) out.push_back(best.at(s).step);
+      for (std::optional<std::size_t> l = li; labels[*l].prev; l = labels[*l].prev)
+        out.push_back(labels[*l].step);
       return {out.rbegin(), out.rend()};
     }
-    for (Step& s : next_steps(types[at.type], types, p.axes)) {
-      State to{index(s.after), at.held};
+    for (Step& s : next_steps(types[here.at.type], types, p.axes)) {
+      State to{index(s.after), here.at.held};
       if (s.moves_data()) {
         to.held = local_elements(shape, s.after, p.axes);
         if (to.held > bound) continue;
-        if (memory_limit && (at.held + to.held) * esize > memory_limit->count()) continue;
+        if (memory_limit && (here.at.held + to.held) * esize > memory_limit->count()) continue;
       }
-      const Time t = time + timer.time(types[at.type], s);
-      auto it = best.find(to);
-      if (it != best.end() && std::pair(it->second.time, it->second.steps) <= std::pair(t, steps + 1))
-        continue;
-      best[to] = Reached{t, steps + 1, at, std::move(s)};
-      queue.emplace(t, steps + 1, order++, to);
+      const auto c = timer.cost(types[here.at.type], s);
+      Label next{to, here.time + c.time, here.bytes + c.network_bytes, here.steps + 1, li, std::move(s)};
+      if (network_budget && next.bytes > *network_budget + slack) continue;
+      auto& at = kept[to];
+      const bool beaten = std::any_of(at.begin(), at.end(), [&](std::size_t k) {
+        const Label& o = labels[k];
+        return std::pair(o.time, o.steps) <= std::pair(next.time, next.steps) &&
+               (!network_budget || o.bytes <= next.bytes);
+      });
+      if (beaten) continue;
+      at.push_back(labels.size());
+      queue.emplace(next.time, next.steps, labels.size());
+      labels.push_back(std::move(next));
     }
   }
   throw UsageError(fmt::format(
-      "no sequence of steps takes {} to {} on a {}x{} mesh with every buffer within {}{}", p.src.str(),
+      "no sequence of steps takes {} to {} on a {}x{} mesh with every buffer within {}{}{}", p.src.str(),
       p.dst.str(), p.axes.rows, p.axes.cols, human_string(Bytes(bound * esize)),
-      memory_limit ? fmt::format(" and the memory limit {}", human_string(*memory_limit)) : std::string()));
+      memory_limit ? fmt::format(", the memory limit {}", human_string(*memory_limit)) : std::string(),
+      network_budget ? fmt::format(" and at most {} into the fabric",
+                                   human_string(Bytes(static_cast<std::int64_t>(*network_budget))))
+                     : std::string()));
 }
 
 namespace {
@@ -136,11 +162,20 @@ std::vector<Step> xla_style(const Problem& p) {
   }
   for (Step& s : next_steps(p.src, {p.dst}, p.axes))
     if (s.kind == StepKind::permute || s.kind == StepKind::all_to_all) return {std::move(s)};
+  // Partial replication: gather only the axes the destination drops, when
+  // it keeps a prefix of every dimension's axes; else replicate fully.
+  const ShardingSpec keep =
+      refines(p.dst, p.src) ? p.dst : ShardingSpec{std::vector<std::vector<int>>(p.src.dims.size())};
   ShardingSpec at = p.src;
   for (std::size_t d = 0; d < at.dims.size(); ++d) {
-    if (at.dims[d].empty()) continue;
-    Step s{StepKind::all_gather, static_cast<int>(d), -1, at.dims[d], at};
-    s.after.dims[d].clear();
+    const std::size_t kept = keep.dims[d].size();
+    if (at.dims[d].size() == kept) continue;
+    Step s{StepKind::all_gather,
+           static_cast<int>(d),
+           -1,
+           {at.dims[d].begin() + static_cast<std::ptrdiff_t>(kept), at.dims[d].end()},
+           at};
+    s.after.dims[d].resize(kept);
     at = s.after;
     out.push_back(std::move(s));
   }

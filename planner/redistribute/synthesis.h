@@ -5,10 +5,15 @@
 // synth. A shortest path over the types that fit the tensor
 // (planner/redistribute/types.h), each edge a step weighted by the time the
 // simulator gives that step alone on the topology (a slice: 0), searched
-// by Dijkstra over (type, size of the buffer held). A step is allowed only
-// if the buffer it writes is at most M = max(source tile, destination
-// tile) and, under a memory limit, if input + output fit the limit. Ties
-// go to fewer steps, then to the first found (deterministic).
+// over (type, size of the buffer held). A step is allowed only if the
+// buffer it writes is at most M = max(source tile, destination tile) and,
+// under a memory limit, if input + output fit the limit. Under a network
+// budget, the bytes the steps send into the fabric (each step simulated
+// alone, ring forwarding included) add up to at most the budget: the
+// search keeps, per state, every (time, bytes) label no other label there
+// beats on both, and takes labels in order of time, so the first one to
+// reach the destination type is the fastest sequence within the budget.
+// Ties go to fewer steps, then to the first found (deterministic).
 //
 // Memory guarantee: every buffer held between steps is <= M, so the peak
 // per device is <= M + W <= 2M, W the largest buffer one step writes
@@ -31,8 +36,10 @@
 // when the destination only refines the source (each dimension's source
 // axes a prefix of its destination axes); one permute when every
 // dimension keeps its shard count; one all-to-all when a single all-to-all
-// step leads there; otherwise an all-gather of every split dimension (all
-// of its axes at once) to full replication, then a local slice.
+// step leads there; an all-gather of just the dropped axes (one per
+// dimension) when the source refines the destination (partial
+// replication); otherwise an all-gather of every split dimension (all of
+// its axes at once) to full replication, then a local slice.
 
 #include <map>
 #include <optional>
@@ -48,8 +55,15 @@ namespace meshsim::planner::redistribute {
 class StepTimer {
  public:
   StepTimer(const topology::Topology& t, const Problem& p);
-  /// The time of `s` applied to type `from`, simulated alone.
-  Time time(const ShardingSpec& from, const Step& s);
+  struct Cost {
+    Time time;
+    double network_bytes = 0;  // sent into the fabric (nic_traffic)
+  };
+  /// `s` applied to type `from`, simulated alone (a slice costs nothing).
+  Cost cost(const ShardingSpec& from, const Step& s);
+  Time time(const ShardingSpec& from, const Step& s) { return cost(from, s).time; }
+  /// The network bytes of a whole sequence from p.src, step by step.
+  double network_bytes(const ShardingSpec& from, const std::vector<Step>& steps);
   [[nodiscard]] std::size_t simulations() const { return simulations_; }
   /// Whether this timer serves `p` (same mesh devices and tensor).
   [[nodiscard]] bool serves(const Problem& p) const;
@@ -57,13 +71,15 @@ class StepTimer {
  private:
   const topology::Topology& topo_;
   Problem base_;
-  std::map<std::string, Time> cache_;
+  std::map<std::string, Cost> cache_;
   std::size_t simulations_ = 0;
 };
 
-/// UsageError when no sequence meets M (and `memory_limit`).
+/// UsageError when no sequence meets M (and `memory_limit`, and
+/// `network_budget` bytes into the fabric).
 [[nodiscard]] std::vector<Step> synthesize(const Problem& p, StepTimer& timer,
-                                           std::optional<Bytes> memory_limit = std::nullopt);
+                                           std::optional<Bytes> memory_limit = std::nullopt,
+                                           std::optional<double> network_budget = std::nullopt);
 [[nodiscard]] std::vector<Step> xla_style(const Problem& p);
 
 }  // namespace meshsim::planner::redistribute

@@ -97,7 +97,7 @@ TEST_CASE("emit: an all-to-all's bytes, network bytes and peak memory by hand", 
   const auto steps = xla_style(p);
   const Emission e = emit(alpa_cluster(), p, steps);
   CHECK(e.moved == Bytes(512));
-  CHECK(e.network == Bytes(512));
+  CHECK(e.cross_host == Bytes(512));
   CHECK(e.peak_memory == Bytes(256));
   CHECK(e.between_max == Bytes(128));
   REQUIRE(e.plan.tasks.size() == 4);  // one all-to-all per pair of hosts' GPUs
@@ -121,7 +121,7 @@ TEST_CASE("emit: XLA's gather holds the whole tensor, synth never more than twic
   CHECK(s.max_shard == Bytes(128));
   CHECK(s.between_max <= Bytes(128));
   CHECK(s.peak_memory <= Bytes(256));
-  CHECK(s.network <= x.network);
+  CHECK(s.cross_host <= x.cross_host);
 }
 
 TEST_CASE("synth: nothing to do, a free slice, and memory limits it cannot meet", "[redistribute]") {
@@ -175,7 +175,7 @@ TEST_CASE(
       CHECK(e.between_max <= e.max_shard);
       CHECK(e.peak_memory <= e.max_shard + widest);
       const auto xla = xla_style(p);
-      CHECK(e.network <= emit(t, p, xla, false).network);
+      CHECK(e.cross_host <= emit(t, p, xla, false).cross_host);
       ++pairs;
     }
   CHECK(pairs == 19 * 19);

@@ -38,6 +38,7 @@ struct RedistributeArgs {
   TraceDetailOption trace_detail;
   bool verify = false;
   bool json = false;
+  bool no_budget = false;
 };
 
 struct RedistributeRun {
@@ -65,7 +66,7 @@ RedistributeRun evaluate(RedistributeArgs& a) {
   if (a.strategy != "all") strategies = {*rd::kStrategyNames.parse(a.strategy)};
   rd::StepTimer timer(run.topo, run.p);
   run.lb = rd::lower_bound(run.topo, run.p);
-  run.rows = rd::evaluate(run.topo, run.p, strategies, timer, limit, !a.trace.empty());
+  run.rows = rd::evaluate(run.topo, run.p, strategies, timer, limit, !a.trace.empty(), !a.no_budget);
   for (std::size_t i = 0; i < run.rows.size(); ++i) {
     run.verified.push_back(a.verify ? std::optional(runtime::verify_on_host(run.rows[i].emission.plan).ok)
                                     : std::nullopt);
@@ -83,7 +84,7 @@ Json steps_json(const rd::Outcome& o) {
                          {"type_after", r.step.after.str()},
                          {"time_alone_s", o.step_times[k].seconds()},
                          {"moved_bytes", r.moved.count()},
-                         {"network_bytes", r.network.count()},
+                         {"cross_host_bytes", r.cross_host.count()},
                          {"peak_memory_bytes", r.peak_memory.count()}});
   }
   return steps;
@@ -99,7 +100,8 @@ void print_json(const RedistributeRun& run) {
            {"peak_memory_bytes", o.emission.peak_memory.count()},
            {"between_steps_max_bytes", o.emission.between_max.count()},
            {"moved_bytes", o.emission.moved.count()},
-           {"network_bytes", o.emission.network.count()},
+           {"network_bytes", o.network_bytes},
+           {"cross_host_bytes", o.emission.cross_host.count()},
            {"tasks", o.emission.plan.tasks.size()},
            {"steps", steps_json(o)}};
     j["ratio_to_lower_bound"] = ratio ? Json(*ratio) : Json(nullptr);
@@ -135,7 +137,7 @@ void print_text(const RedistributeArgs& a, const RedistributeRun& run) {
         ratio ? fmt::format("{:.2f}", *ratio) : std::string("-"),
         fmt::format("{}", o.steps.size()),
         human_string(o.emission.moved),
-        human_string(o.emission.network),
+        human_string(Bytes(static_cast<std::int64_t>(o.network_bytes))),
         human_string(o.emission.peak_memory),
         fmt::format("{:.2f}", static_cast<double>(o.emission.peak_memory.count()) /
                                   static_cast<double>(o.emission.max_shard.count()))};
@@ -146,11 +148,11 @@ void print_text(const RedistributeArgs& a, const RedistributeRun& run) {
   for (const auto& o : run.rows) {
     fmt::print("\n{}: {}\n", rd::to_string(o.strategy), o.steps.empty() ? "nothing to do" : "");
     if (o.steps.empty()) continue;
-    Table steps({"step", "alone", "moved", "network", "peak memory"});
+    Table steps({"step", "alone", "moved", "cross-host", "peak memory"});
     for (std::size_t k = 0; k < o.steps.size(); ++k) {
       const auto& r = o.emission.steps[k];
-      steps.add({r.step.str(), human_string(o.step_times[k]), human_string(r.moved), human_string(r.network),
-                 human_string(r.peak_memory)});
+      steps.add({r.step.str(), human_string(o.step_times[k]), human_string(r.moved),
+                 human_string(r.cross_host), human_string(r.peak_memory)});
     }
     fmt::print("{}", steps.render({false, true, true, true, true}));
   }
@@ -194,6 +196,9 @@ void add_redistribute_command(CLI::App& app) {
       ->check(CLI::IsMember(with({"all"}, rd::kStrategyNames.names())));
   cmd->add_option("--memory-limit", a->memory_limit,
                   "synth: most bytes a device may hold during a step (input + output), e.g. 512MiB");
+  cmd->add_flag("--no-network-budget", a->no_budget,
+                "synth: take the fastest sequence even when it sends more bytes into the fabric than "
+                "XLA-style (by default it does not, when it can avoid it)");
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
   a->trace_detail.add_to(*cmd);

@@ -14,11 +14,13 @@
 #include "core/json.h"
 #include "planner/collective_study.h"
 #include "planner/pipeline_study.h"
+#include "planner/redistribute/study.h"
 #include "planner/study.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
+#include "tools/cli/redistribution_study.h"
 #include "tools/cli/table.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
@@ -155,6 +157,10 @@ void run_study(StudyArgs& a) {
     run_pipeline_study(a);
     return;
   }
+  if (planner::redistribute::is_redistribution_study(a.file)) {
+    run_redistribution_study(a.file, a.out, a.json, a.no_plots);
+    return;
+  }
   const planner::Study s = planner::load_study(a.file);
   topology::Topology topo = study_topology(s.topology);
   a.calibration.apply(topo);
@@ -231,11 +237,12 @@ void run_study(StudyArgs& a) {
 
 void add_study_command(CLI::App& app) {
   auto a = std::make_shared<StudyArgs>();
-  auto* cmd =
-      app.add_subcommand("study",
-                         "Run a study file: meshsim.study/1 (resharding: every case x strategy x balance) or "
-                         "meshsim.pipeline-study/1 (training iterations: every case x method) or "
-                         "meshsim.collective-study/1 (collectives against published nccl-tests figures)");
+  auto* cmd = app.add_subcommand(
+      "study",
+      "Run a study file: meshsim.study/1 (resharding: every case x strategy x balance) or "
+      "meshsim.pipeline-study/1 (training iterations: every case x method), "
+      "meshsim.redistribution-study/1 (same-mesh resharding: every type pair, synth vs XLA) or "
+      "meshsim.collective-study/1 (collectives against published nccl-tests figures)");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,

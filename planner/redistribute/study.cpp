@@ -1,0 +1,227 @@
+// Redistribution studies (planner/redistribute/study.h).
+
+#include "planner/redistribute/study.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "planner/redistribute/evaluate.h"
+#include "planner/reshard.h"
+#include "topology/topology_json.h"
+
+namespace meshsim::planner::redistribute {
+
+namespace {
+
+constexpr const char* kFormat = "meshsim.redistribution-study/1";
+
+std::string replicated(std::size_t rank) {
+  std::string s = "R";
+  for (std::size_t d = 1; d < rank; ++d) s += " R";
+  return s;
+}
+
+// The group's problems at both sizes (every pair starts from R...R and
+// swaps in its types); ConfigError at `c` when they do not fit.
+std::pair<Problem, Problem> problems(const topology::Topology& t, const StudyGroup& g, const JsonCursor* c) {
+  try {
+    const plan::Tensor big = parse_tensor_arg(g.tensor);
+    const plan::Tensor small = parse_tensor_arg(g.verify_tensor);
+    if (big.shape.size() != small.shape.size())
+      throw UsageError(
+          fmt::format("verify_tensor \"{}\" has another rank than tensor \"{}\"", g.verify_tensor, g.tensor));
+    const std::string r = replicated(big.shape.size());
+    Problem a = make_problem(t, big, g.mesh, r, r);
+    Problem b = make_problem(t, small, g.mesh, r, r);
+    for (const auto& type : all_types(a.tensor.shape, a.axes))
+      if (!fits(b.tensor.shape, type, b.axes))
+        throw UsageError(fmt::format("type {} fits tensor \"{}\" but not verify_tensor \"{}\"", type.str(),
+                                     g.tensor, g.verify_tensor));
+    return {std::move(a), std::move(b)};
+  } catch (const UsageError& e) {
+    if (c == nullptr) throw;
+    c->fail(e.what());
+  }
+}
+
+StudyPairRow row_of(const StudyGroup& g, const Problem& p, const Outcome& o, const RedistBound& lb) {
+  StudyPairRow r;
+  r.group = g.name;
+  r.src = p.src.str();
+  r.dst = p.dst.str();
+  r.strategy = std::string(to_string(o.strategy));
+  r.time_s = o.result.makespan.seconds();
+  r.lower_bound_s = lb.time.seconds();
+  r.steps = o.steps.size();
+  const Emission& e = o.emission;
+  r.moved_bytes = static_cast<double>(e.moved.count());
+  r.network_bytes = o.network_bytes;
+  r.peak_memory_bytes = static_cast<double>(e.peak_memory.count());
+  r.max_shard_bytes = static_cast<double>(e.max_shard.count());
+  Bytes widest;
+  for (const auto& s : e.steps) widest = std::max(widest, s.written);
+  r.memory_bound_bytes = static_cast<double>((e.max_shard + widest).count());
+  return r;
+}
+
+}  // namespace
+
+bool is_redistribution_study(const std::string& file) {
+  return has_format(read_json_file(file), kFormat);
+}
+
+RedistStudy load_redistribution_study(const std::string& file) {
+  const Json j = read_json_file(file);
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail("a redistribution study is a JSON object");
+  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.allow_only({"format", "name", "description", "groups"});
+  RedistStudy s;
+  s.name = root["name"].as_name();
+  if (auto d = root.find("description")) s.description = d->as_string();
+  const JsonCursor groups = root["groups"];
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const JsonCursor c = groups.at(i);
+    c.allow_only({"name", "machine", "mesh", "tensor", "verify_tensor"});
+    StudyGroup g{c["name"].as_name(), topology::cluster_spec_from_json(c["machine"]), c["mesh"].as_name(),
+                 c["tensor"].as_name(), c["verify_tensor"].as_name()};
+    const topology::Topology t = topology::build_cluster(g.machine);
+    (void)problems(t, g, &c);
+    s.groups.push_back(std::move(g));
+  }
+  if (s.groups.empty()) groups.fail("a study needs at least one group");
+  return s;
+}
+
+std::vector<StudyPairRow> run_redistribution_study(
+    const RedistStudy& s, const std::function<bool(const plan::Plan&)>& verify,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::size_t total = 0;
+  std::vector<topology::Topology> topos;
+  std::vector<std::pair<Problem, Problem>> bases;
+  for (const auto& g : s.groups) {
+    topos.push_back(topology::build_cluster(g.machine));
+    bases.push_back(problems(topos.back(), g, nullptr));
+    const auto n = all_types(bases.back().first.tensor.shape, bases.back().first.axes).size();
+    total += n * n;
+  }
+  std::vector<StudyPairRow> rows;
+  std::size_t done = 0;
+  for (std::size_t gi = 0; gi < s.groups.size(); ++gi) {
+    const auto& t = topos[gi];
+    const auto& [big, small] = bases[gi];
+    StepTimer timer(t, big);
+    const auto types = all_types(big.tensor.shape, big.axes);
+    for (const auto& a : types)
+      for (const auto& b : types) {
+        Problem p = big;
+        Problem q = small;
+        p.src = q.src = a;
+        p.dst = q.dst = b;
+        const RedistBound lb = lower_bound(t, p);
+        const auto outcomes = evaluate(t, p, {Strategy::synth, Strategy::xla}, timer);
+        for (const Outcome& o : outcomes) {
+          StudyPairRow r = row_of(s.groups[gi], p, o, lb);
+          r.verified = verify(emit(t, q, o.steps).plan);
+          if (o.strategy == Strategy::synth && outcomes[1].result.makespan > Time::zero())
+            r.speedup = outcomes[1].result.makespan.seconds() / o.result.makespan.seconds();
+          rows.push_back(std::move(r));
+        }
+        if (progress) progress(++done, total);
+      }
+  }
+  return rows;
+}
+
+std::vector<GroupSummary> summarise(const RedistStudy& s, const std::vector<StudyPairRow>& rows) {
+  std::vector<GroupSummary> out;
+  std::vector<std::string> names;
+  for (const auto& g : s.groups) names.push_back(g.name);
+  names.emplace_back("all");
+  for (const auto& name : names) {
+    GroupSummary g;
+    g.group = name;
+    double log_sum = 0;
+    for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
+      const StudyPairRow& sy = rows[i];
+      const StudyPairRow& x = rows[i + 1];
+      if (name != "all" && sy.group != name) continue;
+      ++g.pairs;
+      g.plans += 2;
+      g.verified += (sy.verified.value_or(false) ? 1U : 0U) + (x.verified.value_or(false) ? 1U : 0U);
+      g.more_network += sy.network_bytes > x.network_bytes ? 1U : 0U;
+      g.over_memory_bound += sy.peak_memory_bytes > sy.memory_bound_bytes ? 1U : 0U;
+      g.synth_peak_over_m = std::max(g.synth_peak_over_m, sy.peak_memory_bytes / sy.max_shard_bytes);
+      g.xla_peak_over_m = std::max(g.xla_peak_over_m, x.peak_memory_bytes / x.max_shard_bytes);
+      if (sy.speedup <= 0) continue;
+      const std::string pair = fmt::format("{}: {} -> {}", sy.group, sy.src, sy.dst);
+      if (g.compared == 0 || sy.speedup > g.max_speedup)
+        std::tie(g.max_speedup, g.max_pair) = std::tie(sy.speedup, pair);
+      if (g.compared == 0 || sy.speedup < g.min_speedup)
+        std::tie(g.min_speedup, g.min_pair) = std::tie(sy.speedup, pair);
+      ++g.compared;
+      g.synth_slower += sy.speedup < 1 ? 1U : 0U;
+      log_sum += std::log(sy.speedup);
+    }
+    g.geomean_speedup = g.compared > 0 ? std::exp(log_sum / static_cast<double>(g.compared)) : 0;
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string redistribution_study_csv(const std::vector<StudyPairRow>& rows) {
+  std::string out =
+      "group,src,dst,strategy,time_s,lower_bound_s,steps,moved_bytes,network_bytes,peak_memory_bytes,"
+      "max_shard_bytes,memory_bound_bytes,verified,speedup\n";
+  for (const auto& r : rows)
+    out += fmt::format("\"{}\",{},{},{},{:.9g},{:.9g},{},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{},{:.6g}\n",
+                       r.group, r.src, r.dst, r.strategy, r.time_s, r.lower_bound_s, r.steps, r.moved_bytes,
+                       r.network_bytes, r.peak_memory_bytes, r.max_shard_bytes, r.memory_bound_bytes,
+                       r.verified ? (*r.verified ? "yes" : "no") : "-", r.speedup);
+  return out;
+}
+
+Json redistribution_study_json(const RedistStudy& s, const std::vector<StudyPairRow>& rows) {
+  Json out = Json::array();
+  for (const auto& r : rows) {
+    Json o{{"group", r.group},
+           {"src", r.src},
+           {"dst", r.dst},
+           {"strategy", r.strategy},
+           {"time_s", r.time_s},
+           {"lower_bound_s", r.lower_bound_s},
+           {"steps", r.steps},
+           {"moved_bytes", r.moved_bytes},
+           {"network_bytes", r.network_bytes},
+           {"peak_memory_bytes", r.peak_memory_bytes},
+           {"max_shard_bytes", r.max_shard_bytes},
+           {"memory_bound_bytes", r.memory_bound_bytes}};
+    o["verified"] = r.verified ? Json(*r.verified) : Json(nullptr);
+    if (r.speedup > 0) o["speedup"] = r.speedup;
+    out.push_back(std::move(o));
+  }
+  Json summary = Json::array();
+  for (const auto& g : summarise(s, rows))
+    summary.push_back(Json{{"group", g.group},
+                           {"pairs", g.pairs},
+                           {"compared", g.compared},
+                           {"plans_verified", g.verified},
+                           {"plans", g.plans},
+                           {"geomean_speedup", g.geomean_speedup},
+                           {"max_speedup", g.max_speedup},
+                           {"max_pair", g.max_pair},
+                           {"min_speedup", g.min_speedup},
+                           {"min_pair", g.min_pair},
+                           {"synth_slower", g.synth_slower},
+                           {"synth_more_network", g.more_network},
+                           {"synth_over_memory_bound", g.over_memory_bound},
+                           {"synth_max_peak_over_shard", g.synth_peak_over_m},
+                           {"xla_max_peak_over_shard", g.xla_peak_over_m}});
+  return Json{{"study", s.name}, {"rows", std::move(out)}, {"summary", std::move(summary)}};
+}
+
+}  // namespace meshsim::planner::redistribute

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Speedup of synthesised redistributions over XLA-style, per pair.
+
+usage: plot_redistribution.py RESULTS_CSV OUT_DIR
+
+One panel per group: every (source, destination) pair where XLA-style
+moves data, sorted by speedup (XLA-style time / synth time), log scale,
+with the group's geometric mean. Writes OUT_DIR/speedup.png. Needs
+Debian's python3-matplotlib.
+"""
+import csv
+import math
+import os
+import sys
+from collections import OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    groups = OrderedDict()
+    for r in csv.DictReader(open(sys.argv[1])):
+        if r["strategy"] == "synth" and float(r["speedup"]) > 0:
+            groups.setdefault(r["group"], []).append(float(r["speedup"]))
+    if not groups:
+        print("no pair to plot", file=sys.stderr)
+        return 1
+    cols = 2 if len(groups) > 1 else 1
+    rows = (len(groups) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 3.2 * rows), squeeze=False)
+    for ax, (group, speedups) in zip(axes.flat, groups.items()):
+        speedups.sort(reverse=True)
+        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+        ax.plot(range(len(speedups)), speedups, marker=".", linestyle="none", markersize=3)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.axhline(geo, color="tab:red", linewidth=0.8, linestyle="--", label=f"geomean {geo:.2f}x")
+        ax.set_yscale("log")
+        ax.set_title(group, fontsize=9)
+        ax.set_xlabel("pair (sorted)")
+        ax.set_ylabel("XLA-style / synth")
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(os.path.join(sys.argv[2], "speedup.png"), dpi=110)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
