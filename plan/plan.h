@@ -5,7 +5,9 @@
 // A plan is a DAG of tasks over named devices ("h0/gpu3"):
 //   compute     one device busy for `duration`, or for `flops` / `bytes`
 //               under the device's roofline model
-//   send        point-to-point: src → dst, `size` bytes
+//   send        point-to-point: src → dst, `size` bytes; src = dst is a
+//               local copy between two buffers of one device (its memory
+//               reads and writes `size` bytes)
 //   broadcast   root → receivers along a chain (the order given), pipelined
 //               in `chunk`-byte pieces (NCCL: 512 KiB)
 //   collective  all_gather, reduce_scatter, all_reduce, all_to_all over a

@@ -77,7 +77,8 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     p.assign(t.deps.begin(), t.deps.end());
     for (const std::size_t dev : t.devices) {
       const StreamKey key{dev, t.stream};
-      if (auto it = last_on_stream.find(key); it != last_on_stream.end()) p.push_back(it->second);
+      if (auto it = last_on_stream.find(key); it != last_on_stream.end() && it->second != i)
+        p.push_back(it->second);  // (a local copy names its device twice)
       last_on_stream[key] = i;
     }
     std::sort(p.begin(), p.end());

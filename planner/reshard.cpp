@@ -31,10 +31,6 @@ std::vector<std::pair<Box, std::vector<NodeId>>> replica_groups(const std::vecto
 }
 
 std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
-  for (NodeId s : p.src.devices)
-    if (std::find(p.dst.devices.begin(), p.dst.devices.end(), s) != p.dst.devices.end())
-      throw UsageError(
-          "the source and destination meshes share devices; cross-mesh resharding needs disjoint meshes");
   const auto src = replica_groups(p.tensor.shape, p.src_spec, p.src);
   const auto dst = replica_groups(p.tensor.shape, p.dst_spec, p.dst);
   std::vector<UnitTask> out;
@@ -44,7 +40,10 @@ std::vector<UnitTask> unit_tasks(const ReshardProblem& p) {
       Box slice = intersect(dbox, sbox);
       if (slice.empty()) continue;
       const Bytes bytes = plan::box_bytes(tensor, slice);
-      out.push_back(UnitTask{std::move(slice), bytes, senders, receivers});
+      UnitTask u{std::move(slice), bytes, senders, {}, {}};
+      for (NodeId r : receivers)
+        (std::find(senders.begin(), senders.end(), r) != senders.end() ? u.local : u.receivers).push_back(r);
+      out.push_back(std::move(u));
     }
   return out;
 }

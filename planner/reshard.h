@@ -132,7 +132,8 @@ struct UnitTask {
   Box slice;
   Bytes bytes;
   std::vector<topology::NodeId> senders;
-  std::vector<topology::NodeId> receivers;
+  std::vector<topology::NodeId> receivers;  // those that need it moved to them
+  std::vector<topology::NodeId> local;      // overlapping meshes: receivers that hold it already
 };
 
 /// Distinct tiles of a mesh with the devices holding each (row-major), in
@@ -140,7 +141,8 @@ struct UnitTask {
 [[nodiscard]] std::vector<std::pair<Box, std::vector<topology::NodeId>>> replica_groups(
     const std::vector<std::int64_t>& shape, const ShardingSpec& spec, const topology::DeviceMesh& m);
 
-/// UsageError for overlapping meshes or uneven splits.
+/// UsageError for uneven splits. Meshes may overlap: a receiver that holds
+/// a slice in its own source tile copies it locally (UnitTask::local).
 [[nodiscard]] std::vector<UnitTask> unit_tasks(const ReshardProblem& p);
 
 /// A host's NIC capacity into (or out of) the fabric, bytes/s: the sum
@@ -177,6 +179,9 @@ struct Gather {
 struct Jobs {
   std::vector<Job> list;
   std::vector<Gather> gathers;
+  /// Overlapping meshes: (device, slice) copied from the device's source
+  /// buffer to its destination buffer (a send to itself), before the jobs.
+  std::vector<std::pair<topology::NodeId, Box>> local;
 };
 
 struct Assignment {

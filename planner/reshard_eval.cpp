@@ -1,6 +1,10 @@
 #include "planner/reshard_eval.h"
 
+#include <iterator>
+
 #include <fmt/format.h>
+
+#include "planner/redistribute/evaluate.h"
 
 namespace meshsim::planner {
 
@@ -48,6 +52,20 @@ std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const 
       measure(t, o, record_timeline);
       out.push_back(std::move(o));
     }
+  if (p.src.devices == p.dst.devices && p.src.rows == p.dst.rows) {
+    namespace rd = redistribute;
+    const rd::Problem q = rd::problem_on(p.tensor, p.src, p.src_spec, p.dst_spec);
+    rd::StepTimer timer(t, q);
+    for (rd::Outcome& r :
+         rd::evaluate(t, q, {std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)}, timer)) {
+      ReshardOutcome o;
+      o.name = std::string(rd::to_string(r.strategy));
+      o.balance = std::string(1, '-');  // (g++ 12 warns falsely on = "-")
+      o.plan = std::move(r.emission.plan);
+      measure(t, o, record_timeline);
+      out.push_back(std::move(o));
+    }
+  }
   if (with_auto) {
     AutoPlan a = plan_auto(t, p, tasks);
     ReshardOutcome o;

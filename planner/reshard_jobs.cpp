@@ -131,11 +131,15 @@ void allgather_jobs(const Topology& t, const ReshardProblem& p, const std::vecto
 
 Jobs make_jobs(const Topology& t, const ReshardProblem& p, Strategy s, const std::vector<UnitTask>& tasks) {
   Jobs jobs;
+  if (s != Strategy::signal)
+    for (const UnitTask& u : tasks)
+      for (NodeId r : u.local) jobs.local.emplace_back(r, u.slice);
   if (s == Strategy::allgather) {
     allgather_jobs(t, p, tasks, jobs);
     return jobs;
   }
   for (std::size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].receivers.empty()) continue;
     switch (s) {
       case Strategy::send_recv:
         for (NodeId r : tasks[i].receivers) jobs.list.push_back(whole_task(tasks, i, {r}));

@@ -17,6 +17,7 @@ using topology::Topology;
 namespace {
 
 constexpr std::size_t kScatterStreams = 1024;  // every stream a plan may name
+constexpr int kLocalStream = 1023;             // local copies overlap the transfers
 
 std::string buffer_name(const Topology& t, NodeId d, bool src) {
   return fmt::format("{}:{}", src ? "src" : "dst", t.node(d).name);
@@ -62,8 +63,22 @@ class Emitter {
     if (payload_) task.payload.push_back(region(box, from, true, to));
     return add(std::move(task));
   }
-  // The all-gather that rebuilds g's tile on its members, after `sends`.
+  // Copies `box` from d's source buffer to its destination buffer.
+  void local_copy(NodeId d, const Box& box) {
+    plan::Task task;
+    task.kind = plan::TaskKind::send;
+    task.devices = {device_(d), device_(d)};
+    task.size = plan::box_bytes(p_.tensor, box);
+    task.stream = kLocalStream;
+    if (payload_) task.payload.push_back(region(box, d, true, d));
+    local_[d].push_back(add(std::move(task)));
+  }
+  // The all-gather that rebuilds g's tile on its members, after `sends`
+  // and the members' local copies.
   void gather(const Gather& g, std::vector<std::size_t> sends) {
+    for (NodeId m : g.members)
+      if (auto it = local_.find(m); it != local_.end())
+        sends.insert(sends.end(), it->second.begin(), it->second.end());
     plan::Task ag;
     ag.kind = plan::TaskKind::collective;
     ag.op = plan::CollectiveOp::all_gather;
@@ -85,6 +100,7 @@ class Emitter {
   PlanDevices device_;
   std::map<NodeId, std::size_t> src_buffer_;  // per source GPU, its buffer
   std::map<NodeId, std::size_t> dst_buffer_;
+  std::map<NodeId, std::vector<std::size_t>> local_;  // per device, its local copies
 };
 
 }  // namespace
@@ -97,6 +113,9 @@ plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, Strategy s, con
   std::vector<std::size_t> gather_left(jobs.gathers.size(), 0);
   for (const Job& j : jobs.list)
     if (j.gather != SIZE_MAX) ++gather_left[j.gather];
+  for (const auto& [d, box] : jobs.local) e.local_copy(d, box);
+  for (std::size_t g = 0; g < jobs.gathers.size(); ++g)  // every part already local
+    if (gather_left[g] == 0 && jobs.gathers[g].members.size() > 1) e.gather(jobs.gathers[g], {});
   for (std::size_t j : a.order) {
     const Job& job = jobs.list[j];
     const NodeId sender = a.sender[j];

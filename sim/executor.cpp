@@ -51,13 +51,15 @@ class Run final : public FlowClient {
       for (std::size_t d : t.devices) devices_[i].push_back(node_of[d]);
       result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
-      if (t.kind == TaskKind::compute && !t.duration) {
+      const bool local_copy = t.kind == TaskKind::send && t.devices[0] == t.devices[1];
+      if ((t.kind == TaskKind::compute && !t.duration) || local_copy) {
         const std::string& model = topo.node(devices_[i][0]).model;
         if (model_of(model) == nullptr)
-          throw UsageError(
-              fmt::format("task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
-                          "A100, H100, H200); give the task a \"duration\"",
-                          t.id, model, plan.devices[t.devices[0]]));
+          throw UsageError(fmt::format(
+              "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
+              "A100, H100, H200); {}",
+              t.id, model, plan.devices[t.devices[0]],
+              local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
       }
     }
   }
@@ -123,6 +125,11 @@ class Run final : public FlowClient {
         break;
       }
       case TaskKind::send: {
+        if (dev[0] == dev[1]) {  // a local copy: read and write `size` under the memory roofline
+          const Time d = model_of(topo_.node(dev[0]).model)->kernel_time(0, t.size * 2, plan::DType::u8);
+          engine_.schedule(engine_.after(d), [this, i] { finish(i); });
+          break;
+        }
         const auto& r = topo_.route(dev[0], dev[1]);
         net_.start(path_of(r), r.latency, t.size, {this, tag(kTaskFlow, i, 0)});
         break;

@@ -4,8 +4,8 @@
 usage: plot_redistribution.py RESULTS_CSV OUT_DIR
 
 One panel per group: every (source, destination) pair where XLA-style
-moves data, sorted by speedup (XLA-style time / synth time), log scale,
-with the group's geometric mean. Writes OUT_DIR/speedup.png. Needs
+moves data, sorted by speedup (XLA-style time / synth or rink time), log
+scale, with each series' geometric mean. Writes OUT_DIR/speedup.png. Needs
 Debian's python3-matplotlib.
 """
 import csv
@@ -26,20 +26,23 @@ def main() -> int:
         return 2
     groups = OrderedDict()
     for r in csv.DictReader(open(sys.argv[1])):
-        if r["strategy"] == "synth" and float(r["speedup"]) > 0:
-            groups.setdefault(r["group"], []).append(float(r["speedup"]))
+        if r["strategy"] in ("synth", "rink") and float(r["speedup"]) > 0:
+            groups.setdefault(r["group"], {}).setdefault(r["strategy"], []).append(float(r["speedup"]))
     if not groups:
         print("no pair to plot", file=sys.stderr)
         return 1
     cols = 2 if len(groups) > 1 else 1
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 3.2 * rows), squeeze=False)
-    for ax, (group, speedups) in zip(axes.flat, groups.items()):
-        speedups.sort(reverse=True)
-        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
-        ax.plot(range(len(speedups)), speedups, marker=".", linestyle="none", markersize=3)
+    colours = {"synth": "tab:blue", "rink": "tab:orange"}
+    for ax, (group, series) in zip(axes.flat, groups.items()):
+        for name, speedups in series.items():
+            speedups.sort(reverse=True)
+            geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+            ax.plot(range(len(speedups)), speedups, marker=".", linestyle="none", markersize=3,
+                    color=colours[name], label=f"{name} (geomean {geo:.2f}x)")
+            ax.axhline(geo, color=colours[name], linewidth=0.8, linestyle="--")
         ax.axhline(1.0, color="grey", linewidth=0.8)
-        ax.axhline(geo, color="tab:red", linewidth=0.8, linestyle="--", label=f"geomean {geo:.2f}x")
         ax.set_yscale("log")
         ax.set_title(group, fontsize=9)
         ax.set_xlabel("pair (sorted)")

@@ -16,15 +16,15 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
     o.strategy = s;
     if (s == Strategy::xla) {
       o.steps = xla_style(p);
-    } else if (!xla_budget) {
-      o.steps = synthesize(p, timer, memory_limit);
     } else {
-      // Within XLA-style's bytes into the fabric when some sequence is.
-      const double budget = timer.network_bytes(p.src, xla_style(p));
+      const bool exchange = s == Strategy::synth;
+      std::optional<double> budget;  // within XLA-style's bytes into the fabric when some sequence is
+      if (xla_budget) budget = timer.network_bytes(p.src, xla_style(p));
       try {
-        o.steps = synthesize(p, timer, memory_limit, budget);
+        o.steps = synthesize(p, timer, memory_limit, budget, exchange);
       } catch (const UsageError&) {
-        o.steps = synthesize(p, timer, memory_limit);
+        if (!budget) throw;
+        o.steps = synthesize(p, timer, memory_limit, std::nullopt, exchange);
       }
     }
     ShardingSpec at = p.src;

@@ -12,9 +12,12 @@
 
 namespace meshsim::planner::redistribute {
 
-enum class Strategy { synth, xla };
-inline constexpr EnumNames<Strategy, 2> kStrategyNames{
-    "strategy", {{{Strategy::synth, "synth"}, {Strategy::xla, "xla"}}}};
+/// synth: the synthesis with every step; rink: Rink et al.'s steps only;
+/// xla: the XLA-style baseline (planner/redistribute/synthesis.h).
+enum class Strategy { synth, rink, xla };
+inline constexpr EnumNames<Strategy, 3> kStrategyNames{
+    "strategy", {{{Strategy::synth, "synth"}, {Strategy::rink, "rink"}, {Strategy::xla, "xla"}}}};
+inline constexpr Strategy kAllStrategies[] = {Strategy::synth, Strategy::rink, Strategy::xla};
 [[nodiscard]] inline std::string_view to_string(Strategy s) {
   return kStrategyNames.name(s);
 }

@@ -24,10 +24,10 @@ ShardingSpec without_unit_axes(ShardingSpec s, const Axes& axes) {
 
 // What a device holds while a sequence runs.
 struct Held {
-  Box buffer_box;                     // its buffer's box (what it holds)
-  Box tile;                           // its tile under the current type (inside buffer_box)
-  std::size_t buffer = 0;             // plan buffer index (payload plans)
-  std::optional<std::size_t> writer;  // the task that wrote the buffer
+  Box buffer_box;                    // its buffer's box (what it holds)
+  Box tile;                          // its tile under the current type (inside buffer_box)
+  std::size_t buffer = 0;            // plan buffer index (payload plans)
+  std::vector<std::size_t> writers;  // the tasks that wrote the buffer
 };
 
 class StepEmitter {
@@ -37,7 +37,7 @@ class StepEmitter {
     if (payload) plan_.tensors.push_back(p.tensor);
     for (std::size_t i = 0; i < held_.size(); ++i) {
       const Box box = device_tile(p.tensor.shape, p.src, p.axes, i);
-      held_[i] = Held{box, box, new_buffer("src", i, box), std::nullopt};
+      held_[i] = Held{box, box, new_buffer("src", i, box), {}};
     }
   }
 
@@ -54,16 +54,18 @@ class StepEmitter {
     }
     // Every device that gets a new tile gets a new buffer.
     std::vector<bool> fresh(held_.size(), true);
-    if (s.kind == StepKind::permute)
+    const bool direct_step = s.kind == StepKind::permute || s.kind == StepKind::exchange;
+    if (direct_step)
       for (std::size_t i = 0; i < held_.size(); ++i) fresh[i] = next[i].tile != held_[i].tile;
     for (std::size_t i = 0; i < held_.size(); ++i) {
       if (!fresh[i]) continue;
+      next[i].writers.clear();
       next[i].buffer_box = next[i].tile;
       next[i].buffer = new_buffer(tag, i, next[i].tile);
       r.written = std::max(r.written, bytes(next[i].tile));
     }
-    if (s.kind == StepKind::permute)
-      permute(next, fresh, r);
+    if (direct_step)
+      direct(next, fresh, r);
     else
       collectives(s, next, r);
     for (std::size_t i = 0; i < held_.size(); ++i)
@@ -96,12 +98,12 @@ class StepEmitter {
   std::size_t add(plan::Task task, const std::vector<std::size_t>& readers, std::vector<Held>& next,
                   const std::vector<std::size_t>& writes) {
     for (std::size_t i : readers)
-      if (held_[i].writer) task.deps.push_back(*held_[i].writer);
+      task.deps.insert(task.deps.end(), held_[i].writers.begin(), held_[i].writers.end());
     std::sort(task.deps.begin(), task.deps.end());
     task.deps.erase(std::unique(task.deps.begin(), task.deps.end()), task.deps.end());
     task.id = fmt::format("t{}", plan_.tasks.size());
     plan_.tasks.push_back(std::move(task));
-    for (std::size_t i : writes) next[i].writer = plan_.tasks.size() - 1;
+    for (std::size_t i : writes) next[i].writers.push_back(plan_.tasks.size() - 1);
     return plan_.tasks.size() - 1;
   }
   plan::Region region(const Box& box, std::size_t from, std::size_t to_buffer) const {
@@ -129,37 +131,48 @@ class StepEmitter {
     }
   }
 
-  // permute: each device that needs a new tile receives it whole from a
-  // holder: one on its own host if any, else the holder that has sent least.
-  // The sends run at once, as one NCCL group would: each takes the lowest
-  // stream that neither of its devices uses yet in this step.
-  void permute(std::vector<Held>& next, const std::vector<bool>& fresh, StepReport& r) {
-    std::vector<int> sent(held_.size(), 0);
+  // permute and exchange: each device that needs a new tile gets every
+  // piece of it (its intersection with an old tile) from a holder: itself
+  // when it holds it (a local copy), else one on its own host if any, else
+  // the holder that has sent the fewest bytes. The sends run at once, as
+  // one NCCL group would: each takes the lowest stream that neither of its
+  // devices uses yet in this step.
+  void direct(std::vector<Held>& next, const std::vector<bool>& fresh, StepReport& r) {
+    std::vector<std::pair<Box, std::vector<std::size_t>>> old;  // distinct old tiles, their holders
+    for (std::size_t d = 0; d < held_.size(); ++d) {
+      auto it = std::find_if(old.begin(), old.end(), [&](const auto& o) { return o.first == held_[d].tile; });
+      if (it == old.end())
+        old.push_back({held_[d].tile, {d}});
+      else
+        it->second.push_back(d);
+    }
+    std::vector<std::int64_t> sent(held_.size(), 0);
     std::vector<std::vector<int>> streams(held_.size());
     for (std::size_t to = 0; to < held_.size(); ++to) {
       if (!fresh[to]) continue;
-      std::optional<std::size_t> best;
-      for (std::size_t from = 0; from < held_.size(); ++from) {
-        if (from == to || held_[from].tile != next[to].tile) continue;
-        const auto key = [&](std::size_t f) { return std::pair(cross_host(f, to), sent[f]); };
-        if (!best || key(from) < key(*best)) best = from;
+      for (const auto& [tile, holders] : old) {
+        const Box piece = intersect(tile, next[to].tile);
+        if (piece.empty()) continue;
+        std::size_t from = holders.front();
+        const auto key = [&](std::size_t f) { return std::tuple(f != to, cross_host(f, to), sent[f], f); };
+        for (std::size_t h : holders)
+          if (key(h) < key(from)) from = h;
+        plan::Task task;
+        task.kind = plan::TaskKind::send;
+        task.devices = {device_(p_.mesh.devices[from]), device_(p_.mesh.devices[to])};
+        task.size = bytes(piece);
+        sent[from] += task.size.count();
+        auto& a = streams[from];
+        auto& b = streams[to];
+        while (std::find(a.begin(), a.end(), task.stream) != a.end() ||
+               std::find(b.begin(), b.end(), task.stream) != b.end())
+          ++task.stream;
+        a.push_back(task.stream);
+        if (from != to) b.push_back(task.stream);
+        count(from, to, task.size, r);
+        if (payload_) task.payload.push_back(region(piece, from, next[to].buffer));
+        add(std::move(task), {from}, next, {to});
       }
-      MESHSIM_ASSERT(best.has_value(), "a permute's new tile is an old tile");
-      ++sent[*best];
-      plan::Task task;
-      task.kind = plan::TaskKind::send;
-      task.devices = {device_(p_.mesh.devices[*best]), device_(p_.mesh.devices[to])};
-      task.size = bytes(next[to].tile);
-      auto& a = streams[*best];
-      auto& b = streams[to];
-      while (std::find(a.begin(), a.end(), task.stream) != a.end() ||
-             std::find(b.begin(), b.end(), task.stream) != b.end())
-        ++task.stream;
-      a.push_back(task.stream);
-      b.push_back(task.stream);
-      count(*best, to, task.size, r);
-      if (payload_) task.payload.push_back(region(next[to].tile, *best, next[to].buffer));
-      add(std::move(task), {*best}, next, {to});
     }
   }
 
@@ -173,21 +186,26 @@ class StepEmitter {
 
 }  // namespace
 
+Problem problem_on(plan::Tensor tensor, topology::DeviceMesh mesh, const ShardingSpec& src,
+                   const ShardingSpec& dst) {
+  // tiles() names the dimension that does not split evenly.
+  (void)tiles(tensor.shape, src, mesh.rows, mesh.cols);
+  (void)tiles(tensor.shape, dst, mesh.rows, mesh.cols);
+  Problem p;
+  p.axes = Axes{mesh.rows, mesh.cols};
+  p.src = without_unit_axes(src, p.axes);
+  p.dst = without_unit_axes(dst, p.axes);
+  p.mesh = std::move(mesh);
+  p.tensor = std::move(tensor);
+  return p;
+}
+
 Problem make_problem(const Topology& t, plan::Tensor tensor, std::string_view mesh, std::string_view src_spec,
                      std::string_view dst_spec) {
-  Problem p;
-  p.mesh = topology::select_mesh(t, mesh);
-  p.axes = Axes{p.mesh.rows, p.mesh.cols};
   const std::size_t rank = tensor.shape.size();
   const ShardingSpec src = ShardingSpec::parse(src_spec, rank);
   const ShardingSpec dst = ShardingSpec::parse(dst_spec, rank);
-  // tiles() names the dimension that does not split evenly.
-  (void)tiles(tensor.shape, src, p.mesh.rows, p.mesh.cols);
-  (void)tiles(tensor.shape, dst, p.mesh.rows, p.mesh.cols);
-  p.src = without_unit_axes(src, p.axes);
-  p.dst = without_unit_axes(dst, p.axes);
-  p.tensor = std::move(tensor);
-  return p;
+  return problem_on(std::move(tensor), topology::select_mesh(t, mesh), src, dst);
 }
 
 Emission emit(const Topology& t, const Problem& p, const std::vector<Step>& steps, bool payload) {

@@ -52,6 +52,11 @@ struct Problem {
 [[nodiscard]] Problem make_problem(const topology::Topology& t, plan::Tensor tensor, std::string_view mesh,
                                    std::string_view src_spec, std::string_view dst_spec);
 
+/// The same from parsed parts (a resharding problem whose two meshes are
+/// one): drops axes of size 1. The specs must fit (tiles() checks).
+[[nodiscard]] Problem problem_on(plan::Tensor tensor, topology::DeviceMesh mesh, const ShardingSpec& src,
+                                 const ShardingSpec& dst);
+
 struct StepReport {
   Step step;
   Bytes moved;        // bytes written into another device's buffer

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -123,12 +125,13 @@ std::vector<StudyPairRow> run_redistribution_study(
         p.src = q.src = a;
         p.dst = q.dst = b;
         const RedistBound lb = lower_bound(t, p);
-        const auto outcomes = evaluate(t, p, {Strategy::synth, Strategy::xla}, timer);
+        const auto outcomes = evaluate(t, p, {std::begin(kAllStrategies), std::end(kAllStrategies)}, timer);
+        const Time xla = outcomes.back().result.makespan;
         for (const Outcome& o : outcomes) {
           StudyPairRow r = row_of(s.groups[gi], p, o, lb);
           r.verified = verify(emit(t, q, o.steps).plan);
-          if (o.strategy == Strategy::synth && outcomes[1].result.makespan > Time::zero())
-            r.speedup = outcomes[1].result.makespan.seconds() / o.result.makespan.seconds();
+          if (o.strategy != Strategy::xla && xla > Time::zero())
+            r.speedup = xla.seconds() / o.result.makespan.seconds();
           rows.push_back(std::move(r));
         }
         if (progress) progress(++done, total);
@@ -137,7 +140,30 @@ std::vector<StudyPairRow> run_redistribution_study(
   return rows;
 }
 
+namespace {
+
+// Speedups of one strategy's rows over XLA-style.
+struct Speedups {
+  std::size_t n = 0;
+  double log_sum = 0, max = 0, min = 0;
+  std::string max_pair, min_pair;
+  std::size_t slower = 0;
+  void add(const StudyPairRow& r) {
+    if (r.speedup <= 0) return;
+    const std::string pair = fmt::format("{}: {} -> {}", r.group, r.src, r.dst);
+    if (n == 0 || r.speedup > max) std::tie(max, max_pair) = std::tie(r.speedup, pair);
+    if (n == 0 || r.speedup < min) std::tie(min, min_pair) = std::tie(r.speedup, pair);
+    ++n;
+    slower += r.speedup < 1 ? 1U : 0U;
+    log_sum += std::log(r.speedup);
+  }
+  [[nodiscard]] double geomean() const { return n > 0 ? std::exp(log_sum / static_cast<double>(n)) : 0; }
+};
+
+}  // namespace
+
 std::vector<GroupSummary> summarise(const RedistStudy& s, const std::vector<StudyPairRow>& rows) {
+  constexpr std::size_t kPer = std::size(kAllStrategies);  // synth, rink, xla per pair
   std::vector<GroupSummary> out;
   std::vector<std::string> names;
   for (const auto& g : s.groups) names.push_back(g.name);
@@ -145,29 +171,32 @@ std::vector<GroupSummary> summarise(const RedistStudy& s, const std::vector<Stud
   for (const auto& name : names) {
     GroupSummary g;
     g.group = name;
-    double log_sum = 0;
-    for (std::size_t i = 0; i + 1 < rows.size(); i += 2) {
+    Speedups synth, rink;
+    for (std::size_t i = 0; i + kPer <= rows.size(); i += kPer) {
       const StudyPairRow& sy = rows[i];
-      const StudyPairRow& x = rows[i + 1];
+      const StudyPairRow& x = rows[i + kPer - 1];
       if (name != "all" && sy.group != name) continue;
       ++g.pairs;
-      g.plans += 2;
-      g.verified += (sy.verified.value_or(false) ? 1U : 0U) + (x.verified.value_or(false) ? 1U : 0U);
-      g.more_network += sy.network_bytes > x.network_bytes ? 1U : 0U;
-      g.over_memory_bound += sy.peak_memory_bytes > sy.memory_bound_bytes ? 1U : 0U;
+      for (std::size_t k = 0; k < kPer; ++k) {
+        g.plans += 1;
+        g.verified += rows[i + k].verified.value_or(false) ? 1U : 0U;
+        g.more_network += k + 1 < kPer && rows[i + k].network_bytes > x.network_bytes ? 1U : 0U;
+        g.over_memory_bound +=
+            k + 1 < kPer && rows[i + k].peak_memory_bytes > rows[i + k].memory_bound_bytes ? 1U : 0U;
+      }
       g.synth_peak_over_m = std::max(g.synth_peak_over_m, sy.peak_memory_bytes / sy.max_shard_bytes);
       g.xla_peak_over_m = std::max(g.xla_peak_over_m, x.peak_memory_bytes / x.max_shard_bytes);
-      if (sy.speedup <= 0) continue;
-      const std::string pair = fmt::format("{}: {} -> {}", sy.group, sy.src, sy.dst);
-      if (g.compared == 0 || sy.speedup > g.max_speedup)
-        std::tie(g.max_speedup, g.max_pair) = std::tie(sy.speedup, pair);
-      if (g.compared == 0 || sy.speedup < g.min_speedup)
-        std::tie(g.min_speedup, g.min_pair) = std::tie(sy.speedup, pair);
-      ++g.compared;
-      g.synth_slower += sy.speedup < 1 ? 1U : 0U;
-      log_sum += std::log(sy.speedup);
+      synth.add(sy);
+      rink.add(rows[i + 1]);
     }
-    g.geomean_speedup = g.compared > 0 ? std::exp(log_sum / static_cast<double>(g.compared)) : 0;
+    g.compared = synth.n;
+    g.geomean_speedup = synth.geomean();
+    std::tie(g.max_speedup, g.max_pair, g.min_speedup, g.min_pair) =
+        std::tie(synth.max, synth.max_pair, synth.min, synth.min_pair);
+    g.synth_slower = synth.slower;
+    g.rink_geomean_speedup = rink.geomean();
+    g.rink_max_speedup = rink.max;
+    g.rink_max_pair = rink.max_pair;
     out.push_back(std::move(g));
   }
   return out;
@@ -216,9 +245,12 @@ Json redistribution_study_json(const RedistStudy& s, const std::vector<StudyPair
                            {"max_pair", g.max_pair},
                            {"min_speedup", g.min_speedup},
                            {"min_pair", g.min_pair},
+                           {"rink_geomean_speedup", g.rink_geomean_speedup},
+                           {"rink_max_speedup", g.rink_max_speedup},
+                           {"rink_max_pair", g.rink_max_pair},
                            {"synth_slower", g.synth_slower},
-                           {"synth_more_network", g.more_network},
-                           {"synth_over_memory_bound", g.over_memory_bound},
+                           {"more_network_plans", g.more_network},
+                           {"over_memory_bound_plans", g.over_memory_bound},
                            {"synth_max_peak_over_shard", g.synth_peak_over_m},
                            {"xla_max_peak_over_shard", g.xla_peak_over_m}});
   return Json{{"study", s.name}, {"rows", std::move(out)}, {"summary", std::move(summary)}};

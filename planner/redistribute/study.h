@@ -1,8 +1,9 @@
 #pragma once
 // Redistribution study files (`meshsim.redistribution-study/1`): for each
 // group (a machine, a mesh on it and a tensor), every (source, destination)
-// pair of sharding types that fit the tensor is planned with synth and
-// XLA-style, simulated, and verified at a small size.
+// pair of sharding types that fit the tensor is planned with synth, rink
+// and XLA-style (planner/redistribute/evaluate.h), simulated, and verified
+// at a small size.
 //
 // {"format": "meshsim.redistribution-study/1", "name": ..., "description": ...,
 //  "groups": [{"name": ..., "machine": {cluster form of a topology file:
@@ -12,8 +13,9 @@
 //              "verify_tensor": "64x64:bfloat16" (same rank; every type
 //                                that fits "tensor" must fit it too)}]}
 //
-// Speedup of a pair = XLA-style time / synth time, over the pairs where
-// XLA-style moves data (elsewhere both only slice, in no time).
+// Speedup of a pair = XLA-style time / synth (or rink) time, over the
+// pairs where XLA-style moves data (elsewhere all only slice, in no time).
+// Rows come three per pair: synth, rink, xla.
 
 #include <functional>
 #include <optional>
@@ -50,7 +52,7 @@ struct StudyPairRow {
   double moved_bytes = 0, network_bytes = 0, peak_memory_bytes = 0, max_shard_bytes = 0;
   double memory_bound_bytes = 0;  // M + the largest buffer one step writes
   std::optional<bool> verified;   // at verify_tensor's size
-  double speedup = 0;             // synth rows: XLA-style time / this time (0: not defined)
+  double speedup = 0;             // synth and rink rows: XLA-style time / this time (0: not defined)
 };
 
 struct GroupSummary {
@@ -58,9 +60,11 @@ struct GroupSummary {
   std::size_t pairs = 0, compared = 0, verified = 0, plans = 0;
   double geomean_speedup = 0, max_speedup = 0, min_speedup = 0;
   std::string max_pair, min_pair;
-  std::size_t synth_slower = 0;                       // pairs where synth is slower than XLA-style
-  std::size_t more_network = 0;                       // pairs where synth sends more over the network
-  std::size_t over_memory_bound = 0;                  // synth plans whose peak exceeds their bound
+  double rink_geomean_speedup = 0, rink_max_speedup = 0;  // Rink's steps alone
+  std::string rink_max_pair;
+  std::size_t synth_slower = 0;       // pairs where synth is slower than XLA-style
+  std::size_t more_network = 0;       // synth and rink plans that send more into the fabric than XLA-style
+  std::size_t over_memory_bound = 0;  // synth and rink plans whose peak exceeds their bound
   double synth_peak_over_m = 0, xla_peak_over_m = 0;  // the largest peak / M of each
 };
 

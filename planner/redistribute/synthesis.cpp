@@ -66,7 +66,7 @@ struct Label {
 }  // namespace
 
 std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<Bytes> memory_limit,
-                             std::optional<double> network_budget) {
+                             std::optional<double> network_budget, bool exchange) {
   MESHSIM_ASSERT(timer.serves(p), "the step timer was made for this mesh and tensor");
   const auto& shape = p.tensor.shape;
   const std::vector<ShardingSpec> types = all_types(shape, p.axes);
@@ -100,7 +100,7 @@ std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<B
         out.push_back(labels[*l].step);
       return {out.rbegin(), out.rend()};
     }
-    for (Step& s : next_steps(types[here.at.type], types, p.axes)) {
+    for (Step& s : next_steps(types[here.at.type], types, p.axes, exchange)) {
       State to{index(s.after), here.at.held};
       if (s.moves_data()) {
         to.held = local_elements(shape, s.after, p.axes);

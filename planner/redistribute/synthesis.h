@@ -3,7 +3,8 @@
 // XLA-style baseline beside it.
 //
 // synth. A shortest path over the types that fit the tensor
-// (planner/redistribute/types.h), each edge a step weighted by the time the
+// (planner/redistribute/types.h), each edge a step (Rink et al.'s four, and
+// the direct exchange unless left out) weighted by the time the
 // simulator gives that step alone on the topology (a slice: 0), searched
 // over (type, size of the buffer held). A step is allowed only if the
 // buffer it writes is at most M = max(source tile, destination tile) and,
@@ -76,10 +77,12 @@ class StepTimer {
 };
 
 /// UsageError when no sequence meets M (and `memory_limit`, and
-/// `network_budget` bytes into the fabric).
+/// `network_budget` bytes into the fabric). Without `exchange`, only
+/// Rink et al.'s steps (slice, all-gather, all-to-all, permute).
 [[nodiscard]] std::vector<Step> synthesize(const Problem& p, StepTimer& timer,
                                            std::optional<Bytes> memory_limit = std::nullopt,
-                                           std::optional<double> network_budget = std::nullopt);
+                                           std::optional<double> network_budget = std::nullopt,
+                                           bool exchange = true);
 [[nodiscard]] std::vector<Step> xla_style(const Problem& p);
 
 }  // namespace meshsim::planner::redistribute

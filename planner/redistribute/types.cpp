@@ -68,6 +68,7 @@ std::string_view to_string(StepKind k) {
     case StepKind::all_gather: return "all-gather";
     case StepKind::all_to_all: return "all-to-all";
     case StepKind::permute: return "permute";
+    case StepKind::exchange: return "exchange";
   }
   return "?";
 }
@@ -84,12 +85,13 @@ std::string Step::str() const {
       return fmt::format("all-to-all dim {} -> dim {} over axis {} -> {}", dim, to_dim, axes_list,
                          after.str());
     case StepKind::permute: return fmt::format("permute -> {}", after.str());
+    case StepKind::exchange: return fmt::format("exchange -> {}", after.str());
   }
   return "?";
 }
 
 std::vector<Step> next_steps(const ShardingSpec& from, const std::vector<ShardingSpec>& types,
-                             const Axes& axes) {
+                             const Axes& axes, bool exchange) {
   std::vector<Step> out;
   const auto rank = static_cast<int>(from.dims.size());
   const auto is_type = [&](const ShardingSpec& s) {
@@ -126,6 +128,13 @@ std::vector<Step> next_steps(const ShardingSpec& from, const std::vector<Shardin
   for (const ShardingSpec& t : types)
     if (t.dims != from.dims && shard_counts(t, axes) == counts)
       out.push_back(Step{StepKind::permute, -1, -1, {}, t});
+  if (!exchange) return out;
+  const std::size_t rink = out.size();
+  for (const ShardingSpec& t : types) {
+    const bool reached = std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(rink),
+                                     [&](const Step& s) { return s.after.dims == t.dims; });
+    if (t.dims != from.dims && !reached) out.push_back(Step{StepKind::exchange, -1, -1, {}, t});
+  }
   return out;
 }
 

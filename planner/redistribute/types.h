@@ -30,6 +30,12 @@
 //                        same grid): each device receives its whole new tile
 //                        from a device that holds it, or keeps it when it
 //                        already does. L unchanged.
+//   exchange             any change at all, done directly (an all-to-all-v):
+//                        each device receives every piece of its new tile
+//                        that it lacks from a device that holds it, and
+//                        copies the piece it holds locally. Not one of
+//                        Rink's steps; it moves the least data a change
+//                        can, and holds input + output like the others.
 
 #include <cstdint>
 #include <string>
@@ -69,7 +75,7 @@ struct Axes {
 /// fixed order.
 [[nodiscard]] std::vector<ShardingSpec> all_types(const std::vector<std::int64_t>& shape, const Axes& axes);
 
-enum class StepKind { slice, all_gather, all_to_all, permute };
+enum class StepKind { slice, all_gather, all_to_all, permute, exchange };
 [[nodiscard]] std::string_view to_string(StepKind k);
 
 struct Step {
@@ -82,9 +88,10 @@ struct Step {
   [[nodiscard]] std::string str() const;  // "all-gather dim 0 over axis 1 -> S0 R"
 };
 
-/// The steps that lead from `from` to another type of `types` (all fitting).
+/// The steps that lead from `from` to another type of `types` (all fitting);
+/// with `exchange`, also an exchange to every type no other step reaches.
 [[nodiscard]] std::vector<Step> next_steps(const ShardingSpec& from, const std::vector<ShardingSpec>& types,
-                                           const Axes& axes);
+                                           const Axes& axes, bool exchange = false);
 
 /// The groups a step's collectives run over: the row-major device indices
 /// that agree on every axis outside `over`, each group ordered by the

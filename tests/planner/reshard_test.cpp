@@ -89,8 +89,16 @@ TEST_CASE("unit tasks of the paper's cases", "[reshard]") {
   const auto c3 = unit_tasks(problem(t, {1024, 1024, 512}, "hosts=0-1", "R S0 R", "hosts=2-3", "S0 R R"));
   REQUIRE(c3.size() == 4);
   CHECK(c3[0].bytes == Bytes::MiB(512));
-  CHECK_THROWS_WITH(unit_tasks(problem(t, {8, 8}, "hosts=0-1", "S0 R", "hosts=1-2", "S0 R")),
-                    Contains("share devices"));
+  // Overlapping meshes: S0 R on hosts 0-1 -> R R on hosts 1-2. Rows 0-3
+  // (host 0) go to all 8 receivers; rows 4-7 already sit on host 1's 4
+  // GPUs, which copy them locally, and go only to host 2's.
+  const auto ov = unit_tasks(problem(t, {8, 8}, "hosts=0-1", "S0 R", "hosts=1-2", "R R"));
+  REQUIRE(ov.size() == 2);
+  CHECK(ov[0].receivers.size() == 8);
+  CHECK(ov[0].local.empty());
+  CHECK(ov[1].receivers.size() == 4);
+  REQUIRE(ov[1].local.size() == 4);
+  for (topology::NodeId d : ov[1].local) CHECK(t.node(d).host == 1);
 }
 
 TEST_CASE("case 1: broadcast meets the bound, send-recv moves 4x the network bytes", "[reshard]") {

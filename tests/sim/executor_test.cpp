@@ -207,6 +207,22 @@ TEST_CASE("compute without a duration uses the roofline", "[executor]") {
   check_close(simulate(p, t).makespan, 1.0 + 4e-6);
 }
 
+TEST_CASE("a send from a device to itself is a local copy under the memory roofline", "[executor]") {
+  // H100: 3.35 TB/s. Copying 1.675 TB reads and writes it: 3.35 TB, 1 s,
+  // + 4 us launch overhead; no link carries a byte.
+  const Topology t = ring_host(2);
+  Plan p;
+  Task k;
+  k.id = "copy";
+  k.kind = TaskKind::send;
+  k.devices = on(p, {"h0/gpu0", "h0/gpu0"});
+  k.size = Bytes(1'675'000'000'000);
+  p.tasks.push_back(k);
+  const SimResult r = simulate(p, t);
+  check_close(r.makespan, 1.0 + 4e-6);
+  for (double b : r.link_bytes) CHECK(b == 0);
+}
+
 TEST_CASE("a plan round-tripped through JSON simulates to the same result", "[executor]") {
   const Topology t = ring_host(4);
   Plan p;

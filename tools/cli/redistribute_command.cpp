@@ -2,6 +2,7 @@
 // a sequence of collectives (synthesised, and XLA's fallback beside it),
 // simulate each plan, report its steps, bytes and peak memory.
 
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -62,7 +63,7 @@ RedistributeRun evaluate(RedistributeArgs& a) {
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
   std::optional<Bytes> limit;
   if (!a.memory_limit.empty()) limit = parse_bytes(a.memory_limit);
-  std::vector<rd::Strategy> strategies{rd::Strategy::synth, rd::Strategy::xla};
+  std::vector<rd::Strategy> strategies{std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)};
   if (a.strategy != "all") strategies = {*rd::kStrategyNames.parse(a.strategy)};
   rd::StepTimer timer(run.topo, run.p);
   run.lb = rd::lower_bound(run.topo, run.p);
@@ -191,8 +192,9 @@ void add_redistribute_command(CLI::App& app) {
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R\"")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01\"")->required();
   cmd->add_option("--strategy", a->strategy,
-                  "all (default), synth (shortest memory-bounded step sequence) or xla (XLA's "
-                  "all-gather-then-slice fallback and its special cases)")
+                  "all (default), synth (fastest memory-bounded sequence of steps, direct exchanges "
+                  "included), rink (Rink et al.'s steps only: slice, all-gather, all-to-all, permute) or xla "
+                  "(XLA's all-gather-then-slice fallback and its special cases)")
       ->check(CLI::IsMember(with({"all"}, rd::kStrategyNames.names())));
   cmd->add_option("--memory-limit", a->memory_limit,
                   "synth: most bytes a device may hold during a step (input + output), e.g. 512MiB");
