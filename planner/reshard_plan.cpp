@@ -54,25 +54,19 @@ class Emitter {
     plan_.tasks.push_back(std::move(task));
     return plan_.tasks.size() - 1;
   }
-  std::size_t send(NodeId from, NodeId to, const Box& box, const std::vector<std::size_t>& deps) {
+  std::size_t send(NodeId from, NodeId to, const Box& box, const std::vector<std::size_t>& deps,
+                   int stream = 0) {
     plan::Task task;
     task.kind = plan::TaskKind::send;
     task.devices = {device_(from), device_(to)};
     task.size = plan::box_bytes(p_.tensor, box);
     task.deps = deps;
+    task.stream = stream;
     if (payload_) task.payload.push_back(region(box, from, true, to));
     return add(std::move(task));
   }
   // Copies `box` from d's source buffer to its destination buffer.
-  void local_copy(NodeId d, const Box& box) {
-    plan::Task task;
-    task.kind = plan::TaskKind::send;
-    task.devices = {device_(d), device_(d)};
-    task.size = plan::box_bytes(p_.tensor, box);
-    task.stream = kLocalStream;
-    if (payload_) task.payload.push_back(region(box, d, true, d));
-    local_[d].push_back(add(std::move(task)));
-  }
+  void local_copy(NodeId d, const Box& box) { local_[d].push_back(send(d, d, box, {}, kLocalStream)); }
   // The all-gather that rebuilds g's tile on its members, after `sends`
   // and the members' local copies.
   void gather(const Gather& g, std::vector<std::size_t> sends) {
