@@ -108,8 +108,20 @@ plan::Plan emit_plan(const Topology& t, const ReshardProblem& p, Strategy s, con
   for (const Job& j : jobs.list)
     if (j.gather != SIZE_MAX) ++gather_left[j.gather];
   for (const auto& [d, box] : jobs.local) e.local_copy(d, box);
-  for (std::size_t g = 0; g < jobs.gathers.size(); ++g)  // every part already local
-    if (gather_left[g] == 0 && jobs.gathers[g].members.size() > 1) e.gather(jobs.gathers[g], {});
+  // A gather no job feeds has its parts locally already; it runs unless
+  // every member holds its whole tile.
+  const auto whole_tile_local = [&](const Gather& g) {
+    for (NodeId m : g.members) {
+      std::int64_t held = 0;
+      for (const auto& [d, box] : jobs.local)
+        if (d == m) held += volume(intersect(box, g.tile));
+      if (held < volume(g.tile)) return false;
+    }
+    return true;
+  };
+  for (std::size_t g = 0; g < jobs.gathers.size(); ++g)
+    if (gather_left[g] == 0 && jobs.gathers[g].members.size() > 1 && !whole_tile_local(jobs.gathers[g]))
+      e.gather(jobs.gathers[g], {});
   for (std::size_t j : a.order) {
     const Job& job = jobs.list[j];
     const NodeId sender = a.sender[j];

@@ -4,6 +4,7 @@
 // ordering rules; and it survives a round trip through its file format.
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "core/error.h"
 #include "plan/plan_json.h"
 #include "planner/pipeline_plan.h"
+#include "planner/redistribute/evaluate.h"
 #include "planner/reshard_eval.h"
 #include "planner/study.h"
 #include "runtime/host_backend.h"
@@ -256,4 +258,44 @@ TEST_CASE("a pipeline plan with payloads has an NCCL program: its all-reduces ar
     if (t.kind == plan::TaskKind::collective) members += t.devices.size();
   CHECK(sums == members);
   CHECK(sums > 0);
+}
+
+TEST_CASE("local copies and redistributions survive the file format and make consistent NCCL programs",
+          "[runtime][nccl]") {
+  // Overlapping meshes (hosts 0-1 -> 1-2, S0 R R -> R R R): host 1's GPUs
+  // hold rows 32-63 already, so each copies them locally: a send from the
+  // device to itself, which the NCCL program issues as one local_copy on
+  // that rank and no send or receive. A same-mesh redistribution's plans
+  // (all-to-alls, gathers, exchanges with local copies) pass the same checks.
+  const auto topo = topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
+  const planner::ReshardProblem p = planner::make_problem(
+      topo, plan::Tensor{"x", {64, 32, 16}, plan::DType::i32}, "hosts=0-1", "S0 R R", "hosts=1-2", "R R R");
+  std::vector<plan::Plan> plans{planner::build_plan(topo, p, planner::unit_tasks(p),
+                                                    planner::Strategy::scatter, planner::Balance::none)};
+  int local_sends = 0;
+  for (const auto& t : plans[0].tasks)
+    local_sends += t.kind == plan::TaskKind::send && t.devices[0] == t.devices[1] ? 1 : 0;
+  CHECK(local_sends == 4);
+  namespace rd = planner::redistribute;
+  const rd::Problem q =
+      rd::make_problem(topo, plan::Tensor{"y", {32, 48}, plan::DType::bf16}, "hosts=0-1", "S01 R", "R S10");
+  rd::StepTimer timer(topo, q);
+  for (auto& o : rd::evaluate(topo, q, {std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)}, timer))
+    plans.push_back(std::move(o.emission.plan));
+  for (const auto& plan : plans) {
+    INFO(plan.name);
+    const Json j = plan::plan_to_json(plan);
+    const plan::Plan back = plan::plan_from_json(j, "plan.json");
+    CHECK(plan::plan_to_json(back) == j);
+    CHECK(verify_on_host(back).ok);
+    const NcclProgram prog = nccl_program(back, plan::make_schedule(back, "<plan>"));
+    CHECK(check_program(prog, back).empty());
+    for (std::size_t i = 0; i < back.tasks.size(); ++i) {
+      const auto& t = back.tasks[i];
+      if (t.kind != plan::TaskKind::send || t.devices[0] != t.devices[1]) continue;
+      const auto& calls = prog.calls[t.devices[0]];
+      CHECK(std::count_if(calls.begin(), calls.end(),
+                          [&](const NcclCall& c) { return c.task == i && c.op == NcclOp::local_copy; }) == 1);
+    }
+  }
 }

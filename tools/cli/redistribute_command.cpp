@@ -62,7 +62,13 @@ RedistributeRun evaluate(RedistributeArgs& a) {
   if (a.verify && static_cast<double>(tensor.bytes().count() / plan::dtype_size(tensor.dtype)) > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
   std::optional<Bytes> limit;
-  if (!a.memory_limit.empty()) limit = parse_bytes(a.memory_limit);
+  if (!a.memory_limit.empty()) {
+    try {
+      limit = parse_bytes(a.memory_limit);
+    } catch (const Error& e) {
+      throw UsageError(fmt::format("--memory-limit: {}", e.what()));
+    }
+  }
   std::vector<rd::Strategy> strategies{std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)};
   if (a.strategy != "all") strategies = {*rd::kStrategyNames.parse(a.strategy)};
   rd::StepTimer timer(run.topo, run.p);

@@ -140,7 +140,9 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
     std::vector<std::string> cells{r.name,
                                    r.balance,
                                    human_string(r.result.makespan),
-                                   fmt::format("{:.2f}", run.bits() / r.result.makespan.seconds() / 1e9),
+                                   r.result.makespan > Time::zero()
+                                       ? fmt::format("{:.2f}", run.bits() / r.result.makespan.seconds() / 1e9)
+                                       : std::string("-"),
                                    ratio ? fmt::format("{:.2f}", *ratio) : std::string("-"),
                                    bytes(r.network_bytes),
                                    r.busiest_nic.empty()
@@ -175,7 +177,10 @@ void run_reshard(ReshardArgs& a) {
 
 void add_reshard_command(CLI::App& app) {
   auto a = std::make_shared<ReshardArgs>();
-  auto* cmd = app.add_subcommand("reshard", "Plan and simulate a cross-mesh resharding with each strategy");
+  auto* cmd =
+      app.add_subcommand("reshard",
+                         "Plan and simulate a cross-mesh resharding with each strategy (the meshes may "
+                         "overlap; on one shared mesh the redistribution strategies are added)");
   a->topology.add_to(*cmd, "--topology");
   a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 1024x1024x512:int32")->required();
