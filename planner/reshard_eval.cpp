@@ -1,5 +1,6 @@
 #include "planner/reshard_eval.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include <fmt/format.h>
@@ -52,9 +53,12 @@ std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const 
       measure(t, o, record_timeline);
       out.push_back(std::move(o));
     }
-  if (p.src.devices == p.dst.devices && p.src.rows == p.dst.rows) {
+  const bool overlap = std::any_of(p.src.devices.begin(), p.src.devices.end(), [&](topology::NodeId d) {
+    return std::find(p.dst.devices.begin(), p.dst.devices.end(), d) != p.dst.devices.end();
+  });
+  if (overlap) {
     namespace rd = redistribute;
-    const rd::Problem q = rd::problem_on(p.tensor, p.src, p.src_spec, p.dst_spec);
+    const rd::Problem q = rd::problem_on(p.tensor, p.src, p.dst, p.src_spec, p.dst_spec);
     rd::StepTimer timer(t, q);
     for (rd::Outcome& r :
          rd::evaluate(t, q, {std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)}, timer)) {

@@ -33,9 +33,9 @@ struct NicTraffic {
 [[nodiscard]] NicTraffic nic_traffic(const topology::Topology& t, const sim::SimResult& r);
 
 /// Signal is evaluated once (its balance is moot); `with_auto` adds the
-/// auto row. When the two meshes are one (same devices, order and shape),
-/// the same-mesh redistributions (planner/redistribute: "synth", "xla",
-/// balance "-") are added too.
+/// auto row. When the two meshes share devices, the redistributions
+/// (planner/redistribute: "synth", "rink", and on one mesh "xla"; balance
+/// "-") are added too.
 [[nodiscard]] std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t,
                                                            const ReshardProblem& p,
                                                            const std::vector<UnitTask>& tasks,

@@ -26,7 +26,7 @@ bool inside(const Box& cell, const Box& tile) {
 std::vector<Box> cells(const Problem& p) {
   std::vector<std::vector<std::int64_t>> cuts;
   const auto src = shard_counts(p.src, p.axes);
-  const auto dst = shard_counts(p.dst, p.axes);
+  const auto dst = shard_counts(p.dst, p.dst_axes);
   for (std::size_t d = 0; d < p.tensor.shape.size(); ++d) {
     std::set<std::int64_t> at{0, p.tensor.shape[d]};
     for (std::int64_t k = 1; k < src[d]; ++k) at.insert(k * p.tensor.shape[d] / src[d]);
@@ -57,22 +57,22 @@ double gpu_capacity(const Topology& t, NodeId gpu) {
 }  // namespace
 
 RedistBound lower_bound(const Topology& t, const Problem& p) {
-  const std::size_t n = p.mesh.size();
-  std::vector<Box> src(n), dst(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    src[i] = device_tile(p.tensor.shape, p.src, p.axes, i);
-    dst[i] = device_tile(p.tensor.shape, p.dst, p.axes, i);
-  }
-  std::vector<std::int64_t> gpu_in(n, 0);
+  // Every device of either mesh, with its source and destination tiles.
+  std::map<NodeId, std::pair<Box, Box>> tiles;  // (source, destination); empty: none
+  for (std::size_t i = 0; i < p.mesh.size(); ++i)
+    tiles[p.mesh.devices[i]].first = device_tile(p.tensor.shape, p.src, p.axes, i);
+  for (std::size_t i = 0; i < p.dst_mesh.size(); ++i)
+    tiles[p.dst_mesh.devices[i]].second = device_tile(p.tensor.shape, p.dst, p.dst_axes, i);
+  std::map<NodeId, std::int64_t> gpu_in;
   std::map<int, std::int64_t> host_in;
   for (const Box& cell : cells(p)) {
     const std::int64_t b = plan::box_bytes(p.tensor, cell).count();
     std::map<int, std::pair<bool, bool>> on_host;  // host -> (needs it, holds it)
-    for (std::size_t i = 0; i < n; ++i) {
-      const bool needs = inside(cell, dst[i]);
-      const bool holds = inside(cell, src[i]);
-      if (needs && !holds) gpu_in[i] += b;
-      auto& h = on_host[t.node(p.mesh.devices[i]).host];
+    for (const auto& [d, tile] : tiles) {
+      const bool needs = !tile.second.empty() && inside(cell, tile.second);
+      const bool holds = !tile.first.empty() && inside(cell, tile.first);
+      if (needs && !holds) gpu_in[d] += b;
+      auto& h = on_host[t.node(d).host];
       h.first = h.first || needs;
       h.second = h.second || holds;
     }
@@ -81,12 +81,12 @@ RedistBound lower_bound(const Topology& t, const Problem& p) {
   }
   RedistBound lb;
   double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    lb.max_gpu_bytes = std::max(lb.max_gpu_bytes, Bytes(gpu_in[i]));
-    const double cap = gpu_capacity(t, p.mesh.devices[i]);
-    if (cap > 0 && static_cast<double>(gpu_in[i]) / cap > worst) {
-      worst = static_cast<double>(gpu_in[i]) / cap;
-      lb.bounding = fmt::format("{} in", t.node(p.mesh.devices[i]).name);
+  for (const auto& [d, bytes] : gpu_in) {
+    lb.max_gpu_bytes = std::max(lb.max_gpu_bytes, Bytes(bytes));
+    const double cap = gpu_capacity(t, d);
+    if (cap > 0 && static_cast<double>(bytes) / cap > worst) {
+      worst = static_cast<double>(bytes) / cap;
+      lb.bounding = fmt::format("{} in", t.node(d).name);
     }
   }
   for (const auto& [h, b] : host_in) {
@@ -99,9 +99,9 @@ RedistBound lower_bound(const Topology& t, const Problem& p) {
   }
   if (worst <= 0) return lb;
   Time latency = Time::max();
-  for (std::size_t i = 0; i < n; ++i)
-    for (std::size_t j = 0; j < n; ++j)
-      if (i != j) latency = std::min(latency, t.route(p.mesh.devices[i], p.mesh.devices[j]).latency);
+  for (NodeId a : p.mesh.devices)
+    for (NodeId d : p.dst_mesh.devices)
+      if (a != d) latency = std::min(latency, t.route(a, d).latency);
   lb.time =
       Time::ps(static_cast<std::int64_t>(worst * 1e12)) + (latency == Time::max() ? Time::zero() : latency);
   return lb;

@@ -12,6 +12,7 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                               std::optional<Bytes> memory_limit, bool record_timeline, bool xla_budget) {
   std::vector<Outcome> out;
   for (Strategy s : strategies) {
+    if (s == Strategy::xla && !p.one_mesh()) continue;  // XLA reshards within one mesh
     Outcome o;
     o.strategy = s;
     if (s == Strategy::xla) {
@@ -19,7 +20,7 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
     } else {
       const bool exchange = s == Strategy::synth;
       std::optional<double> budget;  // within XLA-style's bytes into the fabric when some sequence is
-      if (xla_budget) budget = timer.network_bytes(p.src, xla_style(p));
+      if (xla_budget && p.one_mesh()) budget = timer.network_bytes(p.src, xla_style(p));
       try {
         o.steps = synthesize(p, timer, memory_limit, budget, exchange);
       } catch (const UsageError&) {
@@ -27,11 +28,7 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
         o.steps = synthesize(p, timer, memory_limit, std::nullopt, exchange);
       }
     }
-    ShardingSpec at = p.src;
-    for (const Step& step : o.steps) {
-      o.step_times.push_back(timer.time(at, step));
-      at = step.after;
-    }
+    for (const auto& c : timer.costs(p.src, o.steps)) o.step_times.push_back(c.time);
     o.emission = emit(t, p, o.steps);
     o.emission.plan.name = fmt::format("redistribute {} -> {} ({})", p.src.str(), p.dst.str(), to_string(s));
     sim::SimOptions opts;

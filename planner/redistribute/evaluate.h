@@ -34,8 +34,9 @@ struct Outcome {
 /// `timer` must serve `p` (StepTimer::serves). With `xla_budget`, synth
 /// looks first for the fastest sequence that sends no more bytes into the
 /// fabric than XLA-style does, and only if there is none for the fastest
-/// at all. UsageError when synth finds no sequence within the memory bound
-/// (and `memory_limit`).
+/// at all. Between two meshes XLA-style is left out (it reshards within
+/// one), and so is the budget. UsageError when synth finds no sequence
+/// within the memory bound (and `memory_limit`).
 [[nodiscard]] std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                                             const std::vector<Strategy>& strategies, StepTimer& timer,
                                             std::optional<Bytes> memory_limit = std::nullopt,

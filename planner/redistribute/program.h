@@ -41,20 +41,32 @@
 
 namespace meshsim::planner::redistribute {
 
+/// `src` is a type on `mesh`, `dst` on `dst_mesh`: one mesh, or two that
+/// share devices (a move step crosses between them).
 struct Problem {
   plan::Tensor tensor;
   topology::DeviceMesh mesh;
   Axes axes;
+  topology::DeviceMesh dst_mesh;
+  Axes dst_axes;
   ShardingSpec src, dst;  // axes of size 1 dropped (they split nothing)
+  [[nodiscard]] bool one_mesh() const {
+    return mesh.devices == dst_mesh.devices && mesh.rows == dst_mesh.rows;
+  }
 };
 
 /// UsageError for a bad mesh, spec, or a spec that does not split evenly.
 [[nodiscard]] Problem make_problem(const topology::Topology& t, plan::Tensor tensor, std::string_view mesh,
                                    std::string_view src_spec, std::string_view dst_spec);
+/// Between two meshes (they may share devices).
+[[nodiscard]] Problem make_problem(const topology::Topology& t, plan::Tensor tensor,
+                                   std::string_view src_mesh, std::string_view src_spec,
+                                   std::string_view dst_mesh, std::string_view dst_spec);
 
-/// The same from parsed parts (a resharding problem whose two meshes are
-/// one): drops axes of size 1. The specs must fit (tiles() checks).
-[[nodiscard]] Problem problem_on(plan::Tensor tensor, topology::DeviceMesh mesh, const ShardingSpec& src,
+/// The same from parsed parts: drops axes of size 1. The specs must fit
+/// (tiles() checks).
+[[nodiscard]] Problem problem_on(plan::Tensor tensor, topology::DeviceMesh mesh,
+                                 topology::DeviceMesh dst_mesh, const ShardingSpec& src,
                                  const ShardingSpec& dst);
 
 struct StepReport {

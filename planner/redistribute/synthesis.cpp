@@ -19,14 +19,22 @@ StepTimer::StepTimer(const topology::Topology& t, const Problem& p) : topo_(t), 
 
 bool StepTimer::serves(const Problem& p) const {
   return p.mesh.devices == base_.mesh.devices && p.mesh.rows == base_.mesh.rows &&
+         p.dst_mesh.devices == base_.dst_mesh.devices && p.dst_mesh.rows == base_.dst_mesh.rows &&
          p.tensor.shape == base_.tensor.shape && p.tensor.dtype == base_.tensor.dtype;
 }
 
-StepTimer::Cost StepTimer::cost(const ShardingSpec& from, const Step& s) {
+StepTimer::Cost StepTimer::cost(bool dst_side, const ShardingSpec& from, const Step& s) {
   if (!s.moves_data()) return {};
-  const std::string key = from.str() + " | " + s.str();
+  const std::string key = fmt::format("{} {} | {}", dst_side ? "dst" : "src", from.str(), s.str());
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   Problem q = base_;
+  if (dst_side) {  // a problem on the destination mesh alone
+    q.mesh = q.dst_mesh;
+    q.axes = q.dst_axes;
+  } else if (s.kind != StepKind::move) {  // on the source mesh alone
+    q.dst_mesh = q.mesh;
+    q.dst_axes = q.axes;
+  }
   q.src = from;
   ++simulations_;
   const sim::SimResult r = sim::simulate(emit(topo_, q, {s}, false).plan, topo_);
@@ -35,13 +43,21 @@ StepTimer::Cost StepTimer::cost(const ShardingSpec& from, const Step& s) {
   return c;
 }
 
-double StepTimer::network_bytes(const ShardingSpec& from, const std::vector<Step>& steps) {
-  double total = 0;
+std::vector<StepTimer::Cost> StepTimer::costs(const ShardingSpec& from, const std::vector<Step>& steps) {
+  std::vector<Cost> out;
   ShardingSpec at = from;
+  bool dst_side = false;
   for (const Step& s : steps) {
-    total += cost(at, s).network_bytes;
+    out.push_back(cost(dst_side, at, s));
+    dst_side = dst_side || s.kind == StepKind::move;
     at = s.after;
   }
+  return out;
+}
+
+double StepTimer::network_bytes(const ShardingSpec& from, const std::vector<Step>& steps) {
+  double total = 0;
+  for (const Cost& c : costs(from, steps)) total += c.network_bytes;
   return total;
 }
 
@@ -50,7 +66,8 @@ namespace {
 // The search's state: a type and the elements of the buffer a device
 // holds; a label: one way to reach a state.
 struct State {
-  std::size_t type = 0;
+  bool dst_side = false;  // after a move
+  std::size_t type = 0;   // index into the side's types
   std::int64_t held = 0;
   auto operator<=>(const State&) const = default;
 };
@@ -65,25 +82,70 @@ struct Label {
 
 }  // namespace
 
+namespace {
+
+// The types of each side and the steps between them.
+class Space {
+ public:
+  Space(const Problem& p, bool exchange)
+      : p_(p),
+        exchange_(exchange),
+        types_{all_types(p.tensor.shape, p.axes), all_types(p.tensor.shape, p.dst_axes)} {}
+  [[nodiscard]] const ShardingSpec& type(const State& s) const { return types_[s.dst_side][s.type]; }
+  [[nodiscard]] std::int64_t local(bool dst_side, const ShardingSpec& t) const {
+    return local_elements(p_.tensor.shape, t, dst_side ? p_.dst_axes : p_.axes);
+  }
+  [[nodiscard]] State state(bool dst_side, const ShardingSpec& t, std::int64_t held) const {
+    const auto& types = types_[dst_side];
+    for (std::size_t i = 0; i < types.size(); ++i)
+      if (types[i].dims == t.dims) return State{dst_side, i, held};
+    MESHSIM_ASSERT(false, "every fitting type is enumerated");
+    return {};
+  }
+  // The steps from `at`: those on its mesh, and moves to the destination
+  // mesh when it is another one.
+  [[nodiscard]] std::vector<std::pair<Step, State>> edges(const State& at) const {
+    std::vector<std::pair<Step, State>> out;
+    const auto& types = types_[at.dst_side];
+    for (Step& s : next_steps(types[at.type], types, at.dst_side ? p_.dst_axes : p_.axes, exchange_)) {
+      const std::int64_t held = s.moves_data() ? local(at.dst_side, s.after) : at.held;
+      State to = state(at.dst_side, s.after, held);
+      out.emplace_back(std::move(s), to);
+    }
+    if (at.dst_side || p_.one_mesh()) return out;
+    for (const ShardingSpec& t : types_[1])
+      out.emplace_back(Step{StepKind::move, -1, -1, {}, t}, state(true, t, local(true, t)));
+    return out;
+  }
+
+ private:
+  const Problem& p_;
+  bool exchange_;
+  std::vector<ShardingSpec> types_[2];
+};
+
+std::vector<Step> path_to(const std::vector<Label>& labels, std::size_t li) {
+  std::vector<Step> out;
+  for (std::optional<std::size_t> l = li; labels[*l].prev; l = labels[*l].prev)
+    out.push_back(labels[*l].step);
+  return {out.rbegin(), out.rend()};
+}
+
+}  // namespace
+
 std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<Bytes> memory_limit,
                              std::optional<double> network_budget, bool exchange) {
-  MESHSIM_ASSERT(timer.serves(p), "the step timer was made for this mesh and tensor");
-  const auto& shape = p.tensor.shape;
-  const std::vector<ShardingSpec> types = all_types(shape, p.axes);
-  const auto index = [&](const ShardingSpec& s) -> std::size_t {
-    for (std::size_t i = 0; i < types.size(); ++i)
-      if (types[i].dims == s.dims) return i;
-    MESHSIM_ASSERT(false, "every fitting type is enumerated");
-    return 0;
-  };
+  MESHSIM_ASSERT(timer.serves(p), "the step timer was made for these meshes and tensor");
+  const Space space(p, exchange);
   const std::int64_t esize = plan::dtype_size(p.tensor.dtype);
-  const std::int64_t src_local = local_elements(shape, p.src, p.axes);
-  const std::int64_t bound = std::max(src_local, local_elements(shape, p.dst, p.axes));
+  const std::int64_t src_local = space.local(false, p.src);
+  const std::int64_t bound = std::max(src_local, space.local(true, p.dst));
   if (memory_limit && src_local * esize > memory_limit->count())
     throw UsageError(fmt::format("the source tile ({}) alone exceeds the memory limit ({})",
                                  human_string(Bytes(src_local * esize)), human_string(*memory_limit)));
-  const std::size_t goal = index(p.dst);
-  std::vector<Label> labels{Label{State{index(p.src), src_local}, Time::zero(), 0, 0, std::nullopt, Step{}}};
+  const State goal = space.state(!p.one_mesh(), p.dst, 0);
+  std::vector<Label> labels{
+      Label{space.state(false, p.src, src_local), Time::zero(), 0, 0, std::nullopt, Step{}}};
   std::map<State, std::vector<std::size_t>> kept;  // per state, its labels
   kept[labels[0].at].push_back(0);
   using Entry = std::tuple<Time, std::size_t, std::size_t>;  // time, steps, label
@@ -94,20 +156,12 @@ std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<B
     const std::size_t li = std::get<2>(queue.top());
     queue.pop();
     const Label here = labels[li];
-    if (here.at.type == goal) {
-      std::vector<Step> out;
-      for (std::optional<std::size_t> l = li; labels[*l].prev; l = labels[*l].prev)
-        out.push_back(labels[*l].step);
-      return {out.rbegin(), out.rend()};
-    }
-    for (Step& s : next_steps(types[here.at.type], types, p.axes, exchange)) {
-      State to{index(s.after), here.at.held};
-      if (s.moves_data()) {
-        to.held = local_elements(shape, s.after, p.axes);
-        if (to.held > bound) continue;
-        if (memory_limit && (here.at.held + to.held) * esize > memory_limit->count()) continue;
-      }
-      const auto c = timer.cost(types[here.at.type], s);
+    if (here.at.dst_side == goal.dst_side && here.at.type == goal.type) return path_to(labels, li);
+    for (auto& [s, to] : space.edges(here.at)) {
+      if (s.moves_data() && to.held > bound) continue;
+      if (s.moves_data() && memory_limit && (here.at.held + to.held) * esize > memory_limit->count())
+        continue;
+      const auto c = timer.cost(here.at.dst_side, space.type(here.at), s);
       Label next{to, here.time + c.time, here.bytes + c.network_bytes, here.steps + 1, li, std::move(s)};
       if (network_budget && next.bytes > *network_budget + slack) continue;
       auto& at = kept[to];
@@ -123,8 +177,8 @@ std::vector<Step> synthesize(const Problem& p, StepTimer& timer, std::optional<B
     }
   }
   throw UsageError(fmt::format(
-      "no sequence of steps takes {} to {} on a {}x{} mesh with every buffer within {}{}{}", p.src.str(),
-      p.dst.str(), p.axes.rows, p.axes.cols, human_string(Bytes(bound * esize)),
+      "no sequence of steps takes {} to {} with every buffer within {}{}{}", p.src.str(), p.dst.str(),
+      human_string(Bytes(bound * esize)),
       memory_limit ? fmt::format(", the memory limit {}", human_string(*memory_limit)) : std::string(),
       network_budget ? fmt::format(" and at most {} into the fabric",
                                    human_string(Bytes(static_cast<std::int64_t>(*network_budget))))
@@ -155,6 +209,7 @@ bool refines(const ShardingSpec& from, const ShardingSpec& to) {
 }  // namespace
 
 std::vector<Step> xla_style(const Problem& p) {
+  MESHSIM_ASSERT(p.one_mesh(), "XLA-style reshards within one mesh");
   std::vector<Step> out;
   if (refines(p.src, p.dst)) {
     append_slices(p.src, p.dst, out);

@@ -69,6 +69,7 @@ std::string_view to_string(StepKind k) {
     case StepKind::all_to_all: return "all-to-all";
     case StepKind::permute: return "permute";
     case StepKind::exchange: return "exchange";
+    case StepKind::move: return "move";
   }
   return "?";
 }
@@ -86,6 +87,7 @@ std::string Step::str() const {
                          after.str());
     case StepKind::permute: return fmt::format("permute -> {}", after.str());
     case StepKind::exchange: return fmt::format("exchange -> {}", after.str());
+    case StepKind::move: return fmt::format("move to the destination mesh -> {}", after.str());
   }
   return "?";
 }

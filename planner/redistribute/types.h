@@ -36,6 +36,11 @@
 //                        copies the piece it holds locally. Not one of
 //                        Rink's steps; it moves the least data a change
 //                        can, and holds input + output like the others.
+//   move                 from the source mesh to a destination mesh that is
+//                        not the same (problems between two overlapping
+//                        meshes): an exchange whose new tiles are the
+//                        destination mesh's; a device on both meshes copies
+//                        what it holds locally.
 
 #include <cstdint>
 #include <string>
@@ -75,7 +80,7 @@ struct Axes {
 /// fixed order.
 [[nodiscard]] std::vector<ShardingSpec> all_types(const std::vector<std::int64_t>& shape, const Axes& axes);
 
-enum class StepKind { slice, all_gather, all_to_all, permute, exchange };
+enum class StepKind { slice, all_gather, all_to_all, permute, exchange, move };
 [[nodiscard]] std::string_view to_string(StepKind k);
 
 struct Step {

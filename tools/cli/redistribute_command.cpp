@@ -32,7 +32,7 @@ namespace rd = planner::redistribute;
 struct RedistributeArgs {
   TopologySource topology;
   CalibrationOption calibration;
-  std::string tensor, mesh, src_spec, dst_spec;
+  std::string tensor, mesh, dst_mesh, src_spec, dst_spec;
   std::string strategy = "all";
   std::string memory_limit;
   std::string plan_out, trace;
@@ -57,7 +57,8 @@ struct RedistributeRun {
 RedistributeRun evaluate(RedistributeArgs& a) {
   RedistributeRun run{a.topology.load(), {}, {}, {}, {}, 0};
   a.calibration.apply(run.topo);
-  run.p = rd::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.mesh, a.src_spec, a.dst_spec);
+  run.p = rd::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.mesh, a.src_spec,
+                           a.dst_mesh.empty() ? a.mesh : a.dst_mesh, a.dst_spec);
   const auto& tensor = run.p.tensor;
   if (a.verify && static_cast<double>(tensor.bytes().count() / plan::dtype_size(tensor.dtype)) > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
@@ -124,9 +125,12 @@ void print_json(const RedistributeRun& run) {
 
 void print_text(const RedistributeArgs& a, const RedistributeRun& run) {
   const auto& p = run.p;
-  fmt::print("redistribute {} ({}) on {} ({}x{}) from [{}] to [{}] on {}\n", a.tensor,
+  const std::string to_mesh =
+      p.one_mesh() ? std::string()
+                   : fmt::format(" on {} ({}x{})", a.dst_mesh, p.dst_axes.rows, p.dst_axes.cols);
+  fmt::print("redistribute {} ({}) on {} ({}x{}) from [{}] to [{}]{} on {}\n", a.tensor,
              human_string(p.tensor.bytes()), a.mesh, p.axes.rows, p.axes.cols, a.src_spec, a.dst_spec,
-             run.topo.name);
+             to_mesh, run.topo.name);
   fmt::print("largest shard M = {}; lower bound {} ({})\n\n",
              human_string(run.rows.front().emission.max_shard),
              run.lb.time > Time::zero() ? human_string(run.lb.time) : std::string("n/a (nothing moves)"),
@@ -195,6 +199,10 @@ void add_redistribute_command(CLI::App& app) {
   a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 4096x4096:bfloat16")->required();
   cmd->add_option("--mesh", a->mesh, "Mesh selector, e.g. hosts=0-1 or hosts=0-3,shape=4x8")->required();
+  cmd->add_option(
+      "--dst-mesh", a->dst_mesh,
+      "Destination mesh when it is another one that shares devices with --mesh (default: --mesh); "
+      "a move step crosses to it, and xla is left out");
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R\"")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01\"")->required();
   cmd->add_option("--strategy", a->strategy,
