@@ -36,7 +36,8 @@ struct Outcome {
 /// fabric than XLA-style does, and only if there is none for the fastest
 /// at all. Between two meshes XLA-style is left out (it reshards within
 /// one), and so is the budget. UsageError when synth finds no sequence
-/// within the memory bound (and `memory_limit`).
+/// within the memory bound (and `memory_limit`); rink's row is left out
+/// when Rink's steps alone find none (without a memory limit).
 [[nodiscard]] std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                                             const std::vector<Strategy>& strategies, StepTimer& timer,
                                             std::optional<Bytes> memory_limit = std::nullopt,

@@ -163,7 +163,6 @@ struct Speedups {
 }  // namespace
 
 std::vector<GroupSummary> summarise(const RedistStudy& s, const std::vector<StudyPairRow>& rows) {
-  constexpr std::size_t kPer = std::size(kAllStrategies);  // synth, rink, xla per pair
   std::vector<GroupSummary> out;
   std::vector<std::string> names;
   for (const auto& g : s.groups) names.push_back(g.name);
@@ -172,22 +171,30 @@ std::vector<GroupSummary> summarise(const RedistStudy& s, const std::vector<Stud
     GroupSummary g;
     g.group = name;
     Speedups synth, rink;
-    for (std::size_t i = 0; i + kPer <= rows.size(); i += kPer) {
-      const StudyPairRow& sy = rows[i];
-      const StudyPairRow& x = rows[i + kPer - 1];
-      if (name != "all" && sy.group != name) continue;
+    for (std::size_t i = 0; i < rows.size();) {
+      // The rows of one pair: synth, rink (when Rink's steps found a
+      // sequence) and xla.
+      std::size_t end = i + 1;
+      while (end < rows.size() && rows[end].group == rows[i].group && rows[end].src == rows[i].src &&
+             rows[end].dst == rows[i].dst)
+        ++end;
+      const std::size_t first = i;
+      i = end;
+      if (name != "all" && rows[first].group != name) continue;
+      const StudyPairRow& x = rows[end - 1];
       ++g.pairs;
-      for (std::size_t k = 0; k < kPer; ++k) {
+      for (std::size_t k = first; k < end; ++k) {
+        const StudyPairRow& r = rows[k];
         g.plans += 1;
-        g.verified += rows[i + k].verified.value_or(false) ? 1U : 0U;
-        g.more_network += k + 1 < kPer && rows[i + k].network_bytes > x.network_bytes ? 1U : 0U;
-        g.over_memory_bound +=
-            k + 1 < kPer && rows[i + k].peak_memory_bytes > rows[i + k].memory_bound_bytes ? 1U : 0U;
+        g.verified += r.verified.value_or(false) ? 1U : 0U;
+        if (k + 1 == end) continue;  // xla itself
+        g.more_network += r.network_bytes > x.network_bytes ? 1U : 0U;
+        g.over_memory_bound += r.peak_memory_bytes > r.memory_bound_bytes ? 1U : 0U;
+        (r.strategy == "synth" ? synth : rink).add(r);
+        if (r.strategy == "synth")
+          g.synth_peak_over_m = std::max(g.synth_peak_over_m, r.peak_memory_bytes / r.max_shard_bytes);
       }
-      g.synth_peak_over_m = std::max(g.synth_peak_over_m, sy.peak_memory_bytes / sy.max_shard_bytes);
       g.xla_peak_over_m = std::max(g.xla_peak_over_m, x.peak_memory_bytes / x.max_shard_bytes);
-      synth.add(sy);
-      rink.add(rows[i + 1]);
     }
     g.compared = synth.n;
     g.geomean_speedup = synth.geomean();

@@ -15,7 +15,7 @@
 //
 // Speedup of a pair = XLA-style time / synth (or rink) time, over the
 // pairs where XLA-style moves data (elsewhere all only slice, in no time).
-// Rows come three per pair: synth, rink, xla.
+// Rows come per pair: synth, rink (when Rink's steps find a sequence), xla.
 
 #include <functional>
 #include <optional>

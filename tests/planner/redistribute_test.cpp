@@ -218,3 +218,23 @@ TEST_CASE("problems: specs that do not split evenly are refused with the dimensi
   const Problem p = on_alpa({8, 8}, "hosts=0", "S0 R", "R R");
   CHECK(p.src.str() == "R R");
 }
+
+TEST_CASE("rink finds nothing within the bound where only an exchange fits, synth still does",
+          "[redistribute]") {
+  // A 4-element f32 vector on 2x4: types R, S0 (shards of 2) and S1 (of 1);
+  // S01 would need 8. S0 -> S1 with M = 2 elements: slicing axis 1 in gives
+  // S01, which does not fit; gathering to R holds 4 > M; a permute needs
+  // equal shard counts; an all-to-all needs a second dimension. One
+  // exchange reads 2 elements and writes 1.
+  const Problem p = on_alpa({4}, "hosts=0-1", "S0", "S1");
+  StepTimer timer(alpa_cluster(), p);
+  CHECK_THROWS_AS(synthesize(p, timer, std::nullopt, std::nullopt, false), UsageError);
+  const auto steps = synthesize(p, timer);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].kind == StepKind::exchange);
+  const auto o = evaluate(alpa_cluster(), p, {std::begin(kAllStrategies), std::end(kAllStrategies)}, timer);
+  REQUIRE(o.size() == 2);  // synth and xla
+  CHECK(o[0].strategy == redistribute::Strategy::synth);
+  CHECK(o[1].strategy == redistribute::Strategy::xla);
+  CHECK(o[0].emission.peak_memory == Bytes(8 + 4));
+}

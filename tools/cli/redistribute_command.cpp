@@ -75,6 +75,11 @@ RedistributeRun evaluate(RedistributeArgs& a) {
   rd::StepTimer timer(run.topo, run.p);
   run.lb = rd::lower_bound(run.topo, run.p);
   run.rows = rd::evaluate(run.topo, run.p, strategies, timer, limit, !a.trace.empty(), !a.no_budget);
+  if (run.rows.empty())
+    throw UsageError(
+        fmt::format("Rink's steps alone find no sequence from {} to {} that keeps every buffer "
+                    "within the larger shard; synth (with the exchange) does",
+                    run.p.src.str(), run.p.dst.str()));
   for (std::size_t i = 0; i < run.rows.size(); ++i) {
     run.verified.push_back(a.verify ? std::optional(runtime::verify_on_host(run.rows[i].emission.plan).ok)
                                     : std::nullopt);
@@ -199,10 +204,9 @@ void add_redistribute_command(CLI::App& app) {
   a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 4096x4096:bfloat16")->required();
   cmd->add_option("--mesh", a->mesh, "Mesh selector, e.g. hosts=0-1 or hosts=0-3,shape=4x8")->required();
-  cmd->add_option(
-      "--dst-mesh", a->dst_mesh,
-      "Destination mesh when it is another one that shares devices with --mesh (default: --mesh); "
-      "a move step crosses to it, and xla is left out");
+  cmd->add_option("--dst-mesh", a->dst_mesh,
+                  "Destination mesh when it is another one, which may share devices with --mesh (default: "
+                  "--mesh); a move step crosses to it, and xla is left out");
   cmd->add_option("--src-spec", a->src_spec, "Source sharding, e.g. \"S0 R\"")->required();
   cmd->add_option("--dst-spec", a->dst_spec, "Destination sharding, e.g. \"R S01\"")->required();
   cmd->add_option("--strategy", a->strategy,
