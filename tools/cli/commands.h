@@ -14,6 +14,7 @@ void add_sim_commands(CLI::App& app);
 void add_collective_command(CLI::App& app);
 void add_reshard_command(CLI::App& app);
 void add_redistribute_command(CLI::App& app);
+void add_search_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
 void add_pipeline_command(CLI::App& app);

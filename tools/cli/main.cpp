@@ -25,6 +25,7 @@ int run_cli(int argc, char** argv) {
   add_collective_command(app);
   add_reshard_command(app);
   add_redistribute_command(app);
+  add_search_command(app);
   add_study_command(app);
   add_pipeline_command(app);
   add_terapipe_command(app);

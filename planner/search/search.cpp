@@ -1,0 +1,146 @@
+#include "planner/search/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::planner::search {
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topology& t, const Options& o) {
+  Result r;
+  r.config = cfg;
+  try {
+    const PipelineIteration it = build_pipeline(m, t, cfg, o.device_models);
+    for (const DeviceMemory& d : it.memory) r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
+    if (o.memory_capacity > 0 && r.peak_memory_bytes > o.memory_capacity) {
+      r.status = Status::out_of_memory;
+      return r;
+    }
+    sim::SimOptions so;
+    so.device_models = o.device_models;
+    so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
+    r.metrics = pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
+    r.status = Status::simulated;
+  } catch (const UsageError& e) {
+    r.status = Status::invalid;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+}  // namespace
+
+std::vector<ParallelConfig> enumerate(const Space& s, const Model& m, const topology::Topology& t) {
+  const int all = static_cast<int>(t.gpus().size());
+  const int gpus = s.gpus > 0 ? s.gpus : all;
+  if (gpus > all) throw UsageError(fmt::format("the space asks for {} GPUs; the topology has {}", gpus, all));
+  if (s.global_batch < 1) throw UsageError("the space needs a global batch of at least 1");
+  const int per_host = t.host_count() > 0 ? static_cast<int>(t.host_gpus(0).size()) : all;
+  const int layers = static_cast<int>(m.layers.size());
+  std::vector<ParallelConfig> out;
+  for (int tp : divisors(gpus)) {
+    if (tp > per_host && !s.tp_across_hosts) continue;
+    for (int pp : divisors(gpus / tp)) {
+      if (pp > layers) continue;
+      const int dp = gpus / (tp * pp);
+      if (s.global_batch % dp != 0) continue;
+      const int replica_batch = s.global_batch / dp;
+      for (int mbs : s.microbatch_sizes) {
+        if (mbs < 1 || replica_batch % mbs != 0) continue;
+        for (Schedule sch : s.schedules) {
+          const std::vector<int> vs =
+              sch == Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
+          for (int v : vs)
+            for (Strategy r : s.reshards) {
+              ParallelConfig c;
+              c.dp = dp;
+              c.tp = tp;
+              c.pp = pp;
+              c.microbatch_size = mbs;
+              c.microbatches = replica_batch / mbs;
+              c.schedule = sch;
+              c.virtual_stages = v;
+              c.reshard = r;
+              out.push_back(c);
+            }
+        }
+      }
+    }
+  }
+  if (out.empty()) throw UsageError(fmt::format("no configuration of {} GPUs fits the space", gpus));
+  return out;
+}
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::simulated: return "simulated";
+    case Status::out_of_memory: return "out_of_memory";
+    case Status::invalid: return "invalid";
+  }
+  return "?";
+}
+
+std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model& m,
+                        const topology::Topology& t, const Options& o,
+                        const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<Result> results(configs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  auto work = [&](bool report) {
+    for (std::size_t i = next++; i < configs.size(); i = next++) {
+      results[i] = evaluate(configs[i], m, t, o);
+      const std::size_t d = ++done;
+      if (report && progress) progress(d, configs.size());
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int k = 1; k < std::max(1, o.threads); ++k) workers.emplace_back(work, false);
+  work(true);
+  for (auto& w : workers) w.join();
+  if (progress) progress(configs.size(), configs.size());
+  return results;
+}
+
+std::vector<std::size_t> ranking(const std::vector<Result>& results) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].status == Status::simulated) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return results[a].metrics.iteration_s < results[b].metrics.iteration_s;
+  });
+  return out;
+}
+
+std::string results_csv(const std::vector<Result>& results) {
+  std::string out =
+      "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,reshard,status,iteration_s,samples_per_"
+      "s,"
+      "tflops_per_gpu,bubble,exposed_comm_s,peak_memory_bytes\n";
+  for (const Result& r : results) {
+    const ParallelConfig& c = r.config;
+    const PipelineMetrics& pm = r.metrics;
+    const bool sim = r.status == Status::simulated;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
+                       to_string(c.schedule), c.virtual_stages, to_string(c.reshard), to_string(r.status));
+    out += sim ? fmt::format("{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},", pm.iteration_s, pm.samples_per_s,
+                             pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s())
+               : std::string(",,,,,");
+    out += fmt::format("{:.0f}\n", r.peak_memory_bytes);
+  }
+  return out;
+}
+
+}  // namespace meshsim::planner::search

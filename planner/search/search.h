@@ -1,0 +1,75 @@
+#pragma once
+// Parallel-strategy search (after DistIR's grid search): every training
+// configuration of a space is built as the same Plan `meshsim pipeline`
+// builds and simulated in full, in parallel threads; configurations whose
+// memory estimate exceeds the GPU's memory are filtered out before
+// simulation.
+//
+// The space, for a model on G GPUs of a topology and a global batch B:
+//   tp    divides G, at most the GPUs of one host unless tp_across_hosts
+//   pp    divides G / tp, at most the model's layers
+//   dp    = G / (tp · pp), dividing B
+//   microbatch size m in `microbatch_sizes` dividing B / dp
+//         (microbatches = B / (dp · m))
+//   schedule in `schedules` (interleaved-1f1b with each of
+//         `virtual_stages` > 1, the others with 1)
+//   stage transfer in `reshards`
+// A configuration is "simulated", "out_of_memory" (some GPU's estimate,
+// DeviceMemory::total, exceeds its memory) or "invalid" (build_pipeline
+// refuses it; the reason is kept). Results come in enumeration order
+// whatever the thread count, so a search's CSV is the same byte for byte.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "planner/model.h"
+#include "planner/pipeline_plan.h"
+
+namespace meshsim::planner::search {
+
+struct Space {
+  int gpus = 0;  // 0: every GPU of the topology
+  int global_batch = 0;
+  std::vector<int> microbatch_sizes{1, 2, 4, 8};
+  std::vector<Schedule> schedules{Schedule::one_f_one_b};
+  std::vector<int> virtual_stages{2};  // for interleaved-1f1b
+  std::vector<Strategy> reshards{Strategy::broadcast};
+  bool tp_across_hosts = false;
+};
+
+/// UsageError when the space is empty or malformed (no batch, more GPUs
+/// than the topology has).
+[[nodiscard]] std::vector<ParallelConfig> enumerate(const Space& s, const Model& m,
+                                                    const topology::Topology& t);
+
+enum class Status { simulated, out_of_memory, invalid };
+[[nodiscard]] std::string_view to_string(Status s);
+
+struct Result {
+  ParallelConfig config;
+  Status status = Status::invalid;
+  std::string reason;            // invalid: why
+  double peak_memory_bytes = 0;  // the largest per-GPU estimate (0 if invalid)
+  PipelineMetrics metrics;       // simulated only
+};
+
+struct Options {
+  int threads = 1;
+  std::vector<sim::DeviceModel> device_models;  // compute models (see apply_compute_efficiency)
+  double memory_capacity = 0;                   // bytes per GPU; 0: no filter
+};
+
+/// Every configuration, in order; `progress` (may be empty) is called from
+/// the calling thread with (done, total) as results come in.
+[[nodiscard]] std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model& m,
+                                      const topology::Topology& t, const Options& o,
+                                      const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// Indices of the simulated results, fastest first (ties: enumeration order).
+[[nodiscard]] std::vector<std::size_t> ranking(const std::vector<Result>& results);
+
+/// `results.csv`: one line per configuration, in enumeration order.
+[[nodiscard]] std::string results_csv(const std::vector<Result>& results);
+
+}  // namespace meshsim::planner::search
