@@ -366,6 +366,16 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
   return it;
 }
 
+std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg) {
+  const auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
+  const int stages = cfg.pp * cfg.virtual_stages;
+  if (static_cast<int>(model.layers.size()) < stages)
+    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
+                                 model.layers.size(), stages));
+  std::vector<int> stage_of;
+  return device_memory(model, split_stages(model, stages, cfg.tp, stage_of), ops, cfg);
+}
+
 PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,
                                  const sim::SimResult& r) {
   PipelineMetrics out;

@@ -129,6 +129,11 @@ struct PipelineIteration {
                                                const ParallelConfig& cfg,
                                                const std::vector<sim::DeviceModel>& device_models = {});
 
+/// The memory each pipeline device of `cfg` holds (as build_pipeline's
+/// `memory`), without building the plan; UsageError as build_pipeline for a
+/// schedule/microbatch mismatch or fewer layers than stages.
+[[nodiscard]] std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg);
+
 struct PipelineMetrics {
   double iteration_s = 0;
   double samples_per_s = 0;

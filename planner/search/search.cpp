@@ -23,12 +23,15 @@ Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topol
   Result r;
   r.config = cfg;
   try {
-    const PipelineIteration it = build_pipeline(m, t, cfg, o.device_models);
-    for (const DeviceMemory& d : it.memory) r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
+    // The memory estimate needs only the stage layout and the schedule:
+    // configurations that do not fit are dropped before the plan is built.
+    for (const DeviceMemory& d : pipeline_memory(m, cfg))
+      r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
     if (o.memory_capacity > 0 && r.peak_memory_bytes > o.memory_capacity) {
       r.status = Status::out_of_memory;
       return r;
     }
+    const PipelineIteration it = build_pipeline(m, t, cfg, o.device_models);
     sim::SimOptions so;
     so.device_models = o.device_models;
     so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
