@@ -25,14 +25,18 @@ NicTraffic nic_traffic(const topology::Topology& t, const sim::SimResult& r) {
 }
 
 namespace {
-void measure(const topology::Topology& t, ReshardOutcome& o, bool record_timeline) {
-  sim::SimOptions opts;
-  opts.record_link_timeline = record_timeline;
-  o.result = sim::simulate(o.plan, t, opts);
+// An outcome's simulation result and what its NICs sent.
+void take_result(const topology::Topology& t, ReshardOutcome& o, sim::SimResult r) {
+  o.result = std::move(r);
   NicTraffic n = nic_traffic(t, o.result);
   o.network_bytes = n.network_bytes;
   o.busiest_nic = std::move(n.busiest_nic);
   o.busiest_nic_bytes = n.busiest_nic_bytes;
+}
+void measure(const topology::Topology& t, ReshardOutcome& o, bool record_timeline) {
+  sim::SimOptions opts;
+  opts.record_link_timeline = record_timeline;
+  take_result(t, o, sim::simulate(o.plan, t, opts));
 }
 }  // namespace
 
@@ -60,13 +64,13 @@ std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const 
     namespace rd = redistribute;
     const rd::Problem q = rd::problem_on(p.tensor, p.src, p.dst, p.src_spec, p.dst_spec);
     rd::StepTimer timer(t, q);
-    for (rd::Outcome& r :
-         rd::evaluate(t, q, {std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)}, timer)) {
+    for (rd::Outcome& r : rd::evaluate(t, q, {std::begin(rd::kAllStrategies), std::end(rd::kAllStrategies)},
+                                       timer, std::nullopt, record_timeline)) {
       ReshardOutcome o;
       o.name = std::string(rd::to_string(r.strategy));
       o.balance = std::string(1, '-');  // (g++ 12 warns falsely on = "-")
       o.plan = std::move(r.emission.plan);
-      measure(t, o, record_timeline);
+      take_result(t, o, std::move(r.result));  // evaluate simulated it already
       out.push_back(std::move(o));
     }
   }

@@ -11,16 +11,22 @@ std::vector<Outcome> evaluate(const topology::Topology& t, const Problem& p,
                               const std::vector<Strategy>& strategies, StepTimer& timer,
                               std::optional<Bytes> memory_limit, bool record_timeline, bool xla_budget) {
   std::vector<Outcome> out;
+  // XLA reshards within one mesh; synth and rink stay within its bytes into
+  // the fabric when some sequence does.
+  std::optional<std::vector<Step>> xla;
+  std::optional<double> budget;
+  if (p.one_mesh()) {
+    xla = xla_style(p);
+    if (xla_budget) budget = timer.network_bytes(p.src, *xla);
+  }
   for (Strategy s : strategies) {
-    if (s == Strategy::xla && !p.one_mesh()) continue;  // XLA reshards within one mesh
+    if (s == Strategy::xla && !xla) continue;
     Outcome o;
     o.strategy = s;
     if (s == Strategy::xla) {
-      o.steps = xla_style(p);
+      o.steps = *xla;
     } else {
       const bool exchange = s == Strategy::synth;
-      std::optional<double> budget;  // within XLA-style's bytes into the fabric when some sequence is
-      if (xla_budget && p.one_mesh()) budget = timer.network_bytes(p.src, xla_style(p));
       try {
         try {
           o.steps = synthesize(p, timer, memory_limit, budget, exchange);

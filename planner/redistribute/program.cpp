@@ -42,9 +42,9 @@ class StepEmitter {
   }
 
   StepReport run(std::size_t k, const Step& s) {
-    StepReport r{s, {}, {}, {}, {}};
     const std::string tag = fmt::format("s{}", k + 1);
     if (s.kind == StepKind::move) return move(tag, s);
+    StepReport r{s, {}, {}, {}, {}};
     std::vector<Held> next = held_;
     for (std::size_t i = 0; i < held_.size(); ++i)
       next[i].tile = device_tile(p_.tensor.shape, s.after, axes(), i);

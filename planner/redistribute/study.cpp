@@ -21,12 +21,6 @@ namespace {
 
 constexpr const char* kFormat = "meshsim.redistribution-study/1";
 
-std::string replicated(std::size_t rank) {
-  std::string s = "R";
-  for (std::size_t d = 1; d < rank; ++d) s += " R";
-  return s;
-}
-
 // The group's problems at both sizes (every pair starts from R...R and
 // swaps in its types); ConfigError at `c` when they do not fit.
 std::pair<Problem, Problem> problems(const topology::Topology& t, const StudyGroup& g, const JsonCursor* c) {
@@ -36,9 +30,10 @@ std::pair<Problem, Problem> problems(const topology::Topology& t, const StudyGro
     if (big.shape.size() != small.shape.size())
       throw UsageError(
           fmt::format("verify_tensor \"{}\" has another rank than tensor \"{}\"", g.verify_tensor, g.tensor));
-    const std::string r = replicated(big.shape.size());
-    Problem a = make_problem(t, big, g.mesh, r, r);
-    Problem b = make_problem(t, small, g.mesh, r, r);
+    const ShardingSpec r{std::vector<std::vector<int>>(big.shape.size())};  // R ... R
+    const topology::DeviceMesh mesh = topology::select_mesh(t, g.mesh);
+    Problem a = problem_on(big, mesh, mesh, r, r);
+    Problem b = problem_on(small, mesh, mesh, r, r);
     for (const auto& type : all_types(a.tensor.shape, a.axes))
       if (!fits(b.tensor.shape, type, b.axes))
         throw UsageError(fmt::format("type {} fits tensor \"{}\" but not verify_tensor \"{}\"", type.str(),

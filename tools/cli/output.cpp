@@ -37,6 +37,11 @@ int run_quietly(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+void require_verifiable(const plan::Tensor& t) {
+  if (static_cast<double>(t.bytes().count() / plan::dtype_size(t.dtype)) > 64e6)
+    throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }

@@ -21,6 +21,10 @@ namespace meshsim::cli {
 /// or died of a signal). No shell sees the arguments, so any path is safe.
 [[nodiscard]] int run_quietly(const std::vector<std::string>& argv);
 
+/// UsageError when `--verify` would hold more of `t` on the host than the
+/// commands allow (64M elements).
+void require_verifiable(const plan::Tensor& t);
+
 /// Writes `text` to `path`; UsageError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 /// Opens `path` and lets `write` fill it, the same way.

@@ -59,9 +59,7 @@ RedistributeRun evaluate(RedistributeArgs& a) {
   a.calibration.apply(run.topo);
   run.p = rd::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.mesh, a.src_spec,
                            a.dst_mesh.empty() ? a.mesh : a.dst_mesh, a.dst_spec);
-  const auto& tensor = run.p.tensor;
-  if (a.verify && static_cast<double>(tensor.bytes().count() / plan::dtype_size(tensor.dtype)) > 64e6)
-    throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+  if (a.verify) require_verifiable(run.p.tensor);
   std::optional<Bytes> limit;
   if (!a.memory_limit.empty()) {
     try {

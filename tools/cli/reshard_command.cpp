@@ -83,9 +83,7 @@ ReshardRun evaluate(ReshardArgs& a) {
   } else {
     balances = {*planner::balance_from(a.balance)};
   }
-  const auto& tensor = run.p.tensor;
-  if (a.verify && static_cast<double>(tensor.bytes().count() / plan::dtype_size(tensor.dtype)) > 64e6)
-    throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+  if (a.verify) require_verifiable(run.p.tensor);
   run.rows = planner::evaluate_reshard(run.topo, run.p, run.tasks, strategies, balances,
                                        a.strategy == "all" || a.strategy == "auto", !a.trace.empty());
   for (const auto& r : run.rows)
