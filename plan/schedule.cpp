@@ -1,7 +1,6 @@
 #include "plan/schedule.h"
 
 #include <algorithm>
-#include <map>
 #include <queue>
 
 #include <fmt/format.h>
@@ -11,8 +10,6 @@
 namespace meshsim::plan {
 
 namespace {
-
-using StreamKey = std::pair<std::size_t, int>;  // (device index, stream)
 
 // Why `waiter` waits for `first`: its deps, or the stream they share.
 std::string edge_reason(const Plan& plan, std::size_t waiter, std::size_t first) {
@@ -65,34 +62,59 @@ std::string plan_origin(const Plan& plan) {
   return plan.name.empty() ? std::string("<plan>") : plan.name;
 }
 
+Adjacency Adjacency::reverse(const Adjacency& a) {
+  Adjacency r;
+  const std::size_t n = a.size();
+  std::vector<std::size_t> count(n + 1, 0);
+  for (std::size_t v : a.items_) ++count[v + 1];
+  r.start_.assign(n + 1, 0);
+  for (std::size_t k = 0; k < n; ++k) r.start_[k + 1] = r.start_[k] + count[k + 1];
+  r.items_.resize(a.items_.size());
+  std::vector<std::size_t> fill(r.start_.begin(), r.start_.end() - 1);
+  for (std::size_t k = 0; k < n; ++k)  // k ascending: each reversed list comes out ascending
+    for (std::size_t v : a[k]) r.items_[fill[v]++] = k;
+  return r;
+}
+
 Schedule make_schedule(const Plan& plan, const std::string& file) {
   const std::size_t n = plan.tasks.size();
   Schedule s;
-  s.preds.resize(n);
-  s.succs.resize(n);
-  std::map<StreamKey, std::size_t> last_on_stream;
+  // Per device, the last task seen on each of its streams (a device uses few).
+  std::vector<std::vector<std::pair<int, std::size_t>>> last_on_stream(plan.devices.size());
+  std::vector<std::size_t> p;
+  bool in_plan_order = true;  // every predecessor comes earlier in the plan
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = plan.tasks[i];
-    auto& p = s.preds[i];
     p.assign(t.deps.begin(), t.deps.end());
     for (const std::size_t dev : t.devices) {
-      const StreamKey key{dev, t.stream};
-      if (auto it = last_on_stream.find(key); it != last_on_stream.end() && it->second != i)
-        p.push_back(it->second);  // (a local copy names its device twice)
-      last_on_stream[key] = i;
+      if (dev >= last_on_stream.size()) last_on_stream.resize(dev + 1);
+      auto& streams = last_on_stream[dev];
+      auto it =
+          std::find_if(streams.begin(), streams.end(), [&](const auto& e) { return e.first == t.stream; });
+      if (it == streams.end()) {
+        streams.emplace_back(t.stream, i);
+      } else {
+        if (it->second != i) p.push_back(it->second);  // (a local copy names its device twice)
+        it->second = i;
+      }
     }
     std::sort(p.begin(), p.end());
     p.erase(std::unique(p.begin(), p.end()), p.end());
-    for (std::size_t d : p) s.succs[d].push_back(i);
+    if (!p.empty() && p.back() >= i) in_plan_order = false;
+    s.preds.push_back(p);
   }
-  for (auto& succ : s.succs) std::sort(succ.begin(), succ.end());
+  s.succs = Adjacency::reverse(s.preds);
+  s.order.reserve(n);
+  if (in_plan_order) {  // then the smallest ready task is always the next one
+    for (std::size_t i = 0; i < n; ++i) s.order.push_back(i);
+    return s;
+  }
   std::vector<std::size_t> indegree(n);
   std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
   for (std::size_t i = 0; i < n; ++i) {
     indegree[i] = s.preds[i].size();
     if (indegree[i] == 0) ready.push(i);
   }
-  s.order.reserve(n);
   while (!ready.empty()) {
     const std::size_t i = ready.top();
     ready.pop();

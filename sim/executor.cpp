@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -44,17 +45,20 @@ class Run final : public FlowClient {
     result_.collectives.resize(n);
     result_.compute_busy.assign(topo.node_count(), Time::zero());
     result_.comm_busy.assign(topo.node_count(), Time::zero());
-    devices_.resize(n);
     preds_left_.resize(n);
+    device_start_.reserve(n + 1);
+    model_of_task_.assign(n, nullptr);
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
-      for (std::size_t d : t.devices) devices_[i].push_back(node_of[d]);
-      result_.task_device[i] = devices_[i].front();
+      for (std::size_t d : t.devices) device_items_.push_back(node_of[d]);
+      device_start_.push_back(device_items_.size());
+      result_.task_device[i] = devices(i).front();
       preds_left_[i] = schedule.preds[i].size();
       const bool local_copy = t.kind == TaskKind::send && t.devices[0] == t.devices[1];
       if ((t.kind == TaskKind::compute && !t.duration) || local_copy) {
-        const std::string& model = topo.node(devices_[i][0]).model;
-        if (model_of(model) == nullptr)
+        const std::string& model = topo.node(devices(i)[0]).model;
+        model_of_task_[i] = model_of(model);
+        if (model_of_task_[i] == nullptr)
           throw UsageError(fmt::format(
               "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
               "A100, H100, H200); {}",
@@ -96,7 +100,7 @@ class Run final : public FlowClient {
     finished_[i] = true;
     const Task& t = plan_.tasks[i];
     const Time took = now - result_.tasks[i].start;
-    for (NodeId dev : devices_[i])
+    for (NodeId dev : devices(i))
       (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
     for (std::size_t d : schedule_.succs[i])
       if (--preds_left_[d] == 0) start_task(d);
@@ -115,18 +119,17 @@ class Run final : public FlowClient {
 
   void start(std::size_t i) {
     const Task& t = plan_.tasks[i];
-    const auto& dev = devices_[i];
+    const auto dev = devices(i);
     switch (t.kind) {
       case TaskKind::compute: {
-        const Time d = t.duration
-                           ? *t.duration
-                           : model_of(topo_.node(dev[0]).model)->kernel_time(t.flops, t.mem_bytes, t.dtype);
+        const Time d =
+            t.duration ? *t.duration : model_of_task_[i]->kernel_time(t.flops, t.mem_bytes, t.dtype);
         engine_.schedule(engine_.after(d), [this, i] { finish(i); });
         break;
       }
       case TaskKind::send: {
         if (dev[0] == dev[1]) {  // a local copy: read and write `size` under the memory roofline
-          const Time d = model_of(topo_.node(dev[0]).model)->kernel_time(0, t.size * 2, plan::DType::u8);
+          const Time d = model_of_task_[i]->kernel_time(0, t.size * 2, plan::DType::u8);
           engine_.schedule(engine_.after(d), [this, i] { finish(i); });
           break;
         }
@@ -141,31 +144,25 @@ class Run final : public FlowClient {
 
   void start_collective(std::size_t i) {
     const Task& t = plan_.tasks[i];
-    const auto& g = devices_[i];
-    const std::vector<NodeId> group = t.listed_order ? g : ring_order(topo_, g);
-    const CollectiveChoice ch = choice_for(t, group);
-    result_.collectives[i] = ch;
-    auto traffic = collective_traffic(topo_, group, t.op, t.size, ch, router_);
-    if (traffic.flows.empty()) {
-      engine_.schedule(engine_.after(traffic.latency), [this, i] { finish(i); });
+    const bool adaptive = router_.policy() == topology::RoutingPolicy::adaptive;
+    // Pipelines repeat the same collective on the same group thousands of
+    // times: its ring order, selection and flows are worked out once.
+    // Adaptive routing picks paths by the load of the moment, so it does not.
+    CollectiveShape fresh;
+    if (adaptive) fresh = shape_of(t, i);
+    const CollectiveShape& shape = adaptive ? fresh : cached_shape(t, i);
+    result_.collectives[i] = shape.choice;
+    if (shape.flows.empty()) {
+      engine_.schedule(engine_.after(shape.latency), [this, i] { finish(i); });
       return;
     }
-    auto lockstep = lockstep_flows(traffic);
     CollectiveState& state = collectives_[i];
-    state.left = lockstep.size();
-    const bool adaptive = router_.policy() == topology::RoutingPolicy::adaptive;
-    for (std::size_t k = 0; k < lockstep.size(); ++k) {
-      auto& lf = lockstep[k];
-      if (opts_.shared_link) {
-        lf.path.push_back(*opts_.shared_link);
-        lf.weights.push_back(1.0);
-      }
-      if (adaptive) {
-        state.routed.emplace_back();  // released when flow k is done
-        for (std::size_t m : lf.members) state.routed.back().push_back(std::move(traffic.flows[m].path));
-      }
-      net_.start(std::move(lf.path), traffic.latency, lf.size, {this, tag(kCollectiveFlow, i, k)},
-                 std::nullopt, lf.weights);
+    state.left = shape.flows.size();
+    for (std::size_t k = 0; k < shape.flows.size(); ++k) {
+      const auto& lf = shape.flows[k];
+      if (adaptive) state.routed.push_back(std::move(fresh.routed[k]));  // released when flow k is done
+      net_.start(lf.path, shape.latency, lf.size, {this, tag(kCollectiveFlow, i, k)}, std::nullopt,
+                 lf.weights);
     }
   }
 
@@ -178,17 +175,46 @@ class Run final : public FlowClient {
     finish(i);
   }
 
-  // The table's selection for this task on this group, once per distinct
-  // (group, op, size, forced choices): pipelines repeat the same collective.
-  CollectiveChoice choice_for(const Task& t, const std::vector<NodeId>& group) {
-    const CollectiveRequest req{t.op, t.algorithm, t.protocol, t.channels};
-    std::string key = fmt::format("{}|{}|{}|{}|{}|", static_cast<int>(t.op), t.size.count(),
+  // What a collective task puts on the network, before any of it starts.
+  struct CollectiveShape {
+    CollectiveChoice choice;
+    Time latency;
+    std::vector<LockstepFlow> flows;  // shared link included
+    std::vector<std::vector<std::vector<topology::DirLinkId>>>
+        routed;  // adaptive: per flow, its members' paths
+  };
+
+  const CollectiveShape& cached_shape(const Task& t, std::size_t i) {
+    std::vector<std::int64_t> key{static_cast<std::int64_t>(t.op),
+                                  t.size.count(),
                                   t.algorithm ? static_cast<int>(*t.algorithm) : -1,
-                                  t.protocol ? static_cast<int>(*t.protocol) : -1, t.channels);
-    for (NodeId n : group) key += fmt::format("{},", n);
-    auto it = choices_.find(key);
-    if (it == choices_.end()) it = choices_.emplace(key, choose_collective(topo_, group, t.size, req)).first;
+                                  t.protocol ? static_cast<int>(*t.protocol) : -1,
+                                  t.channels,
+                                  t.listed_order};
+    for (NodeId n : devices(i)) key.push_back(static_cast<std::int64_t>(n));
+    auto it = shapes_.find(key);
+    if (it == shapes_.end()) it = shapes_.emplace(std::move(key), shape_of(t, i)).first;
     return it->second;
+  }
+
+  CollectiveShape shape_of(const Task& t, std::size_t i) {
+    const std::vector<NodeId> g(devices(i).begin(), devices(i).end());
+    const std::vector<NodeId> group = t.listed_order ? g : ring_order(topo_, g);
+    CollectiveShape shape;
+    shape.choice = choose_collective(topo_, group, t.size, {t.op, t.algorithm, t.protocol, t.channels});
+    auto traffic = collective_traffic(topo_, group, t.op, t.size, shape.choice, router_);
+    shape.latency = traffic.latency;
+    shape.flows = lockstep_flows(traffic);
+    for (auto& lf : shape.flows) {
+      if (opts_.shared_link) {
+        lf.path.push_back(*opts_.shared_link);
+        lf.weights.push_back(1.0);
+      }
+      if (router_.policy() != topology::RoutingPolicy::adaptive) continue;
+      shape.routed.emplace_back();
+      for (std::size_t m : lf.members) shape.routed.back().push_back(std::move(traffic.flows[m].path));
+    }
+    return shape;
   }
 
   // Chunk-pipelined chain; see the header for the timing model.
@@ -204,7 +230,7 @@ class Run final : public FlowClient {
 
   void start_broadcast(std::size_t i) {
     const Task& t = plan_.tasks[i];
-    const auto& d = devices_[i];
+    const auto d = devices(i);
     if (opts_.fluid_broadcast) {
       std::vector<topology::DirLinkId> path;
       Time startup = Time::zero();
@@ -296,12 +322,18 @@ class Run final : public FlowClient {
   FlowNetwork net_;
   const SimOptions& opts_;
   SimResult result_;
-  std::vector<std::vector<NodeId>> devices_;
+  // Per task, its devices as topology nodes: device_items_[device_start_[i], device_start_[i + 1]).
+  std::vector<NodeId> device_items_;
+  std::vector<std::size_t> device_start_{0};
+  std::vector<const DeviceModel*> model_of_task_;  // compute tasks and local copies
+  [[nodiscard]] std::span<const NodeId> devices(std::size_t i) const {
+    return {device_items_.data() + device_start_[i], device_items_.data() + device_start_[i + 1]};
+  }
   std::vector<std::size_t> preds_left_;
   Router router_;
-  std::map<std::string, CollectiveChoice> choices_;
-  std::map<std::size_t, CollectiveState> collectives_;    // collectives in flight, by task
-  std::map<std::size_t, std::shared_ptr<Chain>> chains_;  // chunked broadcasts in flight, by task
+  std::map<std::vector<std::int64_t>, CollectiveShape> shapes_;  // by (op, size, forced choices, group)
+  std::map<std::size_t, CollectiveState> collectives_;           // collectives in flight, by task
+  std::map<std::size_t, std::shared_ptr<Chain>> chains_;         // chunked broadcasts in flight, by task
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
 };
 

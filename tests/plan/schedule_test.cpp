@@ -11,6 +11,10 @@ using Catch::Matchers::Contains;
 
 namespace {
 
+std::vector<std::size_t> list_of(std::span<const std::size_t> s) {
+  return {s.begin(), s.end()};
+}
+
 Task compute(Plan& p, const char* id, const char* device, int stream, std::vector<std::size_t> deps = {}) {
   Task t;
   t.id = id;
@@ -46,13 +50,24 @@ TEST_CASE("predecessors are deps plus the task before on each stream", "[plan][s
   p.tasks.push_back(e);
   const Schedule s = make_schedule(p, "p.json");
   CHECK(s.preds[0].empty());
-  CHECK(s.preds[1] == std::vector<std::size_t>{0});
-  CHECK(s.preds[2].empty());                            // another stream of the same device does not wait
-  CHECK(s.preds[3] == std::vector<std::size_t>{0});     // the dep; d is first on Y
-  CHECK(s.preds[4] == std::vector<std::size_t>{1, 3});  // last on X stream 0 and on Y stream 0
-  CHECK(s.succs[0] == std::vector<std::size_t>{1, 3});
+  CHECK(list_of(s.preds[1]) == std::vector<std::size_t>{0});
+  CHECK(s.preds[2].empty());  // another stream of the same device does not wait
+  CHECK(list_of(s.preds[3]) == std::vector<std::size_t>{0});     // the dep; d is first on Y
+  CHECK(list_of(s.preds[4]) == std::vector<std::size_t>{1, 3});  // last on X stream 0 and on Y stream 0
+  CHECK(list_of(s.succs[0]) == std::vector<std::size_t>{1, 3});
   // Kahn, smallest ready index first: {a, c} -> a; {b, c, d} -> b, c, d; then e.
   CHECK(s.order == std::vector<std::size_t>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("a task may wait for a later one of another stream: the order is Kahn's, not the plan's",
+          "[plan][schedule]") {
+  // a (X) waits for c (Y); b (Z) is free. Ready: {b, c} -> b, then c, then a.
+  Plan p;
+  p.tasks = {compute(p, "a", "X", 0, {2}), compute(p, "b", "Z", 0), compute(p, "c", "Y", 0)};
+  const Schedule s = make_schedule(p, "p.json");
+  CHECK(s.order == std::vector<std::size_t>{1, 2, 0});
+  CHECK(list_of(s.succs[2]) == std::vector<std::size_t>{0});
+  CHECK(s.succs[0].empty());
 }
 
 TEST_CASE("a dependency on a later task of the same stream is a cycle, named with its stream",
