@@ -179,7 +179,7 @@ Bandwidth tree_channel_limit(std::string_view gpu_model, std::int64_t hosts) {
   static constexpr double kBusGBps[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
   int arch = -1;
   if (gpu_model == "V100") arch = 0;
-  if (gpu_model == "A100" || gpu_model == "A800") arch = 1;
+  if (gpu_model == "A100" || gpu_model == "A100-80GB" || gpu_model == "A800") arch = 1;
   if (nvls_efficiency(gpu_model) > 0 && gpu_model[0] == 'H') arch = 2;
   if (gpu_model == "GH200") arch = 2;
   if (arch < 0) return Bandwidth{};

@@ -14,8 +14,9 @@ using plan::DTypeClass;
 namespace {
 // Public dense peaks: V100 SXM2 (15.7 FP32, 125 FP16 tensor, 7.8 FP64,
 // 900 GB/s); A100 SXM 40 GB (19.5, 312, 9.7, 624 INT8, 1,555 GB/s);
+// A100 SXM 80 GB (the same peaks, HBM2e at 2,039 GB/s);
 // H100 SXM (67, 989, 34, 1,979, 3.35 TB/s); H200 SXM (same compute, 4.8 TB/s).
-// Memory: V100 16 GB (AWS p3), A100 40 GB, H100 80 GB, H200 141 GB.
+// Memory: V100 16 GB (AWS p3), A100 40 GB or 80 GB, H100 80 GB, H200 141 GB.
 DeviceModel model(const char* name, double fp32, double fp16, double fp64, double int8, Bandwidth mem,
                   Bytes capacity) {
   DeviceModel m;
@@ -31,6 +32,7 @@ DeviceModel model(const char* name, double fp32, double fp16, double fp64, doubl
 const std::array kModels{
     model("V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900), Bytes::GiB(16)),
     model("A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555), Bytes::GiB(40)),
+    model("A100-80GB", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(2039), Bytes::GiB(80)),
     model("H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350), Bytes::GiB(80)),
     model("H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800), Bytes(INT64_C(141000000000))),
 };

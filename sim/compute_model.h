@@ -39,7 +39,7 @@ struct DeviceModel {
   [[nodiscard]] Time kernel_time(double flops, Bytes bytes, plan::DType d) const;
 };
 
-/// V100, A100, H100, H200 (SXM); nullptr for an unknown model name.
+/// V100, A100 (40 GB), A100-80GB, H100, H200 (SXM); nullptr for an unknown model name.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model);
 /// The model of that name in `overrides` (calibrated ones), else the built-in one.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model,

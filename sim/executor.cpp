@@ -61,7 +61,7 @@ class Run final : public FlowClient {
         if (model_of_task_[i] == nullptr)
           throw UsageError(fmt::format(
               "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
-              "A100, H100, H200); {}",
+              "A100, A100-80GB, H100, H200); {}",
               t.id, model, plan.devices[t.devices[0]],
               local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
       }

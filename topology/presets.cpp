@@ -116,6 +116,9 @@ void build_p4d(Topology& t, int host) {
 void build_dgx_a100(Topology& t, int host) {
   nvswitch_host(t, host, "A100", 12, kA100, 4, 4, 8);
 }
+void build_dgx_a100_80gb(Topology& t, int host) {
+  nvswitch_host(t, host, "A100-80GB", 12, kA100, 4, 4, 8);
+}
 void build_dgx_h100(Topology& t, int host) {
   nvswitch_host(t, host, "H100", 18, kH100, 5, 8, 8);
 }
@@ -135,6 +138,9 @@ constexpr std::array kPresets{
                Bandwidth::Gbps(100), Time::ns(7500), 0.9, build_p4d},
     HostPreset{"dgx-a100", "NVIDIA DGX A100: 8 x A100 on NVSwitch, 8 x 200 Gb/s HDR InfiniBand", 8, "A100", 8,
                Bandwidth::Gbps(200), Time::ns(900), 0.96, build_dgx_a100},
+    HostPreset{"dgx-a100-80gb",
+               "NVIDIA DGX A100 640 GB: 8 x A100 80 GB on NVSwitch, 8 x 200 Gb/s HDR InfiniBand", 8,
+               "A100-80GB", 8, Bandwidth::Gbps(200), Time::ns(900), 0.96, build_dgx_a100_80gb},
     HostPreset{"dgx-h100", "NVIDIA DGX H100: 8 x H100 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
                "H100", 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, build_dgx_h100},
     HostPreset{"dgx-h200", "NVIDIA DGX H200: 8 x H200 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,

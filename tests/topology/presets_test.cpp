@@ -56,7 +56,8 @@ TEST_CASE("NVSwitch presets give every GPU all its NVLink lanes", "[presets]") {
     const char* model;
   };
   for (const Case c : {Case{"p4d.24xlarge", 12, 4, "A100"}, Case{"dgx-a100", 12, 8, "A100"},
-                       Case{"dgx-h100", 18, 8, "H100"}, Case{"dgx-h200", 18, 8, "H200"}}) {
+                       Case{"dgx-a100-80gb", 12, 8, "A100-80GB"}, Case{"dgx-h100", 18, 8, "H100"},
+                       Case{"dgx-h200", 18, 8, "H200"}}) {
     INFO(c.preset);
     const Topology t = cluster(c.preset);
     REQUIRE(t.gpus().size() == 8);
