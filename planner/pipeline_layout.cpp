@@ -82,6 +82,12 @@ std::vector<int> balanced_split(const std::vector<double>& costs, int parts) {
   return bounds;
 }
 
+namespace {
+double output_bytes(const Model& model, const LayerCost& l) {
+  return static_cast<double>(plan::Tensor{"", l.output_shape, model.dtype}.bytes().count());
+}
+}  // namespace
+
 std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, std::vector<int>& stage_of) {
   std::vector<double> costs;
   for (const auto& l : model.layers) costs.push_back(l.forward_flops);
@@ -97,10 +103,11 @@ std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, s
       stage_of[at(l)] = s;
       vs.forward_flops += lc.forward_flops;
       vs.param_bytes += lc.param_bytes;
-      vs.activation_bytes += activation_bytes(model, lc, tp);
-      const double out_bytes =
-          static_cast<double>(plan::Tensor{"", lc.output_shape, model.dtype}.bytes().count());
-      vs.tp_allreduce_bytes += lc.tp_allreduces * out_bytes;
+      const double act = activation_bytes(model, lc, tp);
+      vs.activation_bytes += act;
+      vs.largest_layer_activation_bytes = std::max(vs.largest_layer_activation_bytes, act);
+      if (l > 0) vs.checkpoint_bytes += output_bytes(model, model.layers[at(l - 1)]);
+      vs.tp_allreduce_bytes += lc.tp_allreduces * output_bytes(model, lc);
     }
     out.push_back(vs);
   }
@@ -135,10 +142,12 @@ std::vector<StageTransfer> stage_transfers(const Model& model, const std::vector
   return out;
 }
 
-PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp, bool split_backward) {
+PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp, bool split_backward,
+                   bool recompute) {
   const double f = microbatch_size * vs.forward_flops / tp;
   PassCost c;
   c.flops = pass == Pass::forward || split_backward ? f : 2 * f;
+  if (recompute && pass == Pass::backward) c.flops += f;
   c.bytes = Bytes(static_cast<std::int64_t>(vs.param_bytes / tp));
   return c;
 }
@@ -158,7 +167,8 @@ std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<Vi
     double held = 0;
     int count = 0;
     for (const PipelineOp& op : ops[at(p)]) {
-      const double act = cfg.microbatch_size * stages[at(op.chunk * cfg.pp + p)].activation_bytes;
+      const VirtualStage& vs = stages[at(op.chunk * cfg.pp + p)];
+      const double act = cfg.microbatch_size * (cfg.recompute ? vs.checkpoint_bytes : vs.activation_bytes);
       if (op.pass == Pass::forward) {
         held += act;
         ++count;
@@ -170,6 +180,12 @@ std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<Vi
         held -= act;
         --count;
       }
+    }
+    if (cfg.recompute) {  // a backward rebuilds one layer's activations at a time
+      double rebuilt = 0;
+      for (int c = 0; c < cfg.virtual_stages; ++c)
+        rebuilt = std::max(rebuilt, stages[at(c * cfg.pp + p)].largest_layer_activation_bytes);
+      mem.activation_bytes += cfg.microbatch_size * rebuilt;
     }
     out.push_back(mem);
   }

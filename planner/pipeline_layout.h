@@ -47,17 +47,20 @@ class PipelineRanks {
 
 /// What one pass of virtual stage `vs` asks of one tensor rank: FLOPs
 /// (b · stage FLOPs / tp; B = 2F, or F when the backward is split into B
-/// and W) and memory traffic (the stage's weights / tp).
+/// and W; with recomputation B also repeats the forward, + F) and memory
+/// traffic (the stage's weights / tp).
 struct PassCost {
   double flops = 0;
   Bytes bytes;
 };
 [[nodiscard]] PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp,
-                                 bool split_backward);
+                                 bool split_backward, bool recompute);
 
 /// Weights, training state and the peak of activations in flight on each
 /// pipeline device, walking its op order (a forward holds its chunk's
 /// activations until its backward, or its W when the backward is split).
+/// With recomputation a forward holds only its checkpoints, and the peak
+/// adds one microbatch's largest layer activations, rebuilt by a backward.
 [[nodiscard]] std::vector<DeviceMemory> device_memory(const Model& model,
                                                       const std::vector<VirtualStage>& stages,
                                                       const std::vector<std::vector<PipelineOp>>& ops,

@@ -125,8 +125,8 @@ class PipelineBuilder {
     const std::string prefix = fmt::format("{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
     std::vector<std::size_t> waits;
     if (op.pass != Pass::weight) waits = incoming(op.pass == Pass::backward, s, op.microbatch, d);
-    const PassCost cost =
-        pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp, cfg_.schedule == Schedule::zb_h1);
+    const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
+                                    cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
     std::vector<std::size_t> computes;
     for (int t = 0; t < cfg_.tp; ++t) {
       plan::Task c;
@@ -141,7 +141,8 @@ class PipelineBuilder {
       computes.push_back(add_task(std::move(c), Kind::compute));
     }
     std::vector<std::size_t> end = computes;
-    const double ar_bytes = cfg_.microbatch_size * vs.tp_allreduce_bytes;
+    const double ar_bytes =
+        cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
       plan::Task ar = allreduce(
           prefix + "/tp-allreduce", device, ar_bytes,
@@ -321,7 +322,7 @@ std::vector<PassTimes> ideal_pass_times(const PipelineIteration& it, const sim::
   std::vector<PassTimes> times;
   for (const VirtualStage& vs : it.stages) {
     auto time_of = [&](Pass p) {
-      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split);
+      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute);
       return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
     };
     PassTimes pt;
@@ -333,6 +334,22 @@ std::vector<PassTimes> ideal_pass_times(const PipelineIteration& it, const sim::
   return times;
 }
 
+// The schedule's ops per pipeline device; UsageError for a configuration
+// that no plan can have (the schedule's own checks, too few layers, zb-h1
+// with recomputation).
+std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const ParallelConfig& cfg) {
+  auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
+  const int stages = cfg.pp * cfg.virtual_stages;
+  if (static_cast<int>(model.layers.size()) < stages)
+    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
+                                 model.layers.size(), stages));
+  if (cfg.recompute && cfg.schedule == Schedule::zb_h1)
+    throw UsageError(
+        "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
+        "backward rebuilds and drops");
+  return ops;
+}
+
 }  // namespace
 
 PipelineIteration build_pipeline(const Model& model, const topology::Topology& topo,
@@ -342,11 +359,8 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       cfg.virtual_stages < 1 || cfg.first_gpu < 0)
     throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
   const PipelineRanks ranks(topo, cfg, device_models);
-  const auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
+  const auto ops = checked_ops(model, cfg);
   const int stages = cfg.pp * cfg.virtual_stages;
-  if (static_cast<int>(model.layers.size()) < stages)
-    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
-                                 model.layers.size(), stages));
   PipelineIteration it;
   it.config = cfg;
   it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
@@ -359,19 +373,16 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
       timeline(ops, cfg.pp, cfg.virtual_stages, ideal_pass_times(it, ranks.device_model(), model), 0);
   it.ideal_bubble = ideal.bubble;
   it.ideal_makespan_s = ideal.makespan;
-  it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}", model.name, cfg.dp, cfg.tp, cfg.pp,
-                             to_string(cfg.schedule), cfg.microbatches);
+  it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}{}", model.name, cfg.dp, cfg.tp, cfg.pp,
+                             to_string(cfg.schedule), cfg.microbatches, cfg.recompute ? " recompute" : "");
   PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
   it.memory = device_memory(model, it.stages, ops, cfg);
   return it;
 }
 
 std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg) {
-  const auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
+  const auto ops = checked_ops(model, cfg);
   const int stages = cfg.pp * cfg.virtual_stages;
-  if (static_cast<int>(model.layers.size()) < stages)
-    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
-                                 model.layers.size(), stages));
   std::vector<int> stage_of;
   return device_memory(model, split_stages(model, stages, cfg.tp, stage_of), ops, cfg);
 }

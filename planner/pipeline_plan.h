@@ -13,12 +13,13 @@
 //
 // Per pass (F, B, W of a microbatch on a virtual stage) and data replica:
 //   compute      one task per tensor rank: FLOPs = b · stage FLOPs / tp
-//                (B = 2F, or B = W = F under zb-h1), memory traffic = the
-//                stage's weights / tp; stream 0
+//                (B = 2F, or B = W = F under zb-h1; recomputation adds F
+//                to B), memory traffic = the stage's weights / tp; stream 0
 //   tp all-reduce one ring all-reduce over the tensor group after the
 //                compute, of all the pass's all-reduce bytes (2 per
-//                transformer layer of b·s·h elements, forward and B; none
-//                for W); stream 0: Megatron's all-reduces block compute
+//                transformer layer of b·s·h elements, forward and B, B
+//                twice that with recomputation; none for W); stream 0:
+//                Megatron's all-reduces block compute
 //   transfers    every tensor that crosses from a virtual stage to a later
 //                one (the stage's output; a layer-list model's skip
 //                connections too) goes, per microbatch, through the
@@ -43,7 +44,11 @@
 // Memory per pipeline device: weights, gradients and Adam state
 // (kTrainingBytesPerParam per parameter, / tp) plus activations in flight:
 // the op order is walked, a forward holding b · Σ activation_bytes(layer,
-// tp) of its chunk until its backward (its W under zb-h1) frees them.
+// tp) of its chunk until its backward (its W under zb-h1) frees them. With
+// recomputation a forward holds b · Σ its layers' input bytes instead, and
+// the peak adds b · the largest layer's activations (rebuilt in a backward).
+// Recomputation with zb-h1 is refused: its W passes need the activations
+// the backward would have rebuilt and dropped.
 
 #include <cstdint>
 #include <optional>
@@ -69,6 +74,9 @@ struct ParallelConfig {
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
   Strategy reshard = Strategy::broadcast;
+  /// Full activation recomputation (Megatron's): a forward keeps only each
+  /// layer's input; the backward runs the forward again first.
+  bool recompute = false;
   bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
   Balance balance = Balance::host_size;
   int first_gpu = 0;
@@ -86,6 +94,11 @@ struct VirtualStage {
   double param_bytes = 0;         // whole stage
   double activation_bytes = 0;    // per sample, on one tensor rank
   double tp_allreduce_bytes = 0;  // per sample, per forward
+  // Recomputation: per sample, the inputs of the stage's layers after the
+  // first (the first's is the received activation, counted by its sender)
+  // and the largest one layer's activations.
+  double checkpoint_bytes = 0;
+  double largest_layer_activation_bytes = 0;
 };
 
 /// A tensor that crosses from one virtual stage to a later one.

@@ -141,6 +141,7 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"gpus", cfg.dp * cfg.tp * cfg.pp},
                                   {"schedule", a.schedule},
                                   {"virtual_stages", cfg.virtual_stages},
+                                  {"recompute", cfg.recompute},
                                   {"microbatches", cfg.microbatches},
                                   {"microbatch_size", cfg.microbatch_size},
                                   {"global_batch", it.global_batch},
@@ -221,9 +222,10 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              cfg.tp, cfg.pp, cfg.dp * cfg.tp * cfg.pp);
   const std::string transfers =
       cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance);
-  fmt::print("schedule {}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
+  fmt::print("schedule {}{}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
-             cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
+             cfg.recompute ? " with activation recomputation" : "", cfg.microbatches, cfg.microbatch_size,
+             it.global_batch, transfers);
   fmt::print("compute {}\n\n", run.compute_models);
   fmt::print("{}\n",
              device_table(run).render({false, false, false, true, true, true, true, true, true, false}));
@@ -286,6 +288,9 @@ void add_pipeline_command(CLI::App& app) {
                   "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
+  cmd->add_flag("--recompute", a->cfg.recompute,
+                "Full activation recomputation: keep only each layer's input, run the forward again in the "
+                "backward (not with zb-h1)");
   cmd->add_option("--reshard", a->reshard, "How activations and gradients cross stages")
       ->check(CLI::IsMember(with(planner::kStrategyNames.names(), {"auto"})))
       ->capture_default_str();
