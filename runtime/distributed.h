@@ -5,6 +5,7 @@
 // installs one; the plain `meshsim` binary never links MPI.
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -27,6 +28,8 @@ class Distributed {
   /// Element-wise minimum of starts and maximum of ends over all ranks;
   /// ranks that did not run a task pass Time::max() / Time::zero() - 1 ps.
   virtual void combine_spans(std::vector<TaskSpan>& spans) = 0;
+  /// Every rank's `mine`, in rank order, on `root`; empty elsewhere.
+  [[nodiscard]] virtual std::vector<std::string> gather(const std::string& mine, int root) = 0;
 };
 
 /// The process's distributed context, or nullptr in a single-process run.

@@ -1,6 +1,8 @@
 // meshsim-mpi: the meshsim command line inside an MPI job, for the NCCL
-// backend across processes (one per GPU; DESIGN.md §6, runtime/distributed.h):
+// backend across processes (one per GPU, runtime/distributed.h) and for
+// searches spread over machines:
 //   mpirun -np 8 meshsim-mpi run plan.json --backend nccl
+//   mpirun -np 4 meshsim-mpi search configs/studies/search-gpt3-175b.json --out s/
 // Every process runs the same command; rank 0 prints. A failing rank aborts
 // the job, so that no rank waits forever in a collective.
 
@@ -8,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <mpi.h>
+#include <string>
 #include <vector>
 
 #include "runtime/distributed.h"
@@ -49,6 +52,28 @@ class MpiWorld final : public meshsim::runtime::Distributed {
       spans[i].start = meshsim::Time::ps(starts[i]);
       spans[i].end = meshsim::Time::ps(ends[i]);
     }
+  }
+  std::vector<std::string> gather(const std::string& mine, int root) override {
+    if (mine.size() > static_cast<std::size_t>(INT32_MAX))
+      MPI_Abort(MPI_COMM_WORLD, 3);  // MPI counts are int
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(static_cast<std::size_t>(size_));
+    MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, root, MPI_COMM_WORLD);
+    std::vector<int> at(lens.size(), 0);
+    std::int64_t total = 0;
+    for (std::size_t r = 0; r < lens.size(); ++r) {
+      at[r] = static_cast<int>(total);
+      total += lens[r];
+    }
+    if (rank_ == root && total > INT32_MAX) MPI_Abort(MPI_COMM_WORLD, 3);
+    std::string all(rank_ == root ? static_cast<std::size_t>(total) : 0, '\0');
+    MPI_Gatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), at.data(), MPI_CHAR, root,
+                MPI_COMM_WORLD);
+    std::vector<std::string> out;
+    if (rank_ == root)
+      for (std::size_t r = 0; r < lens.size(); ++r)
+        out.push_back(all.substr(static_cast<std::size_t>(at[r]), static_cast<std::size_t>(lens[r])));
+    return out;
   }
 
  private:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -35,7 +36,8 @@ Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topol
     sim::SimOptions so;
     so.device_models = o.device_models;
     so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
-    r.metrics = pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
+    const PipelineMetrics pm = pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
+    r.metrics = {pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s()};
     r.status = Status::simulated;
   } catch (const UsageError& e) {
     r.status = Status::invalid;
@@ -67,18 +69,20 @@ std::vector<ParallelConfig> enumerate(const Space& s, const Model& m, const topo
           const std::vector<int> vs =
               sch == Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
           for (int v : vs)
-            for (Strategy r : s.reshards) {
-              ParallelConfig c;
-              c.dp = dp;
-              c.tp = tp;
-              c.pp = pp;
-              c.microbatch_size = mbs;
-              c.microbatches = replica_batch / mbs;
-              c.schedule = sch;
-              c.virtual_stages = v;
-              c.reshard = r;
-              out.push_back(c);
-            }
+            for (bool rc : s.recompute)
+              for (Strategy r : s.reshards) {
+                ParallelConfig c;
+                c.dp = dp;
+                c.tp = tp;
+                c.pp = pp;
+                c.microbatch_size = mbs;
+                c.microbatches = replica_batch / mbs;
+                c.schedule = sch;
+                c.virtual_stages = v;
+                c.recompute = rc;
+                c.reshard = r;
+                out.push_back(c);
+              }
         }
       }
     }
@@ -102,9 +106,14 @@ std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model&
   std::vector<Result> results(configs.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
+  std::mutex report_lock;
   auto work = [&](bool report) {
     for (std::size_t i = next++; i < configs.size(); i = next++) {
       results[i] = evaluate(configs[i], m, t, o);
+      if (o.on_result) {
+        const std::lock_guard<std::mutex> hold(report_lock);
+        o.on_result(i, results[i]);
+      }
       const std::size_t d = ++done;
       if (report && progress) progress(d, configs.size());
     }
@@ -124,25 +133,6 @@ std::vector<std::size_t> ranking(const std::vector<Result>& results) {
   std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
     return results[a].metrics.iteration_s < results[b].metrics.iteration_s;
   });
-  return out;
-}
-
-std::string results_csv(const std::vector<Result>& results) {
-  std::string out =
-      "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,reshard,status,iteration_s,samples_per_"
-      "s,"
-      "tflops_per_gpu,bubble,exposed_comm_s,peak_memory_bytes\n";
-  for (const Result& r : results) {
-    const ParallelConfig& c = r.config;
-    const PipelineMetrics& pm = r.metrics;
-    const bool sim = r.status == Status::simulated;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
-                       to_string(c.schedule), c.virtual_stages, to_string(c.reshard), to_string(r.status));
-    out += sim ? fmt::format("{:.9g},{:.9g},{:.6g},{:.6g},{:.9g},", pm.iteration_s, pm.samples_per_s,
-                             pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s())
-               : std::string(",,,,,");
-    out += fmt::format("{:.0f}\n", r.peak_memory_bytes);
-  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 //         (microbatches = B / (dp · m))
 //   schedule in `schedules` (interleaved-1f1b with each of
 //         `virtual_stages` > 1, the others with 1)
+//   recomputation in `recompute` (off, on; zb-h1 with it is invalid)
 //   stage transfer in `reshards`
 // A configuration is "simulated", "out_of_memory" (some GPU's estimate,
 // DeviceMemory::total, exceeds its memory) or "invalid" (build_pipeline
@@ -35,6 +36,7 @@ struct Space {
   std::vector<Schedule> schedules{Schedule::one_f_one_b};
   std::vector<int> virtual_stages{2};  // for interleaved-1f1b
   std::vector<Strategy> reshards{Strategy::broadcast};
+  std::vector<bool> recompute{false};
   bool tp_across_hosts = false;
 };
 
@@ -46,16 +48,28 @@ struct Space {
 enum class Status { simulated, out_of_memory, invalid };
 [[nodiscard]] std::string_view to_string(Status s);
 
+/// What a search keeps of a simulated iteration (pipeline_metrics).
+struct Metrics {
+  double iteration_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;
+  double bubble = 0;
+  double exposed_comm_s = 0;
+};
+
 struct Result {
   ParallelConfig config;
   Status status = Status::invalid;
   std::string reason;            // invalid: why
   double peak_memory_bytes = 0;  // the largest per-GPU estimate (0 if invalid)
-  PipelineMetrics metrics;       // simulated only
+  Metrics metrics;               // simulated only
 };
 
 struct Options {
   int threads = 1;
+  /// Called once per finished configuration with its index into `configs`,
+  /// from one thread at a time (under a lock), in completion order.
+  std::function<void(std::size_t, const Result&)> on_result;
   std::vector<sim::DeviceModel> device_models;  // compute models (see apply_compute_efficiency)
   double memory_capacity = 0;                   // bytes per GPU; 0: no filter
 };
@@ -68,8 +82,5 @@ struct Options {
 
 /// Indices of the simulated results, fastest first (ties: enumeration order).
 [[nodiscard]] std::vector<std::size_t> ranking(const std::vector<Result>& results);
-
-/// `results.csv`: one line per configuration, in enumeration order.
-[[nodiscard]] std::string results_csv(const std::vector<Result>& results);
 
 }  // namespace meshsim::planner::search

@@ -12,13 +12,17 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
-#include "planner/search/search.h"
+#include "planner/search/results.h"
+#include "planner/search/space_file.h"
+#include "runtime/distributed.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
+#include "tools/cli/search_store.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
+#include "topology/cluster.h"
 
 namespace meshsim::cli {
 
@@ -27,6 +31,7 @@ namespace {
 namespace ps = planner::search;
 
 struct SearchArgs {
+  std::string space_file;
   std::string model;
   TopologySource topology;
   CalibrationOption calibration;
@@ -34,17 +39,20 @@ struct SearchArgs {
   ps::Space space;
   std::vector<std::string> schedules{"1f1b"};
   std::vector<std::string> reshards{"broadcast"};
+  std::string recompute = "off";
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   int top = 10;
   std::string out;
+  std::string resume;
+  bool no_plots = false;
   bool json = false;
 };
 
 std::string config_name(const planner::ParallelConfig& c) {
-  return fmt::format("dp{} tp{} pp{} x{}x{} {}{} {}", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
+  return fmt::format("dp{} tp{} pp{} x{}x{} {}{}{} {}", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
                      planner::to_string(c.schedule),
                      c.virtual_stages > 1 ? fmt::format(" v{}", c.virtual_stages) : "",
-                     planner::to_string(c.reshard));
+                     c.recompute ? " rc" : "", planner::to_string(c.reshard));
 }
 
 Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top) {
@@ -59,73 +67,103 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"microbatch_size", c.microbatch_size},
                        {"schedule", planner::to_string(c.schedule)},
                        {"virtual_stages", c.virtual_stages},
+                       {"recompute", c.recompute},
                        {"reshard", planner::to_string(c.reshard)},
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
                        {"tflops_per_gpu", r.metrics.tflops_per_gpu},
                        {"bubble", r.metrics.bubble},
-                       {"exposed_comm_s", r.metrics.exposed_comm_s()},
+                       {"exposed_comm_s", r.metrics.exposed_comm_s},
                        {"peak_memory_bytes", r.peak_memory_bytes}});
   }
   return out;
 }
 
-void run_search(SearchArgs& a) {
-  const planner::Model model = load_model_arg(a.model);
-  topology::Topology topo = a.topology.load();
+// The model, cluster and space: from a space file, else from the options.
+struct SearchJob {
+  std::string name;
+  planner::Model model;
+  topology::Topology topo;
   sim::SimOptions so;
-  a.calibration.apply(topo, so);
-  const std::string compute = apply_compute_efficiency(topo, so, a.compute_efficiency, model.dtype);
-  a.space.schedules.clear();
-  for (const auto& s : a.schedules) a.space.schedules.push_back(*planner::schedule_from(s));
-  a.space.reshards.clear();
-  for (const auto& r : a.reshards) a.space.reshards.push_back(*planner::strategy_from(r));
-  const auto configs = ps::enumerate(a.space, model, topo);
-  ps::Options o;
-  o.threads = a.threads;
-  o.device_models = so.device_models;
-  if (const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus()[0]).model, so.device_models))
-    o.memory_capacity = static_cast<double>(dm->memory_capacity.count());
-  const bool tty = !a.json && isatty(STDERR_FILENO) != 0;
+  std::string compute;
+  ps::Space space;
+};
+
+SearchJob make_job(SearchArgs& a) {
+  SearchJob j;
+  std::optional<double> efficiency = a.compute_efficiency;
+  if (!a.space_file.empty()) {
+    if (!a.model.empty() || !a.topology.what.empty() || a.space.global_batch > 0)
+      throw UsageError("give either a space file or --model, --topology and --global-batch, not both");
+    const ps::SpaceFile f = ps::load_space_file(a.space_file);
+    j.name = f.name;
+    j.model = load_model_arg(f.model);
+    TopologySource file_topology;
+    file_topology.what = f.topology;
+    j.topo = f.machine ? topology::build_cluster(*f.machine) : file_topology.load();
+    j.space = f.space;
+    if (!efficiency) efficiency = f.compute_efficiency;
+  } else {
+    if (a.model.empty() || a.topology.what.empty() || a.space.global_batch < 1)
+      throw UsageError("give a space file (meshsim.search/1), or --model, --topology and --global-batch");
+    j.model = load_model_arg(a.model);
+    j.topo = a.topology.load();
+    j.space = a.space;
+    j.space.schedules.clear();
+    for (const auto& s : a.schedules) j.space.schedules.push_back(*planner::schedule_from(s));
+    j.space.reshards.clear();
+    for (const auto& r : a.reshards) j.space.reshards.push_back(*planner::strategy_from(r));
+    j.space.recompute =
+        a.recompute == "both" ? std::vector<bool>{false, true} : std::vector<bool>{a.recompute == "on"};
+  }
+  a.calibration.apply(j.topo, j.so);
+  j.compute = apply_compute_efficiency(j.topo, j.so, efficiency, j.model.dtype);
+  return j;
+}
+
+// Progress on rank 0: a bar with rate and time left on a terminal, a line
+// per tenth in logs, nothing with --json.
+std::function<void(std::size_t, std::size_t)> progress_printer(bool json, bool root) {
+  const bool tty = isatty(STDERR_FILENO) != 0;
   const auto t0 = std::chrono::steady_clock::now();
-  std::size_t last_line = 0;
-  const auto results = ps::run(configs, model, topo, o, [&](std::size_t done, std::size_t total) {
+  auto last = std::make_shared<std::size_t>(0);
+  return [=](std::size_t done, std::size_t total) {
+    if (json || !root || total == 0) return;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double rate = s > 0 ? static_cast<double>(done) / s : 0;
     if (tty)
-      fmt::print(stderr, "\rsearch: {}/{} configurations, {:.0f}/s, {:.0f} s left   ", done, total, rate,
-                 rate > 0 ? static_cast<double>(total - done) / rate : 0);
-    else if (!a.json && done * 10 / total > last_line * 10 / total && done < total)
+      fmt::print(stderr, "\rsearch: {}/{} configurations, {:.0f}/s, {:.0f} s left   {}", done, total, rate,
+                 rate > 0 ? static_cast<double>(total - done) / rate : 0, done == total ? "\n" : "");
+    else if (done * 10 / total > *last * 10 / total && done < total)
       fmt::print(stderr, "search: {}/{} configurations\n", done, total);
-    last_line = done;
-  });
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (tty) fmt::print(stderr, "\n");
-  std::size_t counts[3] = {0, 0, 0};
-  for (const auto& r : results) ++counts[static_cast<int>(r.status)];
+    *last = done;
+  };
+}
+
+void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps::Result>& results,
+                  const std::size_t (&counts)[3], double memory, double seconds, std::size_t reused,
+                  const std::string& dir, const std::string& plots) {
   const auto order = ps::ranking(results);
-  if (!a.out.empty()) {
-    std::filesystem::create_directories(a.out);
-    write_text_file(a.out + "/results.csv", ps::results_csv(results));
-  }
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"configs", results.size()},
                                     {"simulated", counts[0]},
                                     {"filtered", counts[1]},
                                     {"invalid", counts[2]},
+                                    {"reused", reused},
                                     {"seconds", seconds},
                                     {"threads", a.threads},
                                     {"top", top_json(results, order, a.top)}}));
     return;
   }
-  fmt::print("search {} on {} ({} GPUs), global batch {}; compute {}\n", model.name, topo.name,
-             topo.gpus().size(), a.space.global_batch, compute);
+  fmt::print("search {}{} on {} ({} GPUs), global batch {}; compute {}\n", j.model.name,
+             j.name.empty() ? "" : fmt::format(" ({})", j.name), j.topo.name, j.topo.gpus().size(),
+             j.space.global_batch, j.compute);
   fmt::print(
-      "{} configurations: {} simulated, {} out of memory ({} per GPU), {} invalid; {:.1f} s on {} "
+      "{} configurations: {} simulated, {} out of memory ({} per GPU), {} invalid{}; {:.1f} s on {} "
       "threads\n\n",
       results.size(), counts[0], counts[1],
-      o.memory_capacity > 0 ? human_string(Bytes(static_cast<std::int64_t>(o.memory_capacity))) : "no limit",
-      counts[2], seconds, a.threads);
+      memory > 0 ? human_string(Bytes(static_cast<std::int64_t>(memory))) : "no limit", counts[2],
+      reused > 0 ? fmt::format(" ({} from {})", reused, dir) : "", seconds, a.threads);
   Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "bubble", "exposed comm",
              "peak memory"});
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k) {
@@ -133,11 +171,81 @@ void run_search(SearchArgs& a) {
     tab.add({fmt::format("{}", k + 1), config_name(r.config), fmt::format("{:.3f} s", r.metrics.iteration_s),
              fmt::format("{:.2f}", r.metrics.samples_per_s), fmt::format("{:.1f}", r.metrics.tflops_per_gpu),
              fmt::format("{:.1f} %", 100 * r.metrics.bubble),
-             fmt::format("{:.3f} s", r.metrics.exposed_comm_s()),
+             fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
              human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))});
   }
   fmt::print("{}", tab.render({true, false, true, true, true, true, true, true}));
-  if (!a.out.empty()) fmt::print("\nresults: {}/results.csv\n", a.out);
+  fmt::print("(x MxB: M microbatches of B samples; rc: activation recomputation)\n");
+  if (!dir.empty())
+    fmt::print("\nresults: {}{}\n", (std::filesystem::path(dir) / "results.csv").string(), plots);
+}
+
+std::string draw_plots(const std::string& dir) {
+  const std::string script = std::string(MESHSIM_SOURCE_DIR) + "/tools/plot_search.py";
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const bool ok =
+      run_quietly({python, script, (std::filesystem::path(dir) / "results.csv").string(), dir}) == 0;
+  return ok ? ", pareto.png, heatmap.png"
+            : " (plots skipped: python3-matplotlib missing, or nothing simulated)";
+}
+
+void run_search(SearchArgs& a) {
+  if (!a.resume.empty() && !a.out.empty() && a.resume != a.out)
+    throw UsageError("--resume DIR writes its results to DIR: leave out --out, or give the same directory");
+  const std::string dir = a.resume.empty() ? a.out : a.resume;
+  if (!a.resume.empty() && !std::filesystem::is_directory(a.resume))
+    throw UsageError(fmt::format("--resume {}: no such directory", a.resume));
+  SearchJob j = make_job(a);
+  const auto configs = ps::enumerate(j.space, j.model, j.topo);
+  const std::string fp = ps::fingerprint(j.model, j.topo, j.so.device_models, MESHSIM_VERSION);
+  std::vector<std::string> keys;
+  for (const auto& c : configs) keys.push_back(ps::config_key(fp, c));
+  runtime::Distributed* dist = runtime::distributed();
+  const int rank = dist != nullptr ? dist->rank() : 0;
+  const int ranks = dist != nullptr ? dist->size() : 1;
+  // Reuse what an earlier run of the same search left; this rank runs
+  // every ranks-th of the rest.
+  std::vector<ps::Result> results(configs.size());
+  std::vector<std::size_t> todo;
+  std::size_t reused = 0;
+  const auto known = a.resume.empty() ? std::map<std::string, ps::Result>{} : load_search_rows(a.resume);
+  for (std::size_t i = 0, left = 0; i < configs.size(); ++i) {
+    if (auto it = known.find(keys[i]); it != known.end()) {
+      results[i] = it->second;
+      ++reused;
+    } else if (left++ % static_cast<std::size_t>(ranks) == static_cast<std::size_t>(rank)) {
+      todo.push_back(i);
+    }
+  }
+  std::vector<planner::ParallelConfig> mine;
+  for (std::size_t i : todo) mine.push_back(configs[i]);
+  ps::Options o;
+  o.threads = a.threads;
+  o.device_models = j.so.device_models;
+  if (const sim::DeviceModel* dm =
+          sim::find_device_model(j.topo.node(j.topo.gpus()[0]).model, j.so.device_models))
+    o.memory_capacity = static_cast<double>(dm->memory_capacity.count());
+  std::optional<PartialResults> partial;
+  if (!dir.empty()) partial.emplace(dir, rank, ranks);
+  o.on_result = [&](std::size_t k, const ps::Result& r) {
+    if (partial) partial->append(ps::csv_row(r, keys[todo[k]]));
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto ran = ps::run(mine, j.model, j.topo, o, progress_printer(a.json, rank == 0));
+  for (std::size_t k = 0; k < todo.size(); ++k) results[todo[k]] = ran[k];
+  gather_search_rows(results, todo, keys);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (rank != 0) return;
+  std::size_t counts[3] = {0, 0, 0};
+  for (const auto& r : results) ++counts[static_cast<int>(r.status)];
+  std::string plots;
+  if (!dir.empty()) {
+    write_text_file((std::filesystem::path(dir) / "results.csv").string(), ps::results_csv(results, keys));
+    partial.reset();
+    remove_partial_results(dir);
+    if (!a.no_plots) plots = draw_plots(dir);
+  }
+  print_search(a, j, results, counts, o.memory_capacity, seconds, reused, dir, plots);
 }
 
 }  // namespace
@@ -146,22 +254,32 @@ void add_search_command(CLI::App& app) {
   auto a = std::make_shared<SearchArgs>();
   auto* cmd = app.add_subcommand(
       "search",
-      "Search data/tensor/pipeline splits, microbatching and schedules: every configuration simulated");
+      "Search data/tensor/pipeline splits, microbatching, schedules and recomputation: every configuration "
+      "simulated");
   cmd->footer(
       "Every split dp x tp x pp that fills the GPUs (tp inside a host unless --tp-across-hosts), every\n"
-      "microbatch size dividing the per-replica batch, every schedule and stage transfer given, built\n"
-      "as `meshsim pipeline` builds it and simulated in full. Configurations whose memory estimate\n"
-      "(weights, gradients, optimizer state, activations in flight) exceeds the GPU's memory are\n"
-      "counted and not simulated. Results do not depend on --threads.\n"
-      "Example: meshsim search --model gpt3-13b -t dgx-a100 --hosts 8 --global-batch 512 \\\n"
-      "           --schedules 1f1b,interleaved-1f1b --out search/");
-  add_model_option(*cmd, a->model);
-  a->topology.add_to(*cmd, "--topology");
+      "microbatch size dividing the per-replica batch, every schedule, recomputation setting and stage\n"
+      "transfer given, built as `meshsim pipeline` builds it and simulated in full. Configurations whose\n"
+      "memory estimate (weights, gradients, optimizer state, activations in flight) exceeds the GPU's\n"
+      "memory are counted and not simulated. Results do not depend on --threads, nor on the number of\n"
+      "processes under `mpirun -np N meshsim-mpi search ...` (rank 0 writes everything).\n"
+      "With --out or --resume, each finished configuration is saved at once; --resume DIR reruns only\n"
+      "what DIR lacks for this model, cluster, space and meshsim version. --out also draws pareto.png\n"
+      "(throughput against peak memory) and heatmap.png (dp x pp for the best tp).\n"
+      "Examples: meshsim search configs/studies/search-gpt3-39b.json --out search/\n"
+      "          meshsim search --model gpt3-13b -t dgx-a100-80gb --hosts 8 --global-batch 512 \\\n"
+      "             --schedules 1f1b,interleaved-1f1b --recompute both --out search/");
+  cmd->add_option("space", a->space_file,
+                  "Search space file (meshsim.search/1); else give --model, -t, --global-batch")
+      ->check(CLI::ExistingFile);
+  cmd->add_option(
+      "--model", a->model,
+      "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-13b, gpt3-39b, gpt3-175b, ...)");
+  a->topology.add_to(*cmd, "--topology", false);
   a->calibration.add_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--global-batch", a->space.global_batch, "Samples per iteration")
-      ->check(CLI::PositiveNumber)
-      ->required();
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus", a->space.gpus, "GPUs to use (default: all of the topology)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--microbatch-sizes", a->space.microbatch_sizes, "Microbatch sizes to try")
@@ -176,6 +294,10 @@ void add_search_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::Range(2, 64))
       ->capture_default_str();
+  cmd->add_option("--recompute", a->recompute,
+                  "Activation recomputation: off, on, or both (each configuration with and without)")
+      ->check(CLI::IsMember({"off", "on", "both"}))
+      ->capture_default_str();
   cmd->add_option("--reshards", a->reshards, "Stage transfer strategies to try")
       ->delimiter(',')
       ->check(CLI::IsMember(planner::kStrategyNames.names()))
@@ -185,7 +307,12 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--top", a->top, "Rows of the ranking to print")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  cmd->add_option("--out", a->out, "Directory for results.csv (every configuration and its status)");
+  cmd->add_option("--out", a->out,
+                  "Directory for results.csv (every configuration and its status) and the plots");
+  cmd->add_option(
+      "--resume", a->resume,
+      "Directory of an earlier (maybe interrupted) run of this search: reuse its results, write there");
+  cmd->add_flag("--no-plots", a->no_plots, "Do not draw pareto.png and heatmap.png");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->callback([a] { run_search(*a); });
 }
