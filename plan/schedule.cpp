@@ -62,20 +62,6 @@ std::string plan_origin(const Plan& plan) {
   return plan.name.empty() ? std::string("<plan>") : plan.name;
 }
 
-Adjacency Adjacency::reverse(const Adjacency& a) {
-  Adjacency r;
-  const std::size_t n = a.size();
-  std::vector<std::size_t> count(n + 1, 0);
-  for (std::size_t v : a.items_) ++count[v + 1];
-  r.start_.assign(n + 1, 0);
-  for (std::size_t k = 0; k < n; ++k) r.start_[k + 1] = r.start_[k] + count[k + 1];
-  r.items_.resize(a.items_.size());
-  std::vector<std::size_t> fill(r.start_.begin(), r.start_.end() - 1);
-  for (std::size_t k = 0; k < n; ++k)  // k ascending: each reversed list comes out ascending
-    for (std::size_t v : a[k]) r.items_[fill[v]++] = k;
-  return r;
-}
-
 Schedule make_schedule(const Plan& plan, const std::string& file) {
   const std::size_t n = plan.tasks.size();
   Schedule s;
@@ -103,7 +89,7 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     if (!p.empty() && p.back() >= i) in_plan_order = false;
     s.preds.push_back(p);
   }
-  s.succs = Adjacency::reverse(s.preds);
+  s.succs = s.preds.reverse();
   s.order.reserve(n);
   if (in_plan_order) {  // then the smallest ready task is always the next one
     for (std::size_t i = 0; i < n; ++i) s.order.push_back(i);

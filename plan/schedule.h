@@ -18,36 +18,17 @@
 // plan order, both for the last task and for each predecessor.
 
 #include <cstddef>
-#include <span>
 #include <string>
 #include <vector>
 
+#include "core/flat_lists.h"
 #include "core/units.h"
 #include "plan/plan.h"
 
 namespace meshsim::plan {
 
-/// A list of task indices per task, stored flat (two allocations in all:
-/// plans of 100,000+ tasks are scheduled once per simulated configuration).
-class Adjacency {
- public:
-  [[nodiscard]] std::span<const std::size_t> operator[](std::size_t task) const {
-    return {items_.data() + start_[task], items_.data() + start_[task + 1]};
-  }
-  [[nodiscard]] std::size_t size() const { return start_.size() - 1; }
-  /// Appends the next task's list.
-  void push_back(std::span<const std::size_t> list) {
-    items_.insert(items_.end(), list.begin(), list.end());
-    start_.push_back(items_.size());
-  }
-  /// The reverse of `a` (a task lists those that list it), each list ascending.
-  [[nodiscard]] static Adjacency reverse(const Adjacency& a);
-  bool operator==(const Adjacency&) const = default;
-
- private:
-  std::vector<std::size_t> start_{0};  // list k is items_[start_[k], start_[k + 1])
-  std::vector<std::size_t> items_;
-};
+/// A list of task indices per task.
+using Adjacency = FlatLists<std::size_t>;
 
 struct Schedule {
   std::vector<std::size_t> order;  // topological; among ready tasks, the smallest index first

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <span>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/flat_lists.h"
 #include "core/unit_strings.h"
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
@@ -46,17 +46,18 @@ class Run final : public FlowClient {
     result_.compute_busy.assign(topo.node_count(), Time::zero());
     result_.comm_busy.assign(topo.node_count(), Time::zero());
     preds_left_.resize(n);
-    device_start_.reserve(n + 1);
     model_of_task_.assign(n, nullptr);
+    std::vector<NodeId> nodes;
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
-      for (std::size_t d : t.devices) device_items_.push_back(node_of[d]);
-      device_start_.push_back(device_items_.size());
-      result_.task_device[i] = devices(i).front();
+      nodes.clear();
+      for (std::size_t d : t.devices) nodes.push_back(node_of[d]);
+      devices_.push_back(nodes);
+      result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
       const bool local_copy = t.kind == TaskKind::send && t.devices[0] == t.devices[1];
       if ((t.kind == TaskKind::compute && !t.duration) || local_copy) {
-        const std::string& model = topo.node(devices(i)[0]).model;
+        const std::string& model = topo.node(devices_[i][0]).model;
         model_of_task_[i] = model_of(model);
         if (model_of_task_[i] == nullptr)
           throw UsageError(fmt::format(
@@ -100,7 +101,7 @@ class Run final : public FlowClient {
     finished_[i] = true;
     const Task& t = plan_.tasks[i];
     const Time took = now - result_.tasks[i].start;
-    for (NodeId dev : devices(i))
+    for (NodeId dev : devices_[i])
       (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
     for (std::size_t d : schedule_.succs[i])
       if (--preds_left_[d] == 0) start_task(d);
@@ -119,7 +120,7 @@ class Run final : public FlowClient {
 
   void start(std::size_t i) {
     const Task& t = plan_.tasks[i];
-    const auto dev = devices(i);
+    const auto dev = devices_[i];
     switch (t.kind) {
       case TaskKind::compute: {
         const Time d =
@@ -191,14 +192,14 @@ class Run final : public FlowClient {
                                   t.protocol ? static_cast<int>(*t.protocol) : -1,
                                   t.channels,
                                   t.listed_order};
-    for (NodeId n : devices(i)) key.push_back(static_cast<std::int64_t>(n));
+    for (NodeId n : devices_[i]) key.push_back(static_cast<std::int64_t>(n));
     auto it = shapes_.find(key);
     if (it == shapes_.end()) it = shapes_.emplace(std::move(key), shape_of(t, i)).first;
     return it->second;
   }
 
   CollectiveShape shape_of(const Task& t, std::size_t i) {
-    const std::vector<NodeId> g(devices(i).begin(), devices(i).end());
+    const std::vector<NodeId> g(devices_[i].begin(), devices_[i].end());
     const std::vector<NodeId> group = t.listed_order ? g : ring_order(topo_, g);
     CollectiveShape shape;
     shape.choice = choose_collective(topo_, group, t.size, {t.op, t.algorithm, t.protocol, t.channels});
@@ -230,7 +231,7 @@ class Run final : public FlowClient {
 
   void start_broadcast(std::size_t i) {
     const Task& t = plan_.tasks[i];
-    const auto d = devices(i);
+    const auto d = devices_[i];
     if (opts_.fluid_broadcast) {
       std::vector<topology::DirLinkId> path;
       Time startup = Time::zero();
@@ -322,13 +323,8 @@ class Run final : public FlowClient {
   FlowNetwork net_;
   const SimOptions& opts_;
   SimResult result_;
-  // Per task, its devices as topology nodes: device_items_[device_start_[i], device_start_[i + 1]).
-  std::vector<NodeId> device_items_;
-  std::vector<std::size_t> device_start_{0};
+  FlatLists<NodeId> devices_;                      // per task, its devices as topology nodes
   std::vector<const DeviceModel*> model_of_task_;  // compute tasks and local copies
-  [[nodiscard]] std::span<const NodeId> devices(std::size_t i) const {
-    return {device_items_.data() + device_start_[i], device_items_.data() + device_start_[i + 1]};
-  }
   std::vector<std::size_t> preds_left_;
   Router router_;
   std::map<std::vector<std::int64_t>, CollectiveShape> shapes_;  // by (op, size, forced choices, group)
