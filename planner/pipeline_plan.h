@@ -94,9 +94,10 @@ struct VirtualStage {
   double param_bytes = 0;         // whole stage
   double activation_bytes = 0;    // per sample, on one tensor rank
   double tp_allreduce_bytes = 0;  // per sample, per forward
-  // Recomputation: per sample, the inputs of the stage's layers after the
-  // first (the first's is the received activation, counted by its sender)
-  // and the largest one layer's activations.
+  // Recomputation: per sample, the inputs of the stage's layers (each the
+  // previous layer's output, the received activation for a later stage's
+  // first layer; the model's first layer reads token ids, left out) and the
+  // largest one layer's activations.
   double checkpoint_bytes = 0;
   double largest_layer_activation_bytes = 0;
 };

@@ -142,7 +142,7 @@ std::string fingerprint(const Model& m, const topology::Topology& t,
                      d.launch_overhead.count_ps(), d.efficiency, fmt::join(d.compute_efficiency, " "),
                      d.memory_capacity.count());
   s += "|topology " + dump_json(topology::topology_to_json(t));
-  return s;
+  return fmt::format("{:016x}", fnv1a(s));
 }
 
 std::string config_key(const std::string& fingerprint, const ParallelConfig& c) {

@@ -9,10 +9,11 @@
 // simulated), peak_memory_bytes, key, reason (invalid: why; quoted).
 //
 // The key is 16 hex digits of a 64-bit FNV-1a hash of the configuration and
-// the search's fingerprint: the model (every layer's costs), the topology
-// (its JSON form, links and calibrated efficiencies included), the compute
-// models and the meshsim version. A result is reused (--resume, ranks of
-// an MPI search) only under the same key.
+// the search's fingerprint, itself such a hash of the model (every layer's
+// costs), the topology (its JSON form, links and calibrated efficiencies
+// included: a megabyte for 1,000 GPUs, hashed once per search), the
+// compute models and the meshsim version. A result is reused (--resume,
+// ranks of an MPI search) only under the same key.
 
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ struct KeyedResult {
 /// A row csv_row wrote; ConfigError naming `file` and the line on anything else.
 [[nodiscard]] KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::size_t line_no);
 
-/// What every result of a search depends on besides its configuration.
+/// What every result of a search depends on besides its configuration, hashed.
 [[nodiscard]] std::string fingerprint(const Model& m, const topology::Topology& t,
                                       const std::vector<sim::DeviceModel>& device_models,
                                       std::string_view version);

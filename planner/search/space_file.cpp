@@ -22,6 +22,16 @@ std::vector<T> list_of(const JsonCursor& c, Read read) {
   return out;
 }
 
+// An element naming a value of an enum with a names table.
+template <typename Names>
+auto named(const Names& names) {
+  return [&names](const JsonCursor& c) {
+    const auto v = names.parse(c.as_string());
+    if (!v) c.fail(fmt::format("unknown {} (known: {})", names.what(), fmt::join(names.names(), ", ")));
+    return *v;
+  };
+}
+
 }  // namespace
 
 bool is_search_space(const std::string& file) {
@@ -57,19 +67,8 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto v = root.find("virtual_stages"))
     s.virtual_stages =
         list_of<int>(*v, [](const JsonCursor& c) { return static_cast<int>(c.as_int_in(2, 64)); });
-  if (auto sc = root.find("schedules"))
-    s.schedules = list_of<Schedule>(*sc, [](const JsonCursor& c) {
-      const auto v = schedule_from(c.as_string());
-      if (!v) c.fail(fmt::format("unknown schedule (known: {})", fmt::join(kScheduleNames.names(), ", ")));
-      return *v;
-    });
-  if (auto r = root.find("reshards"))
-    s.reshards = list_of<Strategy>(*r, [](const JsonCursor& c) {
-      const auto v = strategy_from(c.as_string());
-      if (!v)
-        c.fail(fmt::format("unknown stage transfer (known: {})", fmt::join(kStrategyNames.names(), ", ")));
-      return *v;
-    });
+  if (auto sc = root.find("schedules")) s.schedules = list_of<Schedule>(*sc, named(kScheduleNames));
+  if (auto r = root.find("reshards")) s.reshards = list_of<Strategy>(*r, named(kStrategyNames));
   if (auto r = root.find("recompute"))
     s.recompute = list_of<bool>(*r, [](const JsonCursor& c) { return c.as_bool(); });
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
