@@ -231,7 +231,8 @@ TEST_CASE("search space files: every dimension read, mistakes named by JSON path
   }
 }
 
-TEST_CASE("search: GPT-3 175B on 1,024 A100 80 GB picks Megatron-LM's tp = 8 and pp 8-16", "[search][slow]") {
+TEST_CASE("search: GPT-3 175B on 1,024 A100 80 GB picks Megatron-LM's tp = 8 and pp 8-16",
+          "[search][whole-study]") {
   // The bundled space with 1F1B only: 80 GiB cannot hold 175B's training
   // state (2.8 TB) over fewer than 35 GPUs, so small model splits are
   // filtered; Megatron-LM ran this size with tp 8, pp 16, dp 8.
