@@ -15,6 +15,7 @@
 #include "planner/collective_study.h"
 #include "planner/pipeline_study.h"
 #include "planner/redistribute/study.h"
+#include "planner/search/space_file.h"
 #include "planner/study.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
@@ -161,6 +162,9 @@ void run_study(StudyArgs& a) {
     run_redistribution_study(a.file, a.out, a.json, a.no_plots);
     return;
   }
+  if (planner::search::is_search_space(a.file))
+    throw UsageError(
+        fmt::format("{} is a search space (meshsim.search/1): run `meshsim search {}`", a.file, a.file));
   const planner::Study s = planner::load_study(a.file);
   topology::Topology topo = study_topology(s.topology);
   a.calibration.apply(topo);
