@@ -3,8 +3,11 @@
 // (sim::simulate) and the real runtime execute. Format `meshsim.plan/1`.
 //
 // A plan is a DAG of tasks over named devices ("h0/gpu3"):
-//   compute     one device busy for `duration`, or for `flops` / `bytes`
-//               under the device's roofline model
+//   compute     a `device` busy for `duration`, or for `flops` / `bytes`
+//               under the device's roofline model; or several `devices`
+//               each running that same kernel, in lockstep (the tensor-
+//               parallel ranks of a layer): it starts when all of them are
+//               free and takes the slowest one's time
 //   send        point-to-point: src → dst, `size` bytes; src = dst is a
 //               local copy between two buffers of one device (its memory
 //               reads and writes `size` bytes)
@@ -130,7 +133,7 @@ struct Region {
 struct Task {
   std::string id;
   TaskKind kind = TaskKind::compute;
-  /// Indices into Plan::devices. compute: {device}; send: {src, dst};
+  /// Indices into Plan::devices. compute: its device(s); send: {src, dst};
   /// broadcast: {root, receivers in chain order...}; collective: the group
   /// in ring order.
   std::vector<std::size_t> devices;

@@ -176,8 +176,12 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
   t.kind = named(kind, kTaskKindNames);
   switch (t.kind) {
     case TaskKind::compute:
-      c.allow_only({"id", "kind", "device", "stream", "deps", "duration", "flops", "bytes", "dtype"});
-      t.devices = {ctx.device(c["device"])};
+      c.allow_only(
+          {"id", "kind", "device", "devices", "stream", "deps", "duration", "flops", "bytes", "dtype"});
+      if (c.has("device") == c.has("devices"))
+        c.fail("a compute task needs \"device\" (one GPU) or \"devices\" (several, in lockstep), not both");
+      t.devices = c.has("device") ? std::vector<std::size_t>{ctx.device(c["device"])}
+                                  : device_list(c["devices"], 1, ctx);
       if (auto d = c.find("duration")) {
         t.duration = d->as_time();
         if (*t.duration < Time::zero()) d->fail("duration must not be negative");
@@ -415,7 +419,10 @@ Json plan_to_json(const Plan& p) {
     o["kind"] = std::string(to_string(t.kind));
     switch (t.kind) {
       case TaskKind::compute:
-        o["device"] = name(t.devices[0]);
+        if (t.devices.size() == 1)
+          o["device"] = name(t.devices[0]);
+        else
+          o["devices"] = names(t.devices.begin(), t.devices.end());
         if (t.duration) {
           o["duration"] = exact_string(*t.duration);
         } else {

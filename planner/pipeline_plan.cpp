@@ -94,9 +94,13 @@ class PipelineBuilder {
   }
 
   void emit(const ScheduleTimeline& ideal) {
-    for (const PassEvent& ev : play_order(ops_, ideal)) {
+    const std::vector<PassEvent> order = play_order(ops_, ideal);
+    // A pass is a compute task, its all-reduce and about one transfer.
+    it_.plan.tasks.reserve(3 * order.size() * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
+    it_.task_kind.reserve(it_.plan.tasks.capacity());
+    std::vector<std::size_t> computes(at(cfg_.dp));
+    for (const PassEvent& ev : order) {
       const PipelineOp& op = ops_[at(ev.device)][ev.index];
-      std::vector<std::vector<std::size_t>> computes(at(cfg_.dp));
       for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
       if (last_of_chunk_[at(ev.device)][at(op.chunk)] == ev.index && op.pass != Pass::forward)
         emit_dp_allreduce(op.chunk * cfg_.pp + ev.device, ev.device, computes);
@@ -116,31 +120,30 @@ class PipelineBuilder {
                      at(d)];
   }
 
-  // One pass of one data replica: compute per tensor rank, the tensor
-  // all-reduce, and the transfers it starts. Returns the compute tasks.
-  std::vector<std::size_t> emit_pass(const PipelineOp& op, int device, int d) {
+  // One pass of one data replica: the compute of its tensor ranks, the
+  // tensor all-reduce, and the transfers it starts. Returns the compute task.
+  std::size_t emit_pass(const PipelineOp& op, int device, int d) {
     const int s = op.chunk * cfg_.pp + device;
     const VirtualStage& vs = it_.stages[at(s)];
     const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
     const std::string prefix = fmt::format("{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
     std::vector<std::size_t> waits;
-    if (op.pass != Pass::weight) waits = incoming(op.pass == Pass::backward, s, op.microbatch, d);
+    if (op.pass != Pass::weight)
+      waits = std::move(incoming(op.pass == Pass::backward, s, op.microbatch, d));  // read once
     const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
                                     cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
-    std::vector<std::size_t> computes;
-    for (int t = 0; t < cfg_.tp; ++t) {
-      plan::Task c;
-      c.id = fmt::format("{}/t{}", prefix, t);
-      c.kind = plan::TaskKind::compute;
-      c.devices = {device_(ranks_.gpu(t, d, device))};
-      c.stream = kComputeStream;
-      c.deps = waits;
-      c.flops = cost.flops;
-      c.mem_bytes = cost.bytes;
-      c.dtype = model_.dtype;
-      computes.push_back(add_task(std::move(c), Kind::compute));
-    }
-    std::vector<std::size_t> end = computes;
+    // The tensor ranks run the same kernels in lockstep: one task on all of them.
+    plan::Task c;
+    c.id = prefix;
+    c.kind = plan::TaskKind::compute;
+    for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
+    c.stream = kComputeStream;
+    c.deps = std::move(waits);
+    c.flops = cost.flops;
+    c.mem_bytes = cost.bytes;
+    c.dtype = model_.dtype;
+    const std::size_t compute = add_task(std::move(c), Kind::compute);
+    std::vector<std::size_t> end{compute};
     const double ar_bytes =
         cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
@@ -156,7 +159,7 @@ class PipelineBuilder {
     }
     // A forward sends each tensor its stage produces; a backward returns
     // the gradient of each tensor its stage received.
-    if (op.pass == Pass::weight) return computes;
+    if (op.pass == Pass::weight) return compute;
     const bool backward = op.pass == Pass::backward;
     for (std::size_t x = 0; x < it_.transfers.size(); ++x) {
       const StageTransfer& tr = it_.transfers[x];
@@ -169,7 +172,7 @@ class PipelineBuilder {
         in.insert(in.end(), out.begin(), out.end());
       }
     }
-    return computes;
+    return compute;
   }
 
   // An all-reduce of `bytes` over `members` GPUs of pipeline device
@@ -193,7 +196,7 @@ class PipelineBuilder {
   }
 
   // Gradients of virtual stage s are complete: all-reduce them over the replicas.
-  void emit_dp_allreduce(int s, int device, const std::vector<std::vector<std::size_t>>& computes) {
+  void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
     const VirtualStage& vs = it_.stages[at(s)];
     if (cfg_.dp <= 1 || vs.param_bytes <= 0) return;
     for (int t = 0; t < cfg_.tp; ++t) {
@@ -203,7 +206,7 @@ class PipelineBuilder {
             return std::pair{t, d};
           },
           cfg_.dp);
-      for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)][at(t)]);
+      for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
       ar.stream = kDataParallelStream;
       const std::size_t idx = add_task(std::move(ar), Kind::dp_allreduce);
       for (int d = 0; d < cfg_.dp; ++d) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);

@@ -213,8 +213,9 @@ class CudaBackend final : public Backend {
                void* workspace) {
     if (w.compute) {
       if (runs_as_gemm(task) && gemm_work_.get() != nullptr) {  // gemm_work_: cuBLAS is there
+        // Each device of the task runs its GEMMs; here they all share the one GPU.
         const GemmShape g = gemm_shape_for(task.flops);
-        for (std::int64_t k = 0; k < g.count; ++k) {
+        for (std::int64_t k = 0; k < g.count * static_cast<std::int64_t>(task.devices.size()); ++k) {
           gate_->admit(kCallsPerGemm);
           cublas_->gemm(g.n, task.dtype, gemm_work_.get(), s, workspace);
         }

@@ -46,7 +46,8 @@ class Run final : public FlowClient {
     result_.compute_busy.assign(topo.node_count(), Time::zero());
     result_.comm_busy.assign(topo.node_count(), Time::zero());
     preds_left_.resize(n);
-    model_of_task_.assign(n, nullptr);
+    kind_.resize(n);
+    fixed_time_.assign(n, Time::zero());
     std::vector<NodeId> nodes;
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
@@ -55,17 +56,8 @@ class Run final : public FlowClient {
       devices_.push_back(nodes);
       result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
-      const bool local_copy = t.kind == TaskKind::send && t.devices[0] == t.devices[1];
-      if ((t.kind == TaskKind::compute && !t.duration) || local_copy) {
-        const std::string& model = topo.node(devices_[i][0]).model;
-        model_of_task_[i] = model_of(model);
-        if (model_of_task_[i] == nullptr)
-          throw UsageError(fmt::format(
-              "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
-              "A100, A100-80GB, H100, H200); {}",
-              t.id, model, plan.devices[t.devices[0]],
-              local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
-      }
+      kind_[i] = t.kind;
+      fixed_time_[i] = fixed_time(i);
     }
   }
 
@@ -99,10 +91,9 @@ class Run final : public FlowClient {
     const Time now = engine_.now();
     result_.tasks[i].end = now;
     finished_[i] = true;
-    const Task& t = plan_.tasks[i];
     const Time took = now - result_.tasks[i].start;
     for (NodeId dev : devices_[i])
-      (t.kind == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
+      (kind_[i] == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
     for (std::size_t d : schedule_.succs[i])
       if (--preds_left_[d] == 0) start_task(d);
   }
@@ -114,28 +105,54 @@ class Run final : public FlowClient {
     return p;
   }
 
-  const DeviceModel* model_of(const std::string& name) const {
-    return find_device_model(name, opts_.device_models);
+  // The time of a task that runs on its devices alone: a compute task (the
+  // device model's, unless the plan fixes it; on several devices, the
+  // slowest one's, as they run in lockstep) or a local copy (reading and
+  // writing `size` under the memory roofline). Zero for the others.
+  Time fixed_time(std::size_t i) {
+    const Task& t = plan_.tasks[i];
+    const bool local_copy = t.kind == TaskKind::send && t.devices[0] == t.devices[1];
+    if (t.kind != TaskKind::compute && !local_copy) return Time::zero();
+    if (t.duration) return *t.duration;
+    Time longest = Time::zero();
+    for (std::size_t k = 0; k < devices_[i].size(); ++k) {
+      const DeviceModel* dm = model_of_node(devices_[i][k]);
+      if (dm == nullptr)
+        throw UsageError(fmt::format(
+            "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
+            "A100, A100-80GB, H100, H200); {}",
+            t.id, topo_.node(devices_[i][k]).model, plan_.devices[t.devices[k]],
+            local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
+      longest = std::max(longest, local_copy ? dm->kernel_time(0, t.size * 2, plan::DType::u8)
+                                             : dm->kernel_time(t.flops, t.mem_bytes, t.dtype));
+      if (local_copy) break;
+    }
+    return longest;
   }
 
+  const DeviceModel* model_of_node(NodeId n) {
+    if (node_model_.size() <= n) node_model_.resize(n + 1, {false, nullptr});
+    auto& [known, model] = node_model_[n];
+    if (!known) model = find_device_model(topo_.node(n).model, opts_.device_models);
+    known = true;
+    return model;
+  }
+
+  // Reads the plan's task only for transfers: compute times were worked
+  // out up front, so the hot path touches small arrays, not whole tasks.
   void start(std::size_t i) {
-    const Task& t = plan_.tasks[i];
     const auto dev = devices_[i];
-    switch (t.kind) {
-      case TaskKind::compute: {
-        const Time d =
-            t.duration ? *t.duration : model_of_task_[i]->kernel_time(t.flops, t.mem_bytes, t.dtype);
-        engine_.schedule(engine_.after(d), [this, i] { finish(i); });
+    switch (kind_[i]) {
+      case TaskKind::compute:
+        engine_.schedule(engine_.after(fixed_time_[i]), [this, i] { finish(i); });
         break;
-      }
       case TaskKind::send: {
-        if (dev[0] == dev[1]) {  // a local copy: read and write `size` under the memory roofline
-          const Time d = model_of_task_[i]->kernel_time(0, t.size * 2, plan::DType::u8);
-          engine_.schedule(engine_.after(d), [this, i] { finish(i); });
+        if (dev[0] == dev[1]) {
+          engine_.schedule(engine_.after(fixed_time_[i]), [this, i] { finish(i); });
           break;
         }
         const auto& r = topo_.route(dev[0], dev[1]);
-        net_.start(path_of(r), r.latency, t.size, {this, tag(kTaskFlow, i, 0)});
+        net_.start(path_of(r), r.latency, plan_.tasks[i].size, {this, tag(kTaskFlow, i, 0)});
         break;
       }
       case TaskKind::broadcast: start_broadcast(i); break;
@@ -157,22 +174,21 @@ class Run final : public FlowClient {
       engine_.schedule(engine_.after(shape.latency), [this, i] { finish(i); });
       return;
     }
-    CollectiveState& state = collectives_[i];
-    state.left = shape.flows.size();
+    flows_left_[i] = static_cast<std::uint32_t>(shape.flows.size());
+    if (adaptive) routed_[i] = std::move(fresh.routed);  // path k is released when flow k is done
     for (std::size_t k = 0; k < shape.flows.size(); ++k) {
       const auto& lf = shape.flows[k];
-      if (adaptive) state.routed.push_back(std::move(fresh.routed[k]));  // released when flow k is done
       net_.start(lf.path, shape.latency, lf.size, {this, tag(kCollectiveFlow, i, k)}, std::nullopt,
                  lf.weights);
     }
   }
 
   void collective_flow_done(std::size_t i, std::size_t k) {
-    auto it = collectives_.find(i);
-    if (!it->second.routed.empty())
-      for (const auto& p : it->second.routed[k]) router_.release(p);
-    if (--it->second.left > 0) return;
-    collectives_.erase(it);
+    if (auto it = routed_.find(i); it != routed_.end()) {
+      for (const auto& p : it->second[k]) router_.release(p);
+      if (flows_left_[i] == 1) routed_.erase(it);
+    }
+    if (--flows_left_[i] > 0) return;
     finish(i);
   }
 
@@ -186,15 +202,12 @@ class Run final : public FlowClient {
   };
 
   const CollectiveShape& cached_shape(const Task& t, std::size_t i) {
-    std::vector<std::int64_t> key{static_cast<std::int64_t>(t.op),
-                                  t.size.count(),
-                                  t.algorithm ? static_cast<int>(*t.algorithm) : -1,
-                                  t.protocol ? static_cast<int>(*t.protocol) : -1,
-                                  t.channels,
-                                  t.listed_order};
-    for (NodeId n : devices_[i]) key.push_back(static_cast<std::int64_t>(n));
-    auto it = shapes_.find(key);
-    if (it == shapes_.end()) it = shapes_.emplace(std::move(key), shape_of(t, i)).first;
+    key_.assign({static_cast<std::int64_t>(t.op), t.size.count(),
+                 t.algorithm ? static_cast<int>(*t.algorithm) : -1,
+                 t.protocol ? static_cast<int>(*t.protocol) : -1, t.channels, t.listed_order});
+    for (NodeId n : devices_[i]) key_.push_back(static_cast<std::int64_t>(n));
+    auto it = shapes_.find(key_);
+    if (it == shapes_.end()) it = shapes_.emplace(key_, shape_of(t, i)).first;
     return it->second;
   }
 
@@ -238,8 +251,7 @@ class Run final : public FlowClient {
       const Bytes piece = std::min(t.chunk, t.size);
       for (std::size_t p = 0; p + 1 < d.size(); ++p) {
         const auto& r = topo_.route(d[p], d[p + 1]);
-        const auto links = r.links();
-        path.insert(path.end(), links.begin(), links.end());
+        for (const topology::Hop& h : r.hops) path.push_back(h.dlink);
         startup += r.latency;
         if (p > 0 && !r.hops.empty()) startup += piece / r.bottleneck;
       }
@@ -311,11 +323,6 @@ class Run final : public FlowClient {
     }
   }
 
-  struct CollectiveState {
-    std::size_t left = 0;                                               // flows not yet done
-    std::vector<std::vector<std::vector<topology::DirLinkId>>> routed;  // per flow, adaptive routing only
-  };
-
   const Plan& plan_;
   const plan::Schedule& schedule_;
   const topology::Topology& topo_;
@@ -323,13 +330,19 @@ class Run final : public FlowClient {
   FlowNetwork net_;
   const SimOptions& opts_;
   SimResult result_;
-  FlatLists<NodeId> devices_;                      // per task, its devices as topology nodes
-  std::vector<const DeviceModel*> model_of_task_;  // compute tasks and local copies
+  FlatLists<NodeId> devices_;  // per task, its devices as topology nodes
+  std::vector<TaskKind> kind_;
+  std::vector<Time> fixed_time_;                                 // compute tasks and local copies: their time
+  std::vector<std::pair<bool, const DeviceModel*>> node_model_;  // by node, once looked up
   std::vector<std::size_t> preds_left_;
   Router router_;
   std::map<std::vector<std::int64_t>, CollectiveShape> shapes_;  // by (op, size, forced choices, group)
-  std::map<std::size_t, CollectiveState> collectives_;           // collectives in flight, by task
-  std::map<std::size_t, std::shared_ptr<Chain>> chains_;         // chunked broadcasts in flight, by task
+  std::vector<std::int64_t> key_;                                // scratch: a key into shapes_
+  std::vector<std::uint32_t> flows_left_ =
+      std::vector<std::uint32_t>(plan_.tasks.size(), 0);  // per collective
+  // Adaptive routing: per collective in flight, per flow, its members' paths.
+  std::map<std::size_t, std::vector<std::vector<std::vector<topology::DirLinkId>>>> routed_;
+  std::map<std::size_t, std::shared_ptr<Chain>> chains_;  // chunked broadcasts in flight, by task
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
 };
 
@@ -374,7 +387,9 @@ std::string first_use(const Plan& p, std::size_t d) {
     if (at == task.devices.end()) continue;
     const auto k = static_cast<std::size_t>(at - task.devices.begin());
     switch (task.kind) {
-      case TaskKind::compute: return fmt::format("tasks[{}].device", i);
+      case TaskKind::compute:
+        return task.devices.size() == 1 ? fmt::format("tasks[{}].device", i)
+                                        : fmt::format("tasks[{}].devices[{}]", i, k);
       case TaskKind::send: return fmt::format("tasks[{}].{}", i, k == 0 ? "src" : "dst");
       case TaskKind::broadcast:
         return k == 0 ? fmt::format("tasks[{}].root", i) : fmt::format("tasks[{}].receivers[{}]", i, k - 1);

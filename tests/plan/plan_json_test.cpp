@@ -76,6 +76,20 @@ TEST_CASE("a plan reads, and writes back losslessly", "[plan]") {
   CHECK(dump_json(plan_to_json(back)) == once);
 }
 
+TEST_CASE("a compute task on several devices reads and writes back as a list", "[plan]") {
+  const Plan p =
+      parse(edited(R"("device": "h1/gpu0", "duration")", R"("devices": ["h1/gpu0", "h0/gpu1"], "duration")"));
+  REQUIRE(p.tasks[4].devices.size() == 2);
+  CHECK(p.devices[p.tasks[4].devices[1]] == "h0/gpu1");
+  const Json j = plan_to_json(p);
+  CHECK(j["tasks"][4]["devices"] == Json::array({"h1/gpu0", "h0/gpu1"}));
+  CHECK_FALSE(j["tasks"][4].contains("device"));
+  const std::string once = dump_json(j);
+  CHECK(dump_json(plan_to_json(parse(once))) == once);
+  // One device is still written as "device".
+  CHECK(plan_to_json(parse(kPlan))["tasks"][4]["device"] == "h1/gpu0");
+}
+
 TEST_CASE("a plan file names each device once, in the order it first names them", "[plan]") {
   // kPlan's buffers name h0/gpu0 and h1/gpu0; its tasks then add h0/gpu1 and
   // h1/gpu1 (the broadcast's receivers). Every reference is an index into
@@ -132,6 +146,13 @@ TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input
       {R"("shape": [1024, 1024])", R"("shape": [1024, 0])", "tensors[0].shape[1]", "out of range"},
       {R"("format": "meshsim.plan/1")", R"("format": "meshsim.plan/2")", "format", "unsupported format"},
       {R"("name": "one-of-each")", R"("nmae": "one-of-each")", "nmae", "unknown key"},
+      {R"("device": "h1/gpu0", "duration")", R"("device": "h1/gpu0", "devices": ["h0/gpu1"], "duration")",
+       "tasks[4]", "not both"},
+      {R"("device": "h1/gpu0", "duration")", R"("duration")", "tasks[4]", "needs \"device\""},
+      {R"("device": "h1/gpu0", "duration")", R"("devices": [], "duration")", "tasks[4].devices",
+       "at least 1"},
+      {R"("device": "h1/gpu0", "duration")", R"("devices": ["h1/gpu0", "h1/gpu0"], "duration")",
+       "tasks[4].devices[1]", "appears twice"},
   };
   for (const Case& c : cases) {
     INFO(c.to);

@@ -147,10 +147,13 @@ TEST_CASE("the iteration plan has every pass, all-reduce and transfer, in a topo
   const PipelineIteration it = build_pipeline(m, t, cfg);
   using Kind = PipelineIteration::Kind;
   auto count = [&](Kind k) { return std::count(it.task_kind.begin(), it.task_kind.end(), k); };
-  // 8 GPUs x 4 microbatches x (F + B); a tensor all-reduce per pass per
-  // (replica, stage); a DP all-reduce per (stage, tensor rank); one
-  // optimizer step per GPU.
-  CHECK(count(Kind::compute) == 8 * 4 * 2);
+  // A compute task per pass per (replica, stage), on its 2 tensor ranks in
+  // lockstep: 2 x 2 x 4 microbatches x (F + B); a tensor all-reduce per
+  // pass per (replica, stage); a DP all-reduce per (stage, tensor rank);
+  // one optimizer step per GPU.
+  CHECK(count(Kind::compute) == 2 * 2 * 4 * 2);
+  for (std::size_t i = 0; i < it.plan.tasks.size(); ++i)
+    if (it.task_kind[i] == Kind::compute) CHECK(it.plan.tasks[i].devices.size() == 2);
   CHECK(count(Kind::tp_allreduce) == 2 * 2 * 4 * 2);
   CHECK(count(Kind::dp_allreduce) == 2 * 2);
   CHECK(count(Kind::optimizer) == 8);

@@ -207,6 +207,34 @@ TEST_CASE("compute without a duration uses the roofline", "[executor]") {
   check_close(simulate(p, t).makespan, 1.0 + 4e-6);
 }
 
+TEST_CASE("a compute task on several devices runs in lockstep: all free to start, the slowest's time",
+          "[executor]") {
+  // gpu0 (H100) and gpu1 (V100). gpu0 is busy for 2 ms on stream 0; the
+  // two-device task waits for it. 125e12 bf16 FLOPs take the V100 1 s
+  // (125 TFLOP/s) and the H100 0.126 s: the task takes 1 s + 4 us launch.
+  Topology t;
+  t.name = "mixed";
+  t.add_host(Host{"h0", ""});
+  const NodeId a = t.add_node(Node{"h0/gpu0", NodeKind::gpu, 0, "H100"});
+  const NodeId b = t.add_node(Node{"h0/gpu1", NodeKind::gpu, 0, "V100"});
+  t.add_link(Link{LinkKind::nvlink, a, b, Bandwidth::GBps(25), 1, Time::us(1), 1.0, 0, 0});
+  Plan p;
+  p.tasks.push_back(compute(p, "first", "h0/gpu0", Time::ms(2)));
+  Task k;
+  k.id = "both";
+  k.kind = TaskKind::compute;
+  k.devices = on(p, {"h0/gpu0", "h0/gpu1"});
+  k.flops = 125e12;
+  k.dtype = DType::bf16;
+  p.tasks.push_back(k);
+  const SimResult r = simulate(p, t);
+  CHECK(r.tasks[1].start == Time::ms(2));
+  check_close(r.tasks[1].end - r.tasks[1].start, 1.0 + 4e-6);
+  // Both devices count the task as compute.
+  CHECK(r.compute_busy[b] == r.tasks[1].end - r.tasks[1].start);
+  CHECK(r.compute_busy[a] == Time::ms(2) + (r.tasks[1].end - r.tasks[1].start));
+}
+
 TEST_CASE("a send from a device to itself is a local copy under the memory roofline", "[executor]") {
   // H100: 3.35 TB/s. Copying 1.675 TB reads and writes it: 3.35 TB, 1 s,
   // + 4 us launch overhead; no link carries a byte.

@@ -260,11 +260,11 @@ void add_pipeline_command(CLI::App& app) {
   cmd->footer(
       "Ranks follow Megatron: tensor rank fastest, then data replica, then pipeline stage, over the\n"
       "topology's GPUs. Layers are split into contiguous stages balancing forward FLOPs. Each pass is\n"
-      "a compute task per GPU plus its tensor-parallel all-reduce; activations and gradients between\n"
-      "stages go through the resharding planner (--reshard); gradients are all-reduced over the data\n"
-      "replicas as soon as a stage's last backward is done. Bubble = idle / compute time per GPU;\n"
-      "exposed communication = communication on the critical path.\n"
-      "Example: meshsim pipeline --model gpt3-1.3b --topology dgx-a100-x4 --dp 2 --tp 2 --pp 2 \\\n"
+      "one compute task on the stage's tensor-parallel GPUs (in lockstep) plus their all-reduce;\n"
+      "activations and gradients between stages go through the resharding planner (--reshard);\n"
+      "gradients are all-reduced over the data replicas as soon as a stage's last backward is done.\n"
+      "Bubble = idle / compute time per GPU; exposed communication = communication on the critical path.\n"
+      "Example: meshsim pipeline --model gpt3-1.3b --topology dgx-a100 --hosts 2 --dp 2 --tp 2 --pp 2 \\\n"
       "           --microbatches 8 --schedule 1f1b --trace pipe.json");
   add_model_option(*cmd, a->model);
   a->topology.add_to(*cmd, "--topology");

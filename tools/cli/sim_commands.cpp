@@ -85,9 +85,9 @@ void run_simulate(SimulateArgs& a) {
     const auto& t = plan.tasks[i];
     const std::string& first = plan.devices[t.devices[0]];
     cp.add({t.id, std::string(to_string(t.kind)),
-            t.devices.size() == 1   ? first
-            : t.devices.size() == 2 ? fmt::format("{} -> {}", first, plan.devices[t.devices[1]])
-                                    : fmt::format("{} ({} GPUs)", first, t.devices.size()),
+            t.kind == plan::TaskKind::send ? fmt::format("{} -> {}", first, plan.devices[t.devices[1]])
+            : t.devices.size() == 1        ? first
+                                           : fmt::format("{} ({} GPUs)", first, t.devices.size()),
             human_string(r.tasks[i].start), human_string(r.tasks[i].end),
             human_string(r.tasks[i].end - r.tasks[i].start)});
   }
