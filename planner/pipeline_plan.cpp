@@ -106,13 +106,36 @@ class PipelineBuilder {
         emit_dp_allreduce(op.chunk * cfg_.pp + ev.device, ev.device, computes);
     }
     emit_optimizer();
+    it_.plan.tasks.resize(used_);
   }
 
  private:
-  std::size_t add_task(plan::Task t, Kind k) {
-    it_.plan.tasks.push_back(std::move(t));
+  // A blank task in the plan's next slot. A slot left by an earlier plan
+  // (build_pipeline_into) keeps the storage of its id and lists, so a
+  // search building plan after plan allocates little. The reference is
+  // good until the next call.
+  plan::Task& next_task(Kind k) {
+    auto& tasks = it_.plan.tasks;
+    if (used_ == tasks.size()) {
+      tasks.emplace_back();
+    } else {
+      plan::Task& t = tasks[used_];
+      std::string id = std::move(t.id);
+      std::vector<std::size_t> devices = std::move(t.devices);
+      std::vector<std::size_t> deps = std::move(t.deps);
+      std::vector<plan::Region> payload = std::move(t.payload);
+      t = plan::Task{};
+      id.clear();
+      devices.clear();
+      deps.clear();
+      payload.clear();
+      t.id = std::move(id);
+      t.devices = std::move(devices);
+      t.deps = std::move(deps);
+      t.payload = std::move(payload);
+    }
     it_.task_kind.push_back(k);
-    return it_.plan.tasks.size() - 1;
+    return tasks[used_++];
   }
 
   std::vector<std::size_t>& incoming(bool backward, int stage, int mb, int d) {
@@ -133,29 +156,31 @@ class PipelineBuilder {
     const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
                                     cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
     // The tensor ranks run the same kernels in lockstep: one task on all of them.
-    plan::Task c;
+    const std::size_t compute = used_;
+    plan::Task& c = next_task(Kind::compute);
     c.id = prefix;
     c.kind = plan::TaskKind::compute;
     for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     c.stream = kComputeStream;
-    c.deps = std::move(waits);
+    c.deps.assign(waits.begin(), waits.end());
     c.flops = cost.flops;
     c.mem_bytes = cost.bytes;
     c.dtype = model_.dtype;
-    const std::size_t compute = add_task(std::move(c), Kind::compute);
     std::vector<std::size_t> end{compute};
     const double ar_bytes =
         cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
-      plan::Task ar = allreduce(
-          prefix + "/tp-allreduce", device, ar_bytes,
+      const std::size_t idx = used_;
+      plan::Task& ar = next_task(Kind::tp_allreduce);
+      allreduce(
+          ar, prefix + "/tp-allreduce", device, ar_bytes,
           [&](int t) {
             return std::pair{t, d};
           },
           cfg_.tp);
       ar.stream = kComputeStream;
       ar.deps = end;
-      end = {add_task(std::move(ar), Kind::tp_allreduce)};
+      end = {idx};
     }
     // A forward sends each tensor its stage produces; a backward returns
     // the gradient of each tensor its stage received.
@@ -179,8 +204,8 @@ class PipelineBuilder {
   // `device`; member k is (tensor rank, replica) = rank_of(k). With
   // payloads, its bytes are a sum payload.
   template <typename RankOf>
-  plan::Task allreduce(const std::string& id, int device, double bytes, RankOf rank_of, int members) {
-    plan::Task ar;
+  void allreduce(plan::Task& ar, const std::string& id, int device, double bytes, RankOf rank_of,
+                 int members) {
     ar.id = id;
     ar.kind = plan::TaskKind::collective;
     ar.op = plan::CollectiveOp::all_reduce;
@@ -192,7 +217,6 @@ class PipelineBuilder {
     ar.dtype = model_.dtype;
     if (cfg_.payloads)
       plan::add_sum_payload(it_.plan, ar, id, model_.dtype, ar.size.count() / plan::dtype_size(model_.dtype));
-    return ar;
   }
 
   // Gradients of virtual stage s are complete: all-reduce them over the replicas.
@@ -200,15 +224,16 @@ class PipelineBuilder {
     const VirtualStage& vs = it_.stages[at(s)];
     if (cfg_.dp <= 1 || vs.param_bytes <= 0) return;
     for (int t = 0; t < cfg_.tp; ++t) {
-      plan::Task ar = allreduce(
-          fmt::format("dp-allreduce/s{}/t{}", s, t), device, vs.param_bytes / cfg_.tp,
+      const std::size_t idx = used_;
+      plan::Task& ar = next_task(Kind::dp_allreduce);
+      allreduce(
+          ar, fmt::format("dp-allreduce/s{}/t{}", s, t), device, vs.param_bytes / cfg_.tp,
           [&](int d) {
             return std::pair{t, d};
           },
           cfg_.dp);
       for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
       ar.stream = kDataParallelStream;
-      const std::size_t idx = add_task(std::move(ar), Kind::dp_allreduce);
       for (int d = 0; d < cfg_.dp; ++d) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
     }
   }
@@ -224,7 +249,7 @@ class PipelineBuilder {
       for (int d = 0; d < cfg_.dp; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
-          plan::Task opt;
+          plan::Task& opt = next_task(Kind::optimizer);
           opt.id = fmt::format("optimizer/{}", topo_.node(g).name);
           opt.kind = plan::TaskKind::compute;
           opt.devices = {device_(g)};
@@ -232,7 +257,6 @@ class PipelineBuilder {
           opt.deps = dp_tasks_of_[g];
           opt.dtype = plan::DType::f32;
           opt.mem_bytes = Bytes(static_cast<std::int64_t>(params * kOptimizerBytesPerParam));
-          add_task(std::move(opt), Kind::optimizer);
         }
     }
   }
@@ -280,21 +304,21 @@ class PipelineBuilder {
   // payloads, the stamp gets its own tensor and buffers. Returns its sinks.
   std::vector<std::size_t> stamp(const Template& tpl, const std::string& prefix, int stream,
                                  const std::vector<std::size_t>& after) {
-    const std::size_t base = it_.plan.tasks.size();
+    const std::size_t base = used_;
     const plan::Stamp at =
         cfg_.payloads ? plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp) : tpl.stamp;
     for (const plan::Task& src : tpl.fragment.tasks) {
-      plan::Task t = src;
+      plan::Task& t = next_task(Kind::stage_transfer);
+      t = src;  // into the slot's storage
       if (!cfg_.payloads) t.payload.clear();
       t = plan::stamped(std::move(t), at);
-      t.id = prefix + "/" + src.id;
+      t.id.assign(prefix).append("/").append(src.id);
       t.stream = stream;
       if (t.deps.empty()) {
         t.deps = after;
       } else {
         for (auto& dep : t.deps) dep += base;
       }
-      add_task(std::move(t), Kind::stage_transfer);
     }
     std::vector<std::size_t> sinks;
     for (std::size_t s : tpl.sinks) sinks.push_back(base + s);
@@ -315,6 +339,7 @@ class PipelineBuilder {
   std::vector<std::vector<std::size_t>> last_of_chunk_;
   std::map<std::tuple<std::size_t, bool, int>, Template> templates_;
   std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;  // per GPU, its DP all-reduces
+  std::size_t used_ = 0;                                              // tasks emitted so far
 };
 
 // Pass times without communication, per virtual stage.
@@ -358,13 +383,22 @@ std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const Paral
 PipelineIteration build_pipeline(const Model& model, const topology::Topology& topo,
                                  const ParallelConfig& cfg,
                                  const std::vector<sim::DeviceModel>& device_models) {
+  PipelineIteration it;
+  build_pipeline_into(it, model, topo, cfg, device_models);
+  return it;
+}
+
+void build_pipeline_into(PipelineIteration& it, const Model& model, const topology::Topology& topo,
+                         const ParallelConfig& cfg, const std::vector<sim::DeviceModel>& device_models) {
   if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.microbatches < 1 || cfg.microbatch_size < 1 ||
       cfg.virtual_stages < 1 || cfg.first_gpu < 0)
     throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
   const PipelineRanks ranks(topo, cfg, device_models);
   const auto ops = checked_ops(model, cfg);
   const int stages = cfg.pp * cfg.virtual_stages;
-  PipelineIteration it;
+  std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them
+  it = PipelineIteration{};
+  it.plan.tasks = std::move(slots);
   it.config = cfg;
   it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
@@ -380,7 +414,6 @@ PipelineIteration build_pipeline(const Model& model, const topology::Topology& t
                              to_string(cfg.schedule), cfg.microbatches, cfg.recompute ? " recompute" : "");
   PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
   it.memory = device_memory(model, it.stages, ops, cfg);
-  return it;
 }
 
 std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg) {

@@ -142,6 +142,11 @@ struct PipelineIteration {
 [[nodiscard]] PipelineIteration build_pipeline(const Model& model, const topology::Topology& topo,
                                                const ParallelConfig& cfg,
                                                const std::vector<sim::DeviceModel>& device_models = {});
+/// build_pipeline into `it`, whose tasks' storage (ids, device and
+/// dependency lists) the new plan reuses: for callers that build many
+/// plans one after another (a search, per thread).
+void build_pipeline_into(PipelineIteration& it, const Model& model, const topology::Topology& topo,
+                         const ParallelConfig& cfg, const std::vector<sim::DeviceModel>& device_models = {});
 
 /// The memory each pipeline device of `cfg` holds (as build_pipeline's
 /// `memory`), without building the plan; UsageError as build_pipeline for a

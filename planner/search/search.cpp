@@ -20,7 +20,9 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
-Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topology& t, const Options& o) {
+// `it` is the calling thread's: each plan is built over the last one's storage.
+Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topology& t, const Options& o,
+                PipelineIteration& it) {
   Result r;
   r.config = cfg;
   try {
@@ -32,7 +34,7 @@ Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topol
       r.status = Status::out_of_memory;
       return r;
     }
-    const PipelineIteration it = build_pipeline(m, t, cfg, o.device_models);
+    build_pipeline_into(it, m, t, cfg, o.device_models);
     sim::SimOptions so;
     so.device_models = o.device_models;
     so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
@@ -108,8 +110,9 @@ std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model&
   std::atomic<std::size_t> done{0};
   std::mutex report_lock;
   auto work = [&](bool report) {
+    PipelineIteration it;
     for (std::size_t i = next++; i < configs.size(); i = next++) {
-      results[i] = evaluate(configs[i], m, t, o);
+      results[i] = evaluate(configs[i], m, t, o, it);
       if (o.on_result) {
         const std::lock_guard<std::mutex> hold(report_lock);
         o.on_result(i, results[i]);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "plan/plan_json.h"
 #include "sim/ring_order.h"
 #include "topology/cluster.h"
 
@@ -173,6 +174,30 @@ TEST_CASE("the iteration plan has every pass, all-reduce and transfer, in a topo
   // The critical path is contiguous: its parts add up to the makespan.
   CHECK(pm.critical_compute_s + pm.exposed_comm_s() + pm.critical_optimizer_s == Approx(pm.iteration_s));
   CHECK(pm.critical_tp_s > 0);
+}
+
+TEST_CASE("a plan built over an earlier plan's storage is the plan built afresh", "[pipeline-plan]") {
+  // A larger plan with payloads first (its slots hold ids, lists and
+  // regions), then smaller ones of other shapes over it: each must equal
+  // its fresh build, task for task, and carry no leftover.
+  const Model m = gpt_model("small", 8, 256, 8, 128, 1000);
+  const auto t = cluster("dgx-a100", 2);
+  ParallelConfig big = small_config();
+  big.microbatches = 8;
+  big.schedule = Schedule::zb_h1;
+  big.payloads = true;
+  ParallelConfig other = small_config();
+  other.tp = 4;
+  other.dp = 1;
+  other.reshard = Strategy::broadcast;
+  PipelineIteration reused;
+  for (const ParallelConfig& cfg : {big, small_config(), other}) {
+    build_pipeline_into(reused, m, t, cfg);
+    const PipelineIteration fresh = build_pipeline(m, t, cfg);
+    CHECK(plan::plan_to_json(reused.plan) == plan::plan_to_json(fresh.plan));
+    CHECK(reused.task_kind == fresh.task_kind);
+    CHECK(reused.plan.tasks.size() == fresh.plan.tasks.size());
+  }
 }
 
 TEST_CASE("payloads give every transfer its own buffers and every all-reduce a sum, and change no time",
