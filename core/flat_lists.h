@@ -18,6 +18,11 @@ class FlatLists {
     return {items_.data() + start_[k], items_.data() + start_[k + 1]};
   }
   [[nodiscard]] std::size_t size() const { return start_.size() - 1; }
+  /// Room for `lists` lists holding `items` values in all (a hint).
+  void reserve(std::size_t lists, std::size_t items) {
+    start_.reserve(lists + 1);
+    items_.reserve(items);
+  }
   /// Appends the next list.
   void push_back(std::span<const T> list) {
     items_.insert(items_.end(), list.begin(), list.end());

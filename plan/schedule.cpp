@@ -68,6 +68,7 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   // Per device, the last task seen on each of its streams (a device uses few).
   std::vector<std::vector<std::pair<int, std::size_t>>> last_on_stream(plan.devices.size());
   std::vector<std::size_t> p;
+  s.preds.reserve(n, 3 * n);  // a task waits for a few others
   bool in_plan_order = true;  // every predecessor comes earlier in the plan
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = plan.tasks[i];

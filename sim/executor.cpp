@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/flat_lists.h"
+#include "core/hash.h"
 #include "core/unit_strings.h"
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
@@ -48,6 +50,7 @@ class Run final : public FlowClient {
     preds_left_.resize(n);
     kind_.resize(n);
     fixed_time_.assign(n, Time::zero());
+    devices_.reserve(n, 2 * n);
     std::vector<NodeId> nodes;
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
@@ -336,8 +339,12 @@ class Run final : public FlowClient {
   std::vector<std::pair<bool, const DeviceModel*>> node_model_;  // by node, once looked up
   std::vector<std::size_t> preds_left_;
   Router router_;
-  std::map<std::vector<std::int64_t>, CollectiveShape> shapes_;  // by (op, size, forced choices, group)
-  std::vector<std::int64_t> key_;                                // scratch: a key into shapes_
+  struct KeyHash {
+    std::size_t operator()(const std::vector<std::int64_t>& k) const { return fnv1a(k); }
+  };
+  // By (op, size, forced choices, group).
+  std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes_;
+  std::vector<std::int64_t> key_;  // scratch: a key into shapes_
   std::vector<std::uint32_t> flows_left_ =
       std::vector<std::uint32_t>(plan_.tasks.size(), 0);  // per collective
   // Adaptive routing: per collective in flight, per flow, its members' paths.

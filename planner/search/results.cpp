@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/json.h"
 #include "topology/topology_json.h"
 
@@ -43,15 +44,6 @@ std::vector<std::string> fields_of(std::string_view line) {
     }
   }
   return out;
-}
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
 }
 
 }  // namespace
