@@ -76,7 +76,8 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   if (cs.size() == 0) cs.fail("a pipeline study needs at least one case");
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const JsonCursor c = cs.at(i);
-    c.allow_only({"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "paper_gain"});
+    c.allow_only(
+        {"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute", "paper_gain"});
     PipelineStudyCase pc;
     pc.group = c["group"].as_string();
     pc.name = c["name"].as_string();
@@ -91,6 +92,13 @@ PipelineStudy load_pipeline_study(const std::string& file) {
       c["batch"].fail(fmt::format("a batch of {} does not split into dp {} x {} microbatches", batch, cfg.dp,
                                   cfg.microbatches));
     cfg.microbatch_size = static_cast<int>(batch / (cfg.dp * cfg.microbatches));
+    if (auto rc = c.find("recompute")) {
+      cfg.recompute = rc->as_bool();
+      for (const PipelineMethod& m : s.methods)
+        if (cfg.recompute && m.schedule == Schedule::zb_h1)
+          rc->fail(
+              fmt::format("method \"{}\" runs zb-h1, which does not combine with recomputation", m.name));
+    }
     if (auto g = c.find("paper_gain")) pc.paper_gain = g->as_number();
     if (std::find(s.groups.begin(), s.groups.end(), pc.group) == s.groups.end()) s.groups.push_back(pc.group);
     s.cases.push_back(std::move(pc));
@@ -141,8 +149,11 @@ Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudy
            {"tflops_per_gpu", r.tflops_per_gpu},
            {"exposed_comm_s", r.exposed_comm_s},
            {"gain", r.gain}};
-    for (const auto& c : s.cases)
-      if (c.name == r.case_name && c.paper_gain) o["paper_gain"] = *c.paper_gain;
+    for (const auto& c : s.cases) {
+      if (c.name != r.case_name) continue;
+      o["recompute"] = c.config.recompute;
+      if (c.paper_gain) o["paper_gain"] = *c.paper_gain;
+    }
     out.push_back(std::move(o));
   }
   return Json{{"study", s.name}, {"baseline", s.baseline}, {"bound", s.bound}, {"results", std::move(out)}};

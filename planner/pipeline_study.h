@@ -12,6 +12,8 @@
 //  "baseline": method name the gains are over, "bound": the signal method,
 //  "cases": [{"group": ..., "name": ..., "model": file (relative),
 //             "dp", "tp", "pp", "microbatches", "batch" (global),
+//             "recompute": true (optional: full activation recomputation,
+//             as `meshsim pipeline --recompute`; not with zb-h1 methods),
 //             "paper_gain": 0.10 (optional: the paper's throughput gain)}]}
 
 #include <functional>

@@ -1,10 +1,15 @@
 #include "planner/pipeline_study.h"
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include "core/error.h"
+#include "topology/cluster.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
@@ -47,4 +52,50 @@ TEST_CASE("pipeline studies report mistakes with their JSON path", "[pipeline-st
   } catch (const ConfigError& e) {
     CHECK_THAT(e.what(), Catch::Contains("cases[0].batch") && Catch::Contains("does not split"));
   }
+}
+
+TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]") {
+  // GPT-3 1.3B on one DGX H100, pp 2, tp 1: recomputation turns each
+  // microbatch's F + 2F into F + 3F of compute and adds no communication,
+  // so the iteration takes more than 1.2x and at most 4/3 of the time.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("meshsim-recompute-study-{}.json", getpid()))
+          .string();
+  const std::string model = MESHSIM_SOURCE_DIR "/configs/models/gpt3-1.3b.json";
+  auto write = [&](const std::string& methods) {
+    std::ofstream(file) << R"({"format": "meshsim.pipeline-study/1", "name": "rc", "topology": "dgx-h100",
+      "methods": )" << methods
+                        << R"(, "baseline": "b", "bound": "b",
+      "cases": [{"group": "g", "name": "plain", "model": ")"
+                        << model << R"(", "dp": 1, "tp": 1, "pp": 2,
+                 "microbatches": 8, "batch": 16},
+                {"group": "g", "name": "recompute", "model": ")"
+                        << model << R"(", "dp": 1, "tp": 1, "pp": 2,
+                 "microbatches": 8, "batch": 16, "recompute": true}]})";
+  };
+  write(R"([{"name": "b", "reshard": "broadcast", "schedule": "1f1b"}])");
+  const PipelineStudy s = load_pipeline_study(file);
+  REQUIRE(s.cases.size() == 2);
+  CHECK_FALSE(s.cases[0].config.recompute);
+  CHECK(s.cases[1].config.recompute);
+  topology::ClusterSpec spec;
+  spec.host_preset = "dgx-h100";
+  const auto topo = topology::build_cluster(spec);
+  sim::SimOptions opts;
+  opts.fluid_broadcast = true;
+  const auto rows = run_pipeline_study(s, topo, opts);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1].iteration_s > 1.2 * rows[0].iteration_s);
+  CHECK(rows[1].iteration_s <= 4.0 / 3.0 * rows[0].iteration_s * (1 + 1e-9));
+  CHECK(pipeline_study_json(s, rows)["results"][1]["recompute"] == true);
+  // zb-h1 cannot recompute: the case's key is named.
+  write(R"([{"name": "b", "reshard": "broadcast", "schedule": "zb-h1"}])");
+  try {
+    (void)load_pipeline_study(file);
+    FAIL("a recomputing case with a zb-h1 method was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "cases[1].recompute");
+    CHECK_THAT(e.message(), Catch::Contains("zb-h1"));
+  }
+  std::filesystem::remove(file);
 }
