@@ -15,14 +15,15 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// α and β from the simulated times of `make(bytes)` at 1 MiB and 64 MiB.
-AlphaBeta fit(const topology::Topology& topo, const std::function<plan::Task(plan::Plan&, Bytes)>& make) {
+// α and β from the simulated makespans of the tasks `make(plan, bytes)`
+// adds (all at once), at 1 MiB and 64 MiB.
+AlphaBeta fit(const topology::Topology& topo, const std::function<void(plan::Plan&, Bytes)>& make) {
   const Bytes small = Bytes::MiB(1);
   const Bytes large = Bytes::MiB(64);
   auto run = [&](Bytes b) {
     plan::Plan p;
     p.name = "terapipe-fit";
-    p.tasks.push_back(make(p, b));
+    make(p, b);
     return sim::simulate(p, topo).makespan.seconds();
   };
   const double t1 = run(small);
@@ -67,6 +68,12 @@ void check_sizes(int tokens, int batch, int K, int granularity) {
   if (batch < 1 || K < 1) throw UsageError("the batch and the number of stages must be at least 1");
 }
 
+// The microbatch limit as a size bound: 0 (none) is the batch.
+int microbatch_bound(int max_microbatch, int batch) {
+  if (max_microbatch < 0) throw UsageError("the microbatch limit must not be negative");
+  return max_microbatch == 0 ? batch : std::min(max_microbatch, batch);
+}
+
 // Σ and max of a slicing's slice times.
 std::pair<double, double> sum_and_max(const TokenSlicing& s, const SliceCostFn& cost) {
   double sum = 0;
@@ -90,14 +97,15 @@ void score(TokenSlicing& s, int K, const SliceCostFn& cost) {
   s.max_slice = worst;
 }
 
-// f(x) = min over the first microbatch's size j of f(x − j) + sl[j], f(0) = 0;
-// returns f(batch), and in `pick` (if given) the j chosen for each x.
-double knapsack(const std::vector<double>& sl, int batch, std::vector<double>& f, std::vector<int>* pick) {
+// f(x) = min over the first microbatch's size j ≤ max_j of f(x − j) + sl[j],
+// f(0) = 0; returns f(batch), and in `pick` (if given) the j chosen for each x.
+double knapsack(const std::vector<double>& sl, int batch, int max_j, std::vector<double>& f,
+                std::vector<int>* pick) {
   f.assign(static_cast<std::size_t>(batch) + 1, kInf);
   f[0] = 0;
   if (pick) pick->assign(static_cast<std::size_t>(batch) + 1, 0);
   for (int x = 1; x <= batch; ++x)
-    for (int j = 1; j <= x; ++j) {
+    for (int j = 1; j <= std::min(x, max_j); ++j) {
       const double v = f[static_cast<std::size_t>(x - j)] + sl[static_cast<std::size_t>(j)];
       if (v < f[static_cast<std::size_t>(x)]) {
         f[static_cast<std::size_t>(x)] = v;
@@ -135,47 +143,101 @@ double token_dp(const Table& tb, int units, double cap, std::vector<double>& s, 
 
 }  // namespace
 
-SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, int pp, int tp,
-                                int first_gpu) {
+namespace {
+
+// A collective all-reduce of `bytes` over `gpus` (names), added to `p`.
+void add_allreduce(plan::Plan& p, const std::string& id, const std::vector<std::string>& gpus, Bytes bytes) {
+  plan::Task t;
+  t.id = id;
+  t.kind = plan::TaskKind::collective;
+  t.op = plan::CollectiveOp::all_reduce;
+  for (const std::string& g : gpus) t.devices.push_back(plan::device_index(p, g));
+  t.size = bytes;
+  p.tasks.push_back(std::move(t));
+}
+
+// Memory per GPU of stage 0 (stages are alike): its training state and its
+// stored activations per sequence.
+void stage_memory(const Model& m, SliceCostModel& c) {
+  const double elem = static_cast<double>(plan::dtype_size(m.dtype));
+  int seen = 0;
+  for (const auto& l : m.layers) {
+    if (!l.transformer || seen++ >= c.layers_per_stage) continue;
+    c.state_bytes += l.param_bytes / elem / c.tp * kTrainingBytesPerParam;
+    c.activation_bytes += activation_bytes(m, l, c.tp);
+  }
+}
+
+}  // namespace
+
+SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, int pp, int tp, int first_gpu,
+                                int dp) {
   if (m.hidden <= 0 || m.sequence <= 0)
     throw UsageError(
         fmt::format("TeraPipe needs a GPT model (hidden size and sequence); {} is a layer list", m.name));
   int transformer = 0;
   for (const auto& l : m.layers) transformer += l.transformer ? 1 : 0;
-  if (pp < 1 || tp < 1 || transformer % pp != 0)
+  if (pp < 1 || tp < 1 || dp < 1 || transformer % pp != 0)
     throw UsageError(
         fmt::format("{} transformer layers do not split evenly into {} stages", transformer, pp));
   const auto& gpus = topo.gpus();
-  if (first_gpu < 0 || static_cast<std::size_t>(first_gpu + pp * tp) > gpus.size())
-    throw UsageError(fmt::format("pp {} x op {} = {} GPUs, but {} has {} from GPU {}", pp, tp, pp * tp,
-                                 topo.name, gpus.size(), first_gpu));
-  auto name = [&](int k) { return topo.node(gpus[static_cast<std::size_t>(first_gpu + k)]).name; };
+  const std::int64_t need = static_cast<std::int64_t>(pp) * dp * tp;
+  if (first_gpu < 0 || first_gpu + need > static_cast<std::int64_t>(gpus.size()))
+    throw UsageError(fmt::format("dp {} x pp {} x op {} = {} GPUs, but {} has {} from GPU {}", dp, pp, tp,
+                                 need, topo.name, gpus.size(), first_gpu));
+  // GPU of (stage p, replica r, tensor rank t).
+  auto name = [&](int p, int r, int t) {
+    return topo.node(gpus[static_cast<std::size_t>(first_gpu + (p * dp + r) * tp + t)]).name;
+  };
+  auto group = [&](int p, int r) {
+    std::vector<std::string> g;
+    for (int t = 0; t < tp; ++t) g.push_back(name(p, r, t));
+    return g;
+  };
   SliceCostModel c;
   c.layers_per_stage = transformer / pp;
   c.tp = tp;
+  c.dp = dp;
   if (tp > 1)
     c.tp_allreduce = fit(topo, [&](plan::Plan& fp, Bytes b) {
-      plan::Task t;
-      t.id = "tp-allreduce";
-      t.kind = plan::TaskKind::collective;
-      t.op = plan::CollectiveOp::all_reduce;
-      for (int k = 0; k < tp; ++k) t.devices.push_back(plan::device_index(fp, name(k)));
-      t.size = b;
-      return t;
+      for (int r = 0; r < dp; ++r) add_allreduce(fp, fmt::format("tp-allreduce/r{}", r), group(0, r), b);
     });
-  // The slowest stage boundary sets the pace.
+  // The slowest stage boundary sets the pace; every replica sends at once.
   for (int p = 0; p + 1 < pp; ++p) {
     const AlphaBeta ab = fit(topo, [&](plan::Plan& fp, Bytes b) {
-      plan::Task t;
-      t.id = "stage-send";
-      t.kind = plan::TaskKind::send;
-      t.devices = {plan::device_index(fp, name(p * tp)), plan::device_index(fp, name((p + 1) * tp))};
-      t.size = b;
-      return t;
+      for (int r = 0; r < dp; ++r) {
+        plan::Task t;
+        t.id = fmt::format("stage-send/r{}", r);
+        t.kind = plan::TaskKind::send;
+        t.devices = {plan::device_index(fp, name(p, r, 0)), plan::device_index(fp, name(p + 1, r, 0))};
+        t.size = b;
+        fp.tasks.push_back(std::move(t));
+      }
     });
     if (ab.time(64e6) > c.stage_send.time(64e6)) c.stage_send = ab;
   }
+  stage_memory(m, c);
+  if (dp > 1) {
+    // Every (stage, tensor rank) reduces its share of the stage's gradients over the replicas.
+    const Bytes share(static_cast<std::int64_t>(c.state_bytes / kTrainingBytesPerParam *
+                                                static_cast<double>(plan::dtype_size(m.dtype))));
+    plan::Plan ar;
+    ar.name = "terapipe-gradients";
+    for (int p = 0; p < pp; ++p)
+      for (int t = 0; t < tp; ++t) {
+        std::vector<std::string> g;
+        for (int r = 0; r < dp; ++r) g.push_back(name(p, r, t));
+        add_allreduce(ar, fmt::format("grad/s{}/t{}", p, t), g, share);
+      }
+    c.grad_allreduce_s = sim::simulate(ar, topo).makespan.seconds();
+  }
   return c;
+}
+
+int max_microbatch_size(const SliceCostModel& c, double capacity) {
+  if (c.activation_bytes <= 0) return std::numeric_limits<int>::max();
+  const double room = (capacity - c.state_bytes) / c.activation_bytes;
+  return room < 1 ? 0 : static_cast<int>(std::min(room, 1e9));
 }
 
 SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
@@ -202,12 +264,14 @@ double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost) {
   return sum + (K - 1) * worst;
 }
 
-TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity) {
+TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity,
+                         int max_microbatch) {
   check_sizes(tokens, batch, K, granularity);
+  const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
   std::vector<Table> tables;
   std::vector<double> caps;
-  for (int b = 1; b <= batch; ++b) {
+  for (int b = 1; b <= bmax; ++b) {
     tables.push_back(make_table(units, granularity, b, cost));
     caps.insert(caps.end(), tables.back().t.begin(), tables.back().t.end());
   }
@@ -227,10 +291,10 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
     const double cap = *it;
     if (K * cap >= best) break;
     ++out.caps_tried;
-    for (int b = 1; b <= batch; ++b)
+    for (int b = 1; b <= bmax; ++b)
       sl[static_cast<std::size_t>(b)] =
           token_dp(tables[static_cast<std::size_t>(b) - 1], units, cap, s, nullptr);
-    const double t = knapsack(sl, batch, f, nullptr) + (K - 1) * cap;
+    const double t = knapsack(sl, batch, bmax, f, nullptr) + (K - 1) * cap;
     if (t < best) {
       best = t;
       best_cap = cap;
@@ -240,11 +304,11 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
 
   // Rebuild the best: the knapsack's split, then each size's slices.
   std::vector<std::vector<int>> choice(static_cast<std::size_t>(batch) + 1);
-  for (int b = 1; b <= batch; ++b)
+  for (int b = 1; b <= bmax; ++b)
     sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, best_cap, s,
                                                &choice[static_cast<std::size_t>(b)]);
   std::vector<int> pick;
-  knapsack(sl, batch, f, &pick);
+  knapsack(sl, batch, bmax, f, &pick);
   for (int x = batch; x > 0; x -= pick[static_cast<std::size_t>(x)]) {
     const int b = pick[static_cast<std::size_t>(x)];
     std::vector<int> lens;
@@ -259,12 +323,13 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
 }
 
 TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost, int max_slices,
-                             int granularity) {
+                             int granularity, int max_microbatch) {
   check_sizes(tokens, batch, K, granularity);
+  const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
   TokenSlicing best;
   best.time = kInf;
-  for (int b = 1; b <= batch; ++b) {
+  for (int b = 1; b <= bmax; ++b) {
     if (batch % b != 0) continue;
     for (int n = 1; n <= std::min(units, max_slices); ++n) {
       if (units % n != 0) continue;
@@ -278,6 +343,24 @@ TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& co
     }
   }
   return best;
+}
+
+TokenSlicing fixed_uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost, int slices,
+                                   int granularity) {
+  check_sizes(tokens, batch, K, granularity);
+  const int units = tokens / granularity;
+  if (slices < 1 || units % slices != 0)
+    throw UsageError(
+        fmt::format("{} slices do not cut a sequence of {} tokens into equal slices of whole "
+                    "{}-token units",
+                    slices, tokens, granularity));
+  const auto count = static_cast<std::size_t>(batch);
+  TokenSlicing s{std::vector<int>(count, 1),
+                 std::vector<std::vector<int>>(
+                     count, std::vector<int>(static_cast<std::size_t>(slices), tokens / slices)),
+                 0, 0, 0};
+  score(s, K, cost);
+  return s;
 }
 
 }  // namespace meshsim::planner

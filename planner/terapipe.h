@@ -25,7 +25,21 @@
 // kKernelsPerLayer launches; four tensor-parallel all-reduces of b·l·h
 // elements per layer; and the activation sent forward and its gradient sent
 // back across the slowest stage boundary. The all-reduce and send costs are
-// α + β·bytes fitted from two simulations on the topology.
+// α + β·bytes fitted from two simulations on the topology, with every data
+// replica's transfer in flight at once (replicas of a stage share its
+// host's links and NICs).
+//
+// Data parallelism: d replicas each pipeline batch / d sequences; GPU of
+// (stage p, replica r, tensor rank t) is first + (p·d + r)·t_deg + t. Once
+// the backward is done every (stage, tensor rank) all-reduces its gradients
+// (the stage's parameters / t) over the replicas, all at once, outside the
+// pipeline: the iteration is T + that all-reduce, simulated on the topology.
+//
+// Memory: a microbatch of b sequences keeps, on each GPU, b × the stored
+// activations of the stage's layers (planner/model.h), beside the
+// weights, gradients and optimizer state (kTrainingBytesPerParam per
+// parameter / t). Microbatches larger than the GPU's memory allows are not
+// considered (max_microbatch_size).
 
 #include <functional>
 #include <string>
@@ -51,17 +65,24 @@ using SliceCostFn = std::function<double(int len, int ctx, int b)>;
 struct SliceCostModel {
   int layers_per_stage = 1;
   int tp = 1;
+  int dp = 1;
   AlphaBeta tp_allreduce;
   AlphaBeta stage_send;
+  double grad_allreduce_s = 0;  // the replicas' gradient all-reduce, once per iteration
+  double state_bytes = 0;       // per GPU: weights, gradients, optimizer state
+  double activation_bytes = 0;  // per GPU per sequence of a microbatch
   static constexpr int kKernelsPerLayer = 8;
 };
 
-/// The cost model on `topo`: stage p on GPUs [p·tp, (p + 1)·tp) from
-/// `first_gpu` (data parallelism is not modelled: TeraPipe's settings use
-/// one replica). UsageError for non-GPT models, layers not divisible by
-/// K, or too few GPUs.
+/// The cost model on `topo` with `dp` replicas (layout above) from
+/// `first_gpu`. UsageError for non-GPT models, layers not divisible by K,
+/// or too few GPUs.
 [[nodiscard]] SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, int pp, int tp,
-                                              int first_gpu = 0);
+                                              int first_gpu = 0, int dp = 1);
+
+/// The largest microbatch (sequences) whose memory fits in `capacity`
+/// bytes per GPU; 0 when not even one sequence fits.
+[[nodiscard]] int max_microbatch_size(const SliceCostModel& c, double capacity);
 [[nodiscard]] SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev);
 
 struct TokenSlicing {
@@ -75,15 +96,23 @@ struct TokenSlicing {
 /// T = Σ t + (K − 1)·max t of a given slicing.
 [[nodiscard]] double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost);
 
-/// The DP with the microbatch knapsack. `tokens` must be a multiple of
+/// The DP with the microbatch knapsack, over microbatches of at most
+/// `max_microbatch` sequences (0: any). `tokens` must be a multiple of
 /// `granularity`; UsageError otherwise.
 [[nodiscard]] TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost,
-                                       int granularity = 8);
+                                       int granularity = 8, int max_microbatch = 0);
 
-/// Baselines: equal microbatches (every divisor of the batch), each cut
-/// into n equal slices; `max_slices` = 1 is "no slicing"; otherwise every
-/// n dividing tokens / granularity is tried. The best one.
+/// Baselines: equal microbatches (every divisor of the batch up to
+/// `max_microbatch`, 0: any), each cut into n equal slices; `max_slices` =
+/// 1 is "no slicing"; otherwise every n dividing tokens / granularity is
+/// tried. The best one.
 [[nodiscard]] TokenSlicing uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost,
-                                           int max_slices, int granularity = 8);
+                                           int max_slices, int granularity = 8, int max_microbatch = 0);
+
+/// The paper's ablation: microbatches of one sequence, each cut into
+/// exactly `slices` equal slices (a divisor of tokens / granularity;
+/// UsageError otherwise).
+[[nodiscard]] TokenSlicing fixed_uniform_slicing(int tokens, int batch, int K, const SliceCostFn& cost,
+                                                 int slices, int granularity = 8);
 
 }  // namespace meshsim::planner

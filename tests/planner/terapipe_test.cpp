@@ -126,3 +126,63 @@ TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slic
   CHECK(cost(8, 0, 1) > 0.25 * cost(128, 0, 1));
   CHECK_THROWS_AS(slice_cost_model(m, topo, 5, 8), UsageError);  // 96 layers, 5 stages; and 40 GPUs > 32
 }
+
+TEST_CASE("fixed uniform slicing: microbatches of one sequence, n equal slices", "[terapipe]") {
+  // A slice costs 1 whatever it is: batch 2 x 4 slices = 8 slices, T = 8 + (3 − 1) x 1 = 10.
+  auto one = [](int, int, int) { return 1.0; };
+  const TokenSlicing s = fixed_uniform_slicing(256, 2, 3, one, 4);
+  CHECK(s.microbatches == std::vector<int>{1, 1});
+  CHECK(s.slices[0] == std::vector<int>{64, 64, 64, 64});
+  CHECK(s.time == 10);
+  CHECK_THROWS_AS(fixed_uniform_slicing(256, 2, 3, one, 3), UsageError);  // 32 units into 3
+}
+
+TEST_CASE("a microbatch limit bounds the DP's and uniform slicing's microbatches", "[terapipe]") {
+  // A fixed 1.0 per slice makes large microbatches cheap: unbounded, one
+  // microbatch of the whole batch wins; bounded at 2, none is larger.
+  auto cost = [](int len, int, int b) { return 1.0 + 1e-3 * b * len; };
+  CHECK(terapipe_dp(64, 8, 4, cost).microbatches == std::vector<int>{8});
+  for (const TokenSlicing& s :
+       {terapipe_dp(64, 8, 4, cost, 8, 2), uniform_slicing(64, 8, 4, cost, 8, 8, 2)}) {
+    int total = 0;
+    for (int b : s.microbatches) {
+      CHECK(b <= 2);
+      total += b;
+    }
+    CHECK(total == 8);
+  }
+  // 2 GB of state and 1 GB per sequence in 10 GB: 8 sequences; in 2.5 GB none.
+  SliceCostModel c;
+  c.state_bytes = 2e9;
+  c.activation_bytes = 1e9;
+  CHECK(max_microbatch_size(c, 10e9) == 8);
+  CHECK(max_microbatch_size(c, 2.5e9) == 0);
+}
+
+TEST_CASE("data-parallel replicas share their host's NIC and all-reduce their gradients", "[terapipe]") {
+  // p3.16xlarge: 8 V100s and one 25 Gbps NIC per host. GPT-3 1B (24 layers)
+  // in 2 stages: with 8 replicas each stage fills a host, and the 8 stage
+  // sends share the NIC, so each gets at most 1/8 of 3.125 GB/s (and at
+  // least half of that share). One replica has no gradient all-reduce.
+  topology::ClusterSpec spec;
+  spec.host_preset = "p3.16xlarge";
+  spec.hosts = 2;
+  const auto topo = topology::build_cluster(spec);
+  const Model m = gpt_model("gpt3-1b", 24, 2048, 16, 2048, 50257);
+  const SliceCostModel one = slice_cost_model(m, topo, 2, 1, 0, 1);
+  const SliceCostModel eight = slice_cost_model(m, topo, 2, 1, 0, 8);
+  CHECK(eight.stage_send.beta >= 8 / 3.125e9);
+  CHECK(eight.stage_send.beta <= 16 / 3.125e9);
+  CHECK(one.grad_allreduce_s == 0);
+  // 12 layers of 12 h^2 parameters at 2 bytes: 1.2 GB per stage. A ring of
+  // 8 moves 2 x 7/8 of it per GPU over NVLink: more than 10 ms at any
+  // NVLink rate below 200 GB/s, less than a second.
+  CHECK(eight.grad_allreduce_s > 0.01);
+  CHECK(eight.grad_allreduce_s < 1.0);
+  // State: 12 layers x 12 h^2 parameters x 16 bytes; activations per
+  // sequence: 12 x s h (34 + 5 a s / h) bytes.
+  const double h = 2048, s = 2048, a = 16;
+  CHECK(eight.state_bytes == Approx(12 * 12 * h * h * 16).epsilon(0.01));
+  CHECK(eight.activation_bytes == Approx(12 * s * h * (34 + 5 * a * s / h)).epsilon(0.01));
+  CHECK_THROWS_AS(slice_cost_model(m, topo, 2, 1, 0, 9), UsageError);  // 18 GPUs > 16
+}

@@ -1,6 +1,6 @@
 // `meshsim terapipe`: token-level pipelining (TeraPipe's DP) against no
-// slicing and the best uniform slicing; `--paper` runs TeraPipe's settings
-// (5), (8), (9) and (10) and prints the paper's measured times beside ours.
+// slicing and the best uniform slicing; `--paper` runs the TeraPipe
+// settings whose measured times we hold and prints them beside ours.
 
 #include <chrono>
 #include <filesystem>
@@ -29,30 +29,61 @@ struct TeraPipeArgs {
   std::optional<double> compute_efficiency;
   int pp = 1;
   int op = 1;
+  int dp = 1;
   int batch = 1;
   int granularity = 8;
+  int uniform_slices = 0;  // 0: no fixed uniform row
+  bool memory_limit = true;
   bool paper = false;
   bool json = false;
 };
 
 struct Outcome {
-  planner::TokenSlicing none, uniform, dp;
+  planner::TokenSlicing none, uniform, dp, fixed;  // fixed: --uniform-slices (empty without)
   planner::SliceCostModel cost_model;
-  double dp_seconds = 0;  // wall time of the DP
+  int max_microbatch = 0;  // sequences; 0: no memory limit
+  double capacity = 0;     // bytes per GPU
+  double dp_seconds = 0;   // wall time of the DP
+  // The iteration: a slicing's pipeline time plus the replicas' gradient all-reduce.
+  [[nodiscard]] double iteration(const planner::TokenSlicing& s) const {
+    return s.time + cost_model.grad_allreduce_s;
+  }
+};
+
+struct Shape {
+  int pp = 1, op = 1, dp = 1, batch = 1, granularity = 8, uniform_slices = 0;
+  bool memory_limit = true;
 };
 
 Outcome evaluate(const planner::Model& model, const topology::Topology& topo, const sim::SimOptions& opts,
-                 int pp, int op, int batch, int granularity) {
+                 const Shape& sh) {
   const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus().at(0)).model, opts.device_models);
   if (!dm) throw UsageError(fmt::format("{}'s GPUs have no compute model", topo.name));
+  if (sh.batch % sh.dp != 0)
+    throw UsageError(
+        fmt::format("a batch of {} does not split over {} data-parallel replicas", sh.batch, sh.dp));
+  const int batch = sh.batch / sh.dp;  // per replica
   Outcome o;
-  o.cost_model = planner::slice_cost_model(model, topo, pp, op);
+  o.cost_model = planner::slice_cost_model(model, topo, sh.pp, sh.op, 0, sh.dp);
+  o.capacity = static_cast<double>(dm->memory_capacity.count());
+  if (sh.memory_limit) {
+    o.max_microbatch = planner::max_microbatch_size(o.cost_model, o.capacity);
+    if (o.max_microbatch < 1)
+      throw UsageError(fmt::format(
+          "one sequence does not fit in a {:.0f} GB GPU: {:.1f} GB of weights, gradients and optimizer state "
+          "and {:.1f} GB of activations per sequence per GPU (more stages or tensor parallelism would split "
+          "them; --no-memory-limit ignores the limit)",
+          o.capacity / 1e9, o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9));
+  }
   const auto cost = planner::slice_cost(model, o.cost_model, *dm);
   const auto seq = static_cast<int>(model.sequence);
-  o.none = planner::uniform_slicing(seq, batch, pp, cost, 1, granularity);
-  o.uniform = planner::uniform_slicing(seq, batch, pp, cost, seq / granularity, granularity);
+  o.none = planner::uniform_slicing(seq, batch, sh.pp, cost, 1, sh.granularity, o.max_microbatch);
+  o.uniform = planner::uniform_slicing(seq, batch, sh.pp, cost, seq / sh.granularity, sh.granularity,
+                                       o.max_microbatch);
+  if (sh.uniform_slices > 0)
+    o.fixed = planner::fixed_uniform_slicing(seq, batch, sh.pp, cost, sh.uniform_slices, sh.granularity);
   const auto t0 = std::chrono::steady_clock::now();
-  o.dp = planner::terapipe_dp(seq, batch, pp, cost, granularity);
+  o.dp = planner::terapipe_dp(seq, batch, sh.pp, cost, sh.granularity, o.max_microbatch);
   o.dp_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }
@@ -69,14 +100,18 @@ std::string describe(const planner::TokenSlicing& s) {
   return fmt::format("{}; slices {}", mb, slices);
 }
 
-Json slicing_json(const planner::TokenSlicing& s) {
-  return Json{{"time_s", s.time},
+// time_s: the iteration (pipeline + gradient all-reduce); pipeline_s: the slicing's T.
+Json slicing_json(const planner::TokenSlicing& s, const Outcome& o) {
+  return Json{{"time_s", o.iteration(s)},
+              {"pipeline_s", s.time},
               {"max_slice_s", s.max_slice},
               {"microbatches", s.microbatches},
               {"slices", s.slices}};
 }
 
-// TeraPipe's measured iteration times (Li et al., ICML 2021).
+// TeraPipe's measured iteration times (Li et al., ICML 2021, Table 1 and
+// Fig. 5): the six settings whose times we hold. (2), (3), (4) and (7) are
+// not among them.
 struct PaperSetting {
   const char* id;
   const char* model;
@@ -84,7 +119,9 @@ struct PaperSetting {
   double without_s, with_s;
 };
 constexpr PaperSetting kPaper[] = {
+    {"(1)", "gpt3-1b", 192, 128, 8, 24, 1, 1.517, 1.254},
     {"(5)", "gpt3-13b", 320, 32, 1, 40, 8, 1.863, 1.328},
+    {"(6)", "gpt3-44b", 384, 8, 4, 96, 1, 13.319, 7.103},
     {"(8)", "gpt3-44b", 384, 8, 1, 48, 8, 2.662, 1.111},
     {"(9)", "gpt3-175b", 384, 2, 1, 96, 4, 9.990, 1.481},
     {"(10)", "gpt3-175b", 384, 2, 1, 48, 8, 5.822, 1.160},
@@ -105,14 +142,15 @@ void run_paper(TeraPipeArgs& a) {
     const planner::Model model = load_model_arg(s.model);
     compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
     if (!a.json) fmt::print(stderr, "\rsetting {} ({})...   ", s.id, s.model);
-    const Outcome o = evaluate(model, topo, opts, s.pp, s.op, s.batch, a.granularity);
-    const double ours_x = o.none.time / o.dp.time;
+    const Outcome o = evaluate(model, topo, opts,
+                               {s.pp, s.op, s.dp, s.batch, a.granularity, a.uniform_slices, a.memory_limit});
+    const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({s.id, s.model, std::to_string(s.gpus), std::to_string(s.batch),
              fmt::format("{}/{}/{}", s.dp, s.pp, s.op), fmt::format("{:.3f}", s.without_s),
              fmt::format("{:.3f}", s.with_s), fmt::format("{:.2f}x", s.without_s / s.with_s),
-             fmt::format("{:.3f}", o.none.time), fmt::format("{:.3f}", o.uniform.time),
-             fmt::format("{:.3f}", o.dp.time), fmt::format("{:.2f}x", ours_x),
-             fmt::format("{:.3f}x", o.uniform.time / o.dp.time)});
+             fmt::format("{:.3f}", o.iteration(o.none)), fmt::format("{:.3f}", o.iteration(o.uniform)),
+             fmt::format("{:.3f}", o.iteration(o.dp)), fmt::format("{:.2f}x", ours_x),
+             fmt::format("{:.3f}x", o.iteration(o.uniform) / o.iteration(o.dp))});
     rows.push_back(Json{{"setting", s.id},
                         {"model", s.model},
                         {"gpus", s.gpus},
@@ -122,9 +160,11 @@ void run_paper(TeraPipeArgs& a) {
                         {"op", s.op},
                         {"paper_without_s", s.without_s},
                         {"paper_with_s", s.with_s},
-                        {"none", slicing_json(o.none)},
-                        {"uniform", slicing_json(o.uniform)},
-                        {"dp_result", slicing_json(o.dp)},
+                        {"none", slicing_json(o.none, o)},
+                        {"uniform", slicing_json(o.uniform, o)},
+                        {"dp_result", slicing_json(o.dp, o)},
+                        {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
+                        {"max_microbatch", o.max_microbatch},
                         {"dp_seconds", o.dp_seconds}});
   }
   if (a.json) {
@@ -155,38 +195,55 @@ void run_terapipe(TeraPipeArgs& a) {
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   const std::string compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
-  const Outcome o = evaluate(model, topo, opts, a.pp, a.op, a.batch, a.granularity);
+  const Outcome o = evaluate(model, topo, opts,
+                             {a.pp, a.op, a.dp, a.batch, a.granularity, a.uniform_slices, a.memory_limit});
   if (a.json) {
-    fmt::print("{}", dump_json(Json{{"model", model.name},
-                                    {"topology", topo.name},
-                                    {"pp", a.pp},
-                                    {"op", a.op},
-                                    {"batch", a.batch},
-                                    {"granularity", a.granularity},
-                                    {"compute", compute},
-                                    {"none", slicing_json(o.none)},
-                                    {"uniform", slicing_json(o.uniform)},
-                                    {"dp", slicing_json(o.dp)},
-                                    {"dp_caps_tried", o.dp.caps_tried},
-                                    {"dp_seconds", o.dp_seconds}}));
+    Json j{{"model", model.name},
+           {"topology", topo.name},
+           {"pp", a.pp},
+           {"op", a.op},
+           {"data_parallel", a.dp},
+           {"batch", a.batch},
+           {"granularity", a.granularity},
+           {"compute", compute},
+           {"max_microbatch", o.max_microbatch},
+           {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
+           {"none", slicing_json(o.none, o)},
+           {"uniform", slicing_json(o.uniform, o)},
+           {"dp", slicing_json(o.dp, o)},
+           {"dp_caps_tried", o.dp.caps_tried},
+           {"dp_seconds", o.dp_seconds}};
+    if (a.uniform_slices > 0) j["uniform_fixed"] = slicing_json(o.fixed, o);
+    fmt::print("{}", dump_json(j));
     return;
   }
   fmt::print(
-      "terapipe {} on {}: {} stages x op {} ({} layers per stage), batch {}, sequence {} in units of {}\n",
-      model.name, topo.name, a.pp, a.op, o.cost_model.layers_per_stage, a.batch, model.sequence,
-      a.granularity);
+      "terapipe {} on {}: {} replicas x {} stages x op {} ({} layers per stage), batch {} ({} per replica), "
+      "sequence {} in units of {}\n",
+      model.name, topo.name, a.dp, a.pp, a.op, o.cost_model.layers_per_stage, a.batch, a.batch / a.dp,
+      model.sequence, a.granularity);
   fmt::print("compute {}\n", compute);
+  fmt::print("memory per GPU: {:.2f} GB of training state + {:.2f} GB per sequence of a microbatch; {}\n",
+             o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9,
+             o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GB",
+                                                o.max_microbatch, o.capacity / 1e9)
+                                  : std::string("no limit (--no-memory-limit)"));
+  if (a.dp > 1)
+    fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", a.dp,
+               o.cost_model.grad_allreduce_s);
   fmt::print("tensor all-reduce {:.1f} us + {:.2f} GB/s; stage send {:.1f} us + {:.2f} GB/s\n\n",
              o.cost_model.tp_allreduce.alpha * 1e6,
              o.cost_model.tp_allreduce.beta > 0 ? 1e-9 / o.cost_model.tp_allreduce.beta : 0.0,
              o.cost_model.stage_send.alpha * 1e6,
              o.cost_model.stage_send.beta > 0 ? 1e-9 / o.cost_model.stage_send.beta : 0.0);
   Table tab({"method", "iteration s", "largest slice ms", "speedup", "plan"});
-  for (const auto& [name, s] : {std::pair<const char*, const planner::TokenSlicing*>{"no slicing", &o.none},
-                                {"best uniform", &o.uniform},
-                                {"TeraPipe DP", &o.dp}})
-    tab.add({name, fmt::format("{:.3f}", s->time), fmt::format("{:.2f}", s->max_slice * 1e3),
-             fmt::format("{:.2f}x", o.none.time / s->time), describe(*s)});
+  std::vector<std::pair<std::string, const planner::TokenSlicing*>> rows{
+      {"no slicing", &o.none}, {"best uniform", &o.uniform}, {"TeraPipe DP", &o.dp}};
+  if (a.uniform_slices > 0)
+    rows.insert(rows.begin() + 2, {fmt::format("{} slices, mb 1", a.uniform_slices), &o.fixed});
+  for (const auto& [name, s] : rows)
+    tab.add({name, fmt::format("{:.3f}", o.iteration(*s)), fmt::format("{:.2f}", s->max_slice * 1e3),
+             fmt::format("{:.2f}x", o.iteration(o.none) / o.iteration(*s)), describe(*s)});
   fmt::print("{}", tab.render({false, true, true, true, false}));
   fmt::print("\nDP: {} caps tried in {:.3f} s\n", o.dp.caps_tried, o.dp_seconds);
 }
@@ -198,10 +255,13 @@ void add_terapipe_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "terapipe", "Token-level pipelining (TeraPipe): the slicing DP against no and uniform slicing");
   cmd->footer(
-      "Stage p runs on GPUs [p*op, (p+1)*op) with Megatron tensor parallelism of degree op. A slice's\n"
-      "cost is its forward and backward on one stage (roofline per layer, KV-cache reads, launch\n"
-      "overheads, 4 tensor all-reduces per layer) plus its activation and gradient crossing the\n"
-      "slowest stage boundary; all-reduce and send costs are fitted from simulations on the topology.\n"
+      "Replica r of stage p runs on GPUs [(p*dp + r)*op, (p*dp + r + 1)*op) with Megatron tensor\n"
+      "parallelism of degree op. A slice's cost is its forward and backward on one stage (roofline per\n"
+      "layer, KV-cache reads, launch overheads, 4 tensor all-reduces per layer) plus its activation and\n"
+      "gradient crossing the slowest stage boundary; all-reduce and send costs are fitted from\n"
+      "simulations on the topology with every replica's transfers at once. With --dp, the iteration adds\n"
+      "the gradient all-reduce over the replicas (simulated). A microbatch must fit in GPU memory:\n"
+      "training state (16 bytes per parameter) plus its stored activations.\n"
       "Examples: meshsim terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json \\\n"
       "            --pp 48 --op 8 --batch 2\n"
       "          meshsim terapipe --paper --compute-efficiency 0.5");
@@ -213,15 +273,26 @@ void add_terapipe_command(CLI::App& app) {
   cmd->add_option("--op", a->op, "Tensor (operator) parallel degree per stage")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
-  cmd->add_option("--batch", a->batch, "Sequences per iteration (split into microbatches)")
+  cmd->add_option("--dp", a->dp, "Data-parallel replicas (the batch is split over them)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
+  cmd->add_option("--batch", a->batch, "Sequences per iteration, over all replicas (split into microbatches)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option(
+         "--uniform-slices", a->uniform_slices,
+         "Also time microbatches of one sequence cut into exactly N equal slices (the paper's ablation)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-memory-limit{false}", a->memory_limit,
+                "Consider microbatches whatever their memory (by default a microbatch must fit in the GPU's "
+                "memory beside the training state)");
   cmd->add_option("--granularity", a->granularity, "Slice lengths in units of this many tokens")
       ->check(CLI::PositiveNumber)
       ->default_val(8);
-  cmd->add_flag("--paper", a->paper,
-                "Run TeraPipe's settings (5), (8), (9), (10) (default topology p3.16xlarge-x48) and print "
-                "the paper's measured times beside ours");
+  cmd->add_flag(
+      "--paper", a->paper,
+      "Run TeraPipe's settings (1), (5), (6), (8), (9), (10) (default topology p3.16xlarge-x48) and "
+      "print the paper's measured times beside ours");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->callback([a] { run_terapipe(*a); });
 }
