@@ -41,6 +41,14 @@ double brute_force_one(int units, int K, int b, const SliceCostFn& cost) {
   return best;
 }
 
+// `hosts` p3.16xlarge hosts (8 V100s and one 25 Gbps NIC each): TeraPipe's cluster.
+topology::Topology p3_cluster(int hosts) {
+  topology::ClusterSpec spec;
+  spec.host_preset = "p3.16xlarge";
+  spec.hosts = hosts;
+  return topology::build_cluster(spec);
+}
+
 }  // namespace
 
 TEST_CASE("the token DP equals brute force on small sequences", "[terapipe]") {
@@ -109,10 +117,7 @@ TEST_CASE("the DP never loses to uniform slicing or to no slicing", "[terapipe]"
 }
 
 TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slices are flat", "[terapipe]") {
-  topology::ClusterSpec spec;
-  spec.host_preset = "p3.16xlarge";
-  spec.hosts = 4;
-  const auto topo = topology::build_cluster(spec);
+  const auto topo = p3_cluster(4);
   const Model m = gpt_model("gpt3-175b", 96, 12288, 96, 2048, 50257);
   const SliceCostModel c = slice_cost_model(m, topo, 4, 8);
   CHECK(c.layers_per_stage == 24);
@@ -164,10 +169,7 @@ TEST_CASE("data-parallel replicas share their host's NIC and all-reduce their gr
   // in 2 stages: with 8 replicas each stage fills a host, and the 8 stage
   // sends share the NIC, so each gets at most 1/8 of 3.125 GB/s (and at
   // least half of that share). One replica has no gradient all-reduce.
-  topology::ClusterSpec spec;
-  spec.host_preset = "p3.16xlarge";
-  spec.hosts = 2;
-  const auto topo = topology::build_cluster(spec);
+  const auto topo = p3_cluster(2);
   const Model m = gpt_model("gpt3-1b", 24, 2048, 16, 2048, 50257);
   const SliceCostModel one = slice_cost_model(m, topo, 2, 1, 0, 1);
   const SliceCostModel eight = slice_cost_model(m, topo, 2, 1, 0, 8);
