@@ -194,4 +194,9 @@ Time JsonCursor::as_time() const {
   return parse_unit_string(*this, "time", [](const std::string& s) { return parse_time(s); });
 }
 
+void JsonCursor::require_format(std::string_view format) const {
+  const JsonCursor f = (*this)["format"];
+  if (f.as_string() != format) f.fail(fmt::format("expected \"{}\"", format));
+}
+
 }  // namespace meshsim

@@ -49,6 +49,8 @@ class JsonCursor {
   [[nodiscard]] std::optional<JsonCursor> find(std::string_view key) const;
   /// Rejects any member not in `allowed` (typos are errors, not silence).
   void allow_only(std::initializer_list<std::string_view> allowed) const;
+  /// ConfigError at "format" unless this object's "format" is `format`.
+  void require_format(std::string_view format) const;
 
   // Arrays.
   [[nodiscard]] std::size_t size() const;  // requires an array

@@ -95,7 +95,7 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
   if (!root.is_object()) root.fail("a calibration is a JSON object");
   root.allow_only({"format", "backend", "machine", "copy", "host_to_device", "device_to_host", "peers",
                    "links", "compute", "collectives"});
-  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.require_format(kFormat);
   Calibration c;
   c.backend = root["backend"].as_name();
   if (c.backend != "host" && c.backend != "cuda" && c.backend != "nccl")

@@ -66,7 +66,7 @@ CollectiveStudy load_collective_study(const std::string& file) {
   const Json j = read_json_file(file);
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail("a collective study is a JSON object");
-  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.require_format(kFormat);
   root.allow_only({"format", "name", "description", "rows"});
   CollectiveStudy s;
   s.name = root["name"].as_string();

@@ -82,7 +82,7 @@ double activation_bytes(const Model& m, const LayerCost& l, int tp) {
 Model model_from_json(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!root.is_object()) root.fail("a model is a JSON object");
-  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.require_format(kFormat);
   const std::string kind = root["kind"].as_name();
   if (kind == "gpt") {
     root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",

@@ -22,7 +22,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   const Json j = read_json_file(file);
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail("a pipeline study is a JSON object");
-  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.require_format(kFormat);
   root.allow_only({"format", "name", "description", "topology", "compute_efficiency", "methods", "baseline",
                    "bound", "cases"});
   PipelineStudy s;

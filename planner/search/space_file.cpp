@@ -45,7 +45,7 @@ SpaceFile load_space_file(const std::string& file) {
   root.allow_only({"format", "name", "description", "model", "machine", "topology", "compute_efficiency",
                    "global_batch", "gpus", "microbatch_sizes", "schedules", "virtual_stages", "recompute",
                    "reshards", "tp_across_hosts"});
-  if (root["format"].as_string() != kFormat) root["format"].fail(fmt::format("expected \"{}\"", kFormat));
+  root.require_format(kFormat);
   SpaceFile f;
   f.name = root["name"].as_name();
   if (auto d = root.find("description")) f.description = d->as_string();
