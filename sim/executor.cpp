@@ -118,7 +118,8 @@ class Run final : public FlowClient {
     if (t.kind != TaskKind::compute && !local_copy) return Time::zero();
     if (t.duration) return *t.duration;
     Time longest = Time::zero();
-    for (std::size_t k = 0; k < devices_[i].size(); ++k) {
+    const std::size_t devices = local_copy ? 1 : devices_[i].size();  // a copy names its device twice
+    for (std::size_t k = 0; k < devices; ++k) {
       const DeviceModel* dm = model_of_node(devices_[i][k]);
       if (dm == nullptr)
         throw UsageError(fmt::format(
@@ -128,7 +129,6 @@ class Run final : public FlowClient {
             local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
       longest = std::max(longest, local_copy ? dm->kernel_time(0, t.size * 2, plan::DType::u8)
                                              : dm->kernel_time(t.flops, t.mem_bytes, t.dtype));
-      if (local_copy) break;
     }
     return longest;
   }
@@ -254,7 +254,8 @@ class Run final : public FlowClient {
       const Bytes piece = std::min(t.chunk, t.size);
       for (std::size_t p = 0; p + 1 < d.size(); ++p) {
         const auto& r = topo_.route(d[p], d[p + 1]);
-        for (const topology::Hop& h : r.hops) path.push_back(h.dlink);
+        const auto links = r.links();
+        path.insert(path.end(), links.begin(), links.end());
         startup += r.latency;
         if (p > 0 && !r.hops.empty()) startup += piece / r.bottleneck;
       }

@@ -22,11 +22,8 @@ namespace meshsim::cli {
 
 namespace {
 
-struct TeraPipeArgs {
-  std::string model;
-  TopologySource topology;
-  CalibrationOption calibration;
-  std::optional<double> compute_efficiency;
+// What is sliced, and how: one run's pipeline and options.
+struct Shape {
   int pp = 1;
   int op = 1;
   int dp = 1;
@@ -34,6 +31,14 @@ struct TeraPipeArgs {
   int granularity = 8;
   int uniform_slices = 0;  // 0: no fixed uniform row
   bool memory_limit = true;
+};
+
+struct TeraPipeArgs {
+  std::string model;
+  TopologySource topology;
+  CalibrationOption calibration;
+  std::optional<double> compute_efficiency;
+  Shape shape;
   bool paper = false;
   bool json = false;
 };
@@ -48,11 +53,6 @@ struct Outcome {
   [[nodiscard]] double iteration(const planner::TokenSlicing& s) const {
     return s.time + cost_model.grad_allreduce_s;
   }
-};
-
-struct Shape {
-  int pp = 1, op = 1, dp = 1, batch = 1, granularity = 8, uniform_slices = 0;
-  bool memory_limit = true;
 };
 
 Outcome evaluate(const planner::Model& model, const topology::Topology& topo, const sim::SimOptions& opts,
@@ -142,8 +142,12 @@ void run_paper(TeraPipeArgs& a) {
     const planner::Model model = load_model_arg(s.model);
     compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
     if (!a.json) fmt::print(stderr, "\rsetting {} ({})...   ", s.id, s.model);
-    const Outcome o = evaluate(model, topo, opts,
-                               {s.pp, s.op, s.dp, s.batch, a.granularity, a.uniform_slices, a.memory_limit});
+    Shape sh = a.shape;
+    sh.pp = s.pp;
+    sh.op = s.op;
+    sh.dp = s.dp;
+    sh.batch = s.batch;
+    const Outcome o = evaluate(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({s.id, s.model, std::to_string(s.gpus), std::to_string(s.batch),
              fmt::format("{}/{}/{}", s.dp, s.pp, s.op), fmt::format("{:.3f}", s.without_s),
@@ -166,6 +170,7 @@ void run_paper(TeraPipeArgs& a) {
                         {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
                         {"max_microbatch", o.max_microbatch},
                         {"dp_seconds", o.dp_seconds}});
+    if (sh.uniform_slices > 0) rows.back()["uniform_fixed"] = slicing_json(o.fixed, o);
   }
   if (a.json) {
     fmt::print("{}",
@@ -195,16 +200,16 @@ void run_terapipe(TeraPipeArgs& a) {
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   const std::string compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
-  const Outcome o = evaluate(model, topo, opts,
-                             {a.pp, a.op, a.dp, a.batch, a.granularity, a.uniform_slices, a.memory_limit});
+  const Shape& sh = a.shape;
+  const Outcome o = evaluate(model, topo, opts, sh);
   if (a.json) {
     Json j{{"model", model.name},
            {"topology", topo.name},
-           {"pp", a.pp},
-           {"op", a.op},
-           {"data_parallel", a.dp},
-           {"batch", a.batch},
-           {"granularity", a.granularity},
+           {"pp", sh.pp},
+           {"op", sh.op},
+           {"data_parallel", sh.dp},
+           {"batch", sh.batch},
+           {"granularity", sh.granularity},
            {"compute", compute},
            {"max_microbatch", o.max_microbatch},
            {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
@@ -213,23 +218,23 @@ void run_terapipe(TeraPipeArgs& a) {
            {"dp", slicing_json(o.dp, o)},
            {"dp_caps_tried", o.dp.caps_tried},
            {"dp_seconds", o.dp_seconds}};
-    if (a.uniform_slices > 0) j["uniform_fixed"] = slicing_json(o.fixed, o);
+    if (sh.uniform_slices > 0) j["uniform_fixed"] = slicing_json(o.fixed, o);
     fmt::print("{}", dump_json(j));
     return;
   }
   fmt::print(
       "terapipe {} on {}: {} replicas x {} stages x op {} ({} layers per stage), batch {} ({} per replica), "
       "sequence {} in units of {}\n",
-      model.name, topo.name, a.dp, a.pp, a.op, o.cost_model.layers_per_stage, a.batch, a.batch / a.dp,
-      model.sequence, a.granularity);
+      model.name, topo.name, sh.dp, sh.pp, sh.op, o.cost_model.layers_per_stage, sh.batch, sh.batch / sh.dp,
+      model.sequence, sh.granularity);
   fmt::print("compute {}\n", compute);
   fmt::print("memory per GPU: {:.2f} GB of training state + {:.2f} GB per sequence of a microbatch; {}\n",
              o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9,
              o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GB",
                                                 o.max_microbatch, o.capacity / 1e9)
                                   : std::string("no limit (--no-memory-limit)"));
-  if (a.dp > 1)
-    fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", a.dp,
+  if (sh.dp > 1)
+    fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", sh.dp,
                o.cost_model.grad_allreduce_s);
   fmt::print("tensor all-reduce {:.1f} us + {:.2f} GB/s; stage send {:.1f} us + {:.2f} GB/s\n\n",
              o.cost_model.tp_allreduce.alpha * 1e6,
@@ -239,8 +244,8 @@ void run_terapipe(TeraPipeArgs& a) {
   Table tab({"method", "iteration s", "largest slice ms", "speedup", "plan"});
   std::vector<std::pair<std::string, const planner::TokenSlicing*>> rows{
       {"no slicing", &o.none}, {"best uniform", &o.uniform}, {"TeraPipe DP", &o.dp}};
-  if (a.uniform_slices > 0)
-    rows.insert(rows.begin() + 2, {fmt::format("{} slices, mb 1", a.uniform_slices), &o.fixed});
+  if (sh.uniform_slices > 0)
+    rows.insert(rows.begin() + 2, {fmt::format("{} slices, mb 1", sh.uniform_slices), &o.fixed});
   for (const auto& [name, s] : rows)
     tab.add({name, fmt::format("{:.3f}", o.iteration(*s)), fmt::format("{:.2f}", s->max_slice * 1e3),
              fmt::format("{:.2f}x", o.iteration(o.none) / o.iteration(*s)), describe(*s)});
@@ -269,24 +274,25 @@ void add_terapipe_command(CLI::App& app) {
   a->topology.add_to(*cmd, "--topology", false);
   a->calibration.add_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
-  cmd->add_option("--pp", a->pp, "Pipeline stages K")->check(CLI::PositiveNumber)->default_val(1);
-  cmd->add_option("--op", a->op, "Tensor (operator) parallel degree per stage")
+  cmd->add_option("--pp", a->shape.pp, "Pipeline stages K")->check(CLI::PositiveNumber)->default_val(1);
+  cmd->add_option("--op", a->shape.op, "Tensor (operator) parallel degree per stage")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
-  cmd->add_option("--dp", a->dp, "Data-parallel replicas (the batch is split over them)")
+  cmd->add_option("--dp", a->shape.dp, "Data-parallel replicas (the batch is split over them)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
-  cmd->add_option("--batch", a->batch, "Sequences per iteration, over all replicas (split into microbatches)")
+  cmd->add_option("--batch", a->shape.batch,
+                  "Sequences per iteration, over all replicas (split into microbatches)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
   cmd->add_option(
-         "--uniform-slices", a->uniform_slices,
+         "--uniform-slices", a->shape.uniform_slices,
          "Also time microbatches of one sequence cut into exactly N equal slices (the paper's ablation)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--no-memory-limit{false}", a->memory_limit,
+  cmd->add_flag("--no-memory-limit{false}", a->shape.memory_limit,
                 "Consider microbatches whatever their memory (by default a microbatch must fit in the GPU's "
                 "memory beside the training state)");
-  cmd->add_option("--granularity", a->granularity, "Slice lengths in units of this many tokens")
+  cmd->add_option("--granularity", a->shape.granularity, "Slice lengths in units of this many tokens")
       ->check(CLI::PositiveNumber)
       ->default_val(8);
   cmd->add_flag(
