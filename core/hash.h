@@ -17,9 +17,16 @@ namespace meshsim {
   return h;
 }
 
-/// The hash of the values' bytes.
-[[nodiscard]] inline std::uint64_t fnv1a(std::span<const std::int64_t> values) {
-  return fnv1a(std::string_view(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
+/// A hash of 64-bit words for in-memory tables: one multiply and shift per
+/// word (FNV-1a's byte loop costs eight dependent multiplies a word). Also
+/// stable, but not the same value as fnv1a over the words' bytes.
+[[nodiscard]] inline std::uint64_t hash_words(std::span<const std::int64_t> values) {
+  std::uint64_t h = 0xcbf29ce484222325ULL ^ values.size();
+  for (const std::int64_t v : values) {
+    h = (h ^ static_cast<std::uint64_t>(v)) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 29;
+  }
+  return h;
 }
 
 }  // namespace meshsim

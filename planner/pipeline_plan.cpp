@@ -1,6 +1,7 @@
 #include "planner/pipeline_plan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <tuple>
 
@@ -72,6 +73,32 @@ std::vector<PassEvent> play_order(const std::vector<std::vector<PipelineOp>>& op
   return events;
 }
 
+// Lists of task indices, one per key, appended to in any order of keys and
+// read in the order appended: two flat arrays instead of a vector per key.
+class AppendLists {
+ public:
+  explicit AppendLists(std::size_t keys) : head_(keys, kEnd), tail_(keys, kEnd) {}
+  void append(std::size_t key, std::size_t value) {
+    const std::size_t n = nodes_.size();
+    nodes_.push_back({value, kEnd});
+    (tail_[key] == kEnd ? head_[key] : nodes_[tail_[key]].next) = n;
+    tail_[key] = n;
+  }
+  void read(std::size_t key, std::vector<std::size_t>& out) const {
+    for (std::size_t n = head_[key]; n != kEnd; n = nodes_[n].next) out.push_back(nodes_[n].value);
+  }
+
+ private:
+  static constexpr std::size_t kEnd = static_cast<std::size_t>(-1);
+  struct Node {
+    std::size_t value;
+    std::size_t next;
+  };
+  std::vector<std::size_t> head_;
+  std::vector<std::size_t> tail_;
+  std::vector<Node> nodes_;
+};
+
 // Emits the iteration's tasks into it.plan; pipeline_plan.h has the model.
 class PipelineBuilder {
  public:
@@ -138,9 +165,10 @@ class PipelineBuilder {
     return tasks[used_++];
   }
 
-  std::vector<std::size_t>& incoming(bool backward, int stage, int mb, int d) {
-    return incoming_[at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(cfg_.dp) +
-                     at(d)];
+  // The pass (forward or backward, stage, microbatch, replica) waits for
+  // the transfers that feed it: appended as they are emitted, read once.
+  std::size_t pass_key(bool backward, int stage, int mb, int d) const {
+    return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(cfg_.dp) + at(d);
   }
 
   // One pass of one data replica: the compute of its tensor ranks, the
@@ -149,10 +177,9 @@ class PipelineBuilder {
     const int s = op.chunk * cfg_.pp + device;
     const VirtualStage& vs = it_.stages[at(s)];
     const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
-    const std::string prefix = fmt::format("{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
-    std::vector<std::size_t> waits;
-    if (op.pass != Pass::weight)
-      waits = std::move(incoming(op.pass == Pass::backward, s, op.microbatch, d));  // read once
+    std::string& prefix = prefix_;  // formatted into the same storage pass after pass
+    prefix.clear();
+    fmt::format_to(std::back_inserter(prefix), "{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
     const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
                                     cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
     // The tensor ranks run the same kernels in lockstep: one task on all of them.
@@ -162,25 +189,27 @@ class PipelineBuilder {
     c.kind = plan::TaskKind::compute;
     for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     c.stream = kComputeStream;
-    c.deps.assign(waits.begin(), waits.end());
+    if (op.pass != Pass::weight)
+      incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
     c.flops = cost.flops;
     c.mem_bytes = cost.bytes;
     c.dtype = model_.dtype;
-    std::vector<std::size_t> end{compute};
+    std::size_t end = compute;  // what the pass's transfers wait for
     const double ar_bytes =
         cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
       const std::size_t idx = used_;
       plan::Task& ar = next_task(Kind::tp_allreduce);
+      name_.assign(prefix).append("/tp-allreduce");
       allreduce(
-          ar, prefix + "/tp-allreduce", device, ar_bytes,
+          ar, name_, device, ar_bytes,
           [&](int t) {
             return std::pair{t, d};
           },
           cfg_.tp);
       ar.stream = kComputeStream;
-      ar.deps = end;
-      end = {idx};
+      ar.deps.assign(1, end);
+      end = idx;
     }
     // A forward sends each tensor its stage produces; a backward returns
     // the gradient of each tensor its stage received.
@@ -191,10 +220,11 @@ class PipelineBuilder {
       if ((backward ? tr.dst_stage : tr.src_stage) != s) continue;
       const int to = backward ? tr.src_stage : tr.dst_stage;
       if (const Template* tpl = template_for(x, backward, d)) {
-        auto out = stamp(*tpl, fmt::format("{}/to-s{}/l{}", prefix, to, tr.layer),
-                         (backward ? kBackwardStream : kForwardStream) + s % 2, end);
-        auto& in = incoming(backward, to, op.microbatch, d);
-        in.insert(in.end(), out.begin(), out.end());
+        name_.clear();
+        fmt::format_to(std::back_inserter(name_), "{}/to-s{}/l{}", prefix, to, tr.layer);
+        const auto& out = stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end);
+        const std::size_t key = pass_key(backward, to, op.microbatch, d);
+        for (std::size_t k : out) incoming_.append(key, k);
       }
     }
     return compute;
@@ -301,12 +331,14 @@ class PipelineBuilder {
   }
 
   // Stamps a template out under `prefix`; its roots wait for `after`. With
-  // payloads, the stamp gets its own tensor and buffers. Returns its sinks.
-  std::vector<std::size_t> stamp(const Template& tpl, const std::string& prefix, int stream,
-                                 const std::vector<std::size_t>& after) {
+  // payloads, the stamp gets its own tensor and buffers. Returns its sinks
+  // (good until the next call).
+  const std::vector<std::size_t>& stamp(const Template& tpl, const std::string& prefix, int stream,
+                                        std::size_t after) {
     const std::size_t base = used_;
-    const plan::Stamp at =
-        cfg_.payloads ? plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp) : tpl.stamp;
+    plan::Stamp named;
+    if (cfg_.payloads) named = plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp);
+    const plan::Stamp& at = cfg_.payloads ? named : tpl.stamp;
     for (const plan::Task& src : tpl.fragment.tasks) {
       plan::Task& t = next_task(Kind::stage_transfer);
       t = src;  // into the slot's storage
@@ -315,14 +347,14 @@ class PipelineBuilder {
       t.id.assign(prefix).append("/").append(src.id);
       t.stream = stream;
       if (t.deps.empty()) {
-        t.deps = after;
+        t.deps.assign(1, after);
       } else {
         for (auto& dep : t.deps) dep += base;
       }
     }
-    std::vector<std::size_t> sinks;
-    for (std::size_t s : tpl.sinks) sinks.push_back(base + s);
-    return sinks;
+    sinks_.clear();
+    for (std::size_t s : tpl.sinks) sinks_.push_back(base + s);
+    return sinks_;
   }
 
   const Model& model_;
@@ -331,10 +363,13 @@ class PipelineBuilder {
   const PipelineRanks& ranks_;
   PipelineIteration& it_;
   const std::vector<std::vector<PipelineOp>>& ops_;
-  PlanDevices device_;  // GPU -> its index in it_.plan.devices
+  PlanDevices device_;              // GPU -> its index in it_.plan.devices
+  std::string prefix_;              // scratch: a pass's task id
+  std::string name_;                // scratch: a transfer's task id prefix
+  std::vector<std::size_t> sinks_;  // scratch: stamp()'s
   int stages_;
   // What each pass waits for from other stages, by (backward?, stage, microbatch, replica).
-  std::vector<std::vector<std::size_t>> incoming_;
+  AppendLists incoming_;
   // The last pass of each chunk on each device releases its DP all-reduce.
   std::vector<std::vector<std::size_t>> last_of_chunk_;
   std::map<std::tuple<std::size_t, bool, int>, Template> templates_;

@@ -29,7 +29,7 @@ using topology::NodeId;
 // Chunk-by-chunk broadcasts start one flow per chunk and hop.
 constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
-class Run final : public FlowClient {
+class Run final : public FlowClient, public EventHandler {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
       const std::vector<NodeId>& node_of, const SimOptions& opts)
@@ -146,16 +146,14 @@ class Run final : public FlowClient {
   void start(std::size_t i) {
     const auto dev = devices_[i];
     switch (kind_[i]) {
-      case TaskKind::compute:
-        engine_.schedule(engine_.after(fixed_time_[i]), [this, i] { finish(i); });
-        break;
+      case TaskKind::compute: engine_.schedule(engine_.after(fixed_time_[i]), this, task_event(i)); break;
       case TaskKind::send: {
         if (dev[0] == dev[1]) {
-          engine_.schedule(engine_.after(fixed_time_[i]), [this, i] { finish(i); });
+          engine_.schedule(engine_.after(fixed_time_[i]), this, task_event(i));
           break;
         }
-        const auto& r = topo_.route(dev[0], dev[1]);
-        net_.start(path_of(r), r.latency, plan_.tasks[i].size, {this, tag(kTaskFlow, i, 0)});
+        const FixedPath& p = send_path(dev[0], dev[1]);
+        net_.start(p.links, p.latency, plan_.tasks[i].size, {this, tag(kTaskFlow, i, 0)});
         break;
       }
       case TaskKind::broadcast: start_broadcast(i); break;
@@ -174,7 +172,7 @@ class Run final : public FlowClient {
     const CollectiveShape& shape = adaptive ? fresh : cached_shape(t, i);
     result_.collectives[i] = shape.choice;
     if (shape.flows.empty()) {
-      engine_.schedule(engine_.after(shape.latency), [this, i] { finish(i); });
+      engine_.schedule(engine_.after(shape.latency), this, task_event(i));
       return;
     }
     flows_left_[i] = static_cast<std::uint32_t>(shape.flows.size());
@@ -249,18 +247,8 @@ class Run final : public FlowClient {
     const Task& t = plan_.tasks[i];
     const auto d = devices_[i];
     if (opts_.fluid_broadcast) {
-      std::vector<topology::DirLinkId> path;
-      Time startup = Time::zero();
-      const Bytes piece = std::min(t.chunk, t.size);
-      for (std::size_t p = 0; p + 1 < d.size(); ++p) {
-        const auto& r = topo_.route(d[p], d[p + 1]);
-        const auto links = r.links();
-        path.insert(path.end(), links.begin(), links.end());
-        startup += r.latency;
-        if (p > 0 && !r.hops.empty()) startup += piece / r.bottleneck;
-      }
-      if (opts_.shared_link) path.push_back(*opts_.shared_link);
-      net_.start(std::move(path), startup, t.size, {this, tag(kTaskFlow, i, 0)});
+      const FixedPath& chain = fluid_chain(t, i);
+      net_.start(chain.links, chain.latency, t.size, {this, tag(kTaskFlow, i, 0)});
       return;
     }
     auto c = std::make_shared<Chain>();
@@ -284,6 +272,41 @@ class Run final : public FlowClient {
       c->latency.push_back(r.latency);
     }
     for (std::size_t p = 0; p < hops; ++p) pump(c, p);
+  }
+
+  // A flow's links (the shared link included) and the latency before it
+  // moves bytes. Plans repeat the same transfers thousands of times: each
+  // is worked out once per run.
+  struct FixedPath {
+    std::vector<topology::DirLinkId> links;
+    Time latency;
+  };
+
+  // A send between two GPUs: its route.
+  const FixedPath& send_path(NodeId src, NodeId dst) {
+    const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+    if (auto it = sends_.find(key); it != sends_.end()) return it->second;
+    const auto& r = topo_.route(src, dst);
+    return sends_.emplace(key, FixedPath{path_of(r), r.latency}).first->second;
+  }
+
+  // A fluid broadcast: one flow over every hop of the chain, which starts
+  // after each hop's latency and each later hop's first piece.
+  const FixedPath& fluid_chain(const Task& t, std::size_t i) {
+    const Bytes piece = std::min(t.chunk, t.size);
+    key_.assign({piece.count()});
+    for (NodeId n : devices_[i]) key_.push_back(static_cast<std::int64_t>(n));
+    if (auto it = fluid_.find(key_); it != fluid_.end()) return it->second;
+    FixedPath c;
+    const auto d = devices_[i];
+    for (std::size_t p = 0; p + 1 < d.size(); ++p) {
+      const auto& r = topo_.route(d[p], d[p + 1]);
+      for (const auto& h : r.hops) c.links.push_back(h.dlink);
+      c.latency += r.latency;
+      if (p > 0 && !r.hops.empty()) c.latency += piece / r.bottleneck;
+    }
+    if (opts_.shared_link) c.links.push_back(*opts_.shared_link);
+    return fluid_.emplace(key_, std::move(c)).first->second;
   }
 
   void pump(const std::shared_ptr<Chain>& c, std::size_t p) {
@@ -317,6 +340,13 @@ class Run final : public FlowClient {
     return (static_cast<std::uint64_t>(kind) << 62) | (static_cast<std::uint64_t>(task) << 24) | sub;
   }
 
+  // A task that ends at a known time: its end is an event whose payload is the task.
+  static std::uint32_t task_event(std::size_t i) {
+    MESHSIM_ASSERT(i < UINT32_MAX, "task index overflows an event payload");
+    return static_cast<std::uint32_t>(i);
+  }
+  void on_event(Time /*now*/, std::uint32_t payload, std::uint32_t /*version*/) override { finish(payload); }
+
   void flow_done(FlowId /*f*/, std::uint64_t t, Time /*now*/) override {
     const std::size_t task = (t >> 24) & ((std::uint64_t{1} << 38) - 1);
     const std::size_t sub = t & ((std::uint64_t{1} << 24) - 1);
@@ -341,11 +371,13 @@ class Run final : public FlowClient {
   std::vector<std::size_t> preds_left_;
   Router router_;
   struct KeyHash {
-    std::size_t operator()(const std::vector<std::int64_t>& k) const { return fnv1a(k); }
+    std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
   };
   // By (op, size, forced choices, group).
   std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes_;
-  std::vector<std::int64_t> key_;  // scratch: a key into shapes_
+  std::unordered_map<std::vector<std::int64_t>, FixedPath, KeyHash> fluid_;  // by (piece, chain)
+  std::unordered_map<std::uint64_t, FixedPath> sends_;                       // by (src << 32 | dst)
+  std::vector<std::int64_t> key_;  // scratch: a key into shapes_ or fluid_
   std::vector<std::uint32_t> flows_left_ =
       std::vector<std::uint32_t>(plan_.tasks.size(), 0);  // per collective
   // Adaptive routing: per collective in flight, per flow, its members' paths.

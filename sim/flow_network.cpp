@@ -48,7 +48,7 @@ FlowId FlowNetwork::start(const topology::Route& route, Bytes size, Notify notif
   return start(route.links(), route.latency, size, notify, cap);
 }
 
-FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size, Notify notify,
+FlowId FlowNetwork::start(const std::vector<DirLinkId>& path, Time latency, Bytes size, Notify notify,
                           std::optional<Bandwidth> cap, const std::vector<double>& weights) {
   MESHSIM_ASSERT(weights.empty() || weights.size() == path.size(), "one weight per link of the path");
   for (double w : weights) MESHSIM_ASSERT(w > 0 && std::isfinite(w), "link weights must be positive");
@@ -59,7 +59,7 @@ FlowId FlowNetwork::start(std::vector<DirLinkId> path, Time latency, Bytes size,
   const FlowId id =
       take_slot(flows_, free_, std::size_t{1} << 30, "more than 2^30 flows in flight in one network");
   Flow& fl = flows_[id];
-  fl.path = std::move(path);
+  fl.path.assign(path.begin(), path.end());  // into the slot's storage
   fl.weights.assign(weights.begin(), weights.end());
   fl.size = static_cast<double>(size.count());
   fl.cap = cap ? static_cast<double>(cap->bps()) / 8.0 : 0.0;

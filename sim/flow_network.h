@@ -88,7 +88,7 @@ class FlowNetwork final : public EventHandler {
   /// Same, with an explicit path of directed links and latency; `weights`
   /// (empty: all 1, else one positive weight per link of `path`) weigh the
   /// links as described above.
-  FlowId start(std::vector<DirLinkId> path, Time latency, Bytes size, Notify notify = {},
+  FlowId start(const std::vector<DirLinkId>& path, Time latency, Bytes size, Notify notify = {},
                std::optional<Bandwidth> cap = std::nullopt, const std::vector<double>& weights = {});
 
   /// Current rate in bytes per second (0 while in latency or finished).
