@@ -1,7 +1,11 @@
 #include "sim/compute_model.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "sim/numeric.h"
@@ -67,6 +71,32 @@ const DeviceModel* find_device_model(std::string_view gpu_model) {
   for (const DeviceModel& m : kModels)
     if (m.name == gpu_model) return &m;
   return nullptr;
+}
+
+std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
+                                     std::optional<double> efficiency, plan::DType dtype) {
+  std::vector<std::string> seen;
+  std::vector<std::string> parts;
+  for (topology::NodeId g : topo.gpus()) {
+    const std::string& name = topo.node(g).model;
+    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
+    seen.push_back(name);
+    const DeviceModel* found = find_device_model(name, models);
+    if (!found) continue;  // build_pipeline names the GPU without a model
+    DeviceModel m = *found;
+    if (efficiency) m.compute_efficiency.fill(*efficiency);
+    const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
+    parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
+                                plan::to_string(dtype), m.peak(dtype) * eff / 1e12));
+    auto slot =
+        std::find_if(models.begin(), models.end(), [&](const DeviceModel& d) { return d.name == name; });
+    if (slot != models.end()) {
+      *slot = m;
+    } else {
+      models.push_back(m);
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 }  // namespace meshsim::sim

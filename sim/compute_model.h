@@ -19,6 +19,7 @@
 
 #include "core/units.h"
 #include "plan/plan.h"
+#include "topology/topology.h"
 
 namespace meshsim::sim {
 
@@ -44,5 +45,13 @@ struct DeviceModel {
 /// The model of that name in `overrides` (calibrated ones), else the built-in one.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model,
                                                    const std::vector<DeviceModel>& overrides);
+
+/// Puts the compute model of every GPU model of `topo` into `models` (a
+/// run's overrides, e.g. SimOptions::device_models), with its compute
+/// efficiency set to `efficiency` when given (else the calibrated or
+/// built-in one); returns a line saying what each GPU model computes at
+/// for `dtype`.
+std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
+                                     std::optional<double> efficiency, plan::DType dtype);
 
 }  // namespace meshsim::sim

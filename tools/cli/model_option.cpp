@@ -42,30 +42,4 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
       ->check(CLI::Range(0.01, 1.0));
 }
 
-std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
-                                     std::optional<double> efficiency, plan::DType dtype) {
-  std::vector<std::string> seen;
-  std::vector<std::string> parts;
-  for (topology::NodeId g : topo.gpus()) {
-    const std::string& name = topo.node(g).model;
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
-    const sim::DeviceModel* found = sim::find_device_model(name, opts.device_models);
-    if (!found) continue;  // build_pipeline names the GPU without a model
-    sim::DeviceModel m = *found;
-    if (efficiency) m.compute_efficiency.fill(*efficiency);
-    const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
-    parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
-                                plan::to_string(dtype), m.peak(dtype) * eff / 1e12));
-    auto slot = std::find_if(opts.device_models.begin(), opts.device_models.end(),
-                             [&](const sim::DeviceModel& d) { return d.name == name; });
-    if (slot != opts.device_models.end()) {
-      *slot = m;
-    } else {
-      opts.device_models.push_back(m);
-    }
-  }
-  return fmt::format("{}", fmt::join(parts, "; "));
-}
-
 }  // namespace meshsim::cli

@@ -19,11 +19,5 @@ void add_model_option(CLI::App& cmd, std::string& model);
 [[nodiscard]] planner::Model load_model_arg(const std::string& model);
 
 void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency);
-/// Puts the compute model of every GPU model of `topo` into
-/// `opts.device_models`, with its compute efficiency set to `efficiency`
-/// when given (else the calibrated or built-in one); returns a line saying
-/// what each GPU model computes at for `dtype`.
-std::string apply_compute_efficiency(const topology::Topology& topo, sim::SimOptions& opts,
-                                     std::optional<double> efficiency, plan::DType dtype);
 
 }  // namespace meshsim::cli

@@ -75,7 +75,8 @@ PipelineRun build_and_simulate(PipelineArgs& a) {
   if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
   cfg.balance = *planner::balance_from(a.balance);
   cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
-  run.compute_models = apply_compute_efficiency(run.topo, opts, a.compute_efficiency, run.model.dtype);
+  run.compute_models =
+      sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
   const auto t0 = std::chrono::steady_clock::now();
   run.it = planner::build_pipeline(run.model, run.topo, cfg, opts.device_models);
   const auto t1 = std::chrono::steady_clock::now();

@@ -118,7 +118,7 @@ SearchJob make_job(SearchArgs& a) {
         a.recompute == "both" ? std::vector<bool>{false, true} : std::vector<bool>{a.recompute == "on"};
   }
   a.calibration.apply(j.topo, j.so);
-  j.compute = apply_compute_efficiency(j.topo, j.so, efficiency, j.model.dtype);
+  j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   return j;
 }
 

@@ -87,7 +87,8 @@ void run_pipeline_study(StudyArgs& a) {
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   opts.fluid_broadcast = true;
-  const std::string compute = apply_compute_efficiency(topo, opts, s.compute_efficiency, plan::DType::f16);
+  const std::string compute =
+      sim::apply_compute_efficiency(topo, opts.device_models, s.compute_efficiency, plan::DType::f16);
   const bool tty = !a.json;
   const auto rows = planner::run_pipeline_study(s, topo, opts, [&](std::size_t done, std::size_t total) {
     if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);

@@ -2,7 +2,6 @@
 // slicing and the best uniform slicing; `--paper` runs the TeraPipe
 // settings whose measured times we hold and prints them beside ours.
 
-#include <chrono>
 #include <filesystem>
 #include <memory>
 
@@ -11,6 +10,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "planner/terapipe.h"
+#include "planner/terapipe_eval.h"
+#include "sim/compute_model.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
@@ -22,16 +23,8 @@ namespace meshsim::cli {
 
 namespace {
 
-// What is sliced, and how: one run's pipeline and options.
-struct Shape {
-  int pp = 1;
-  int op = 1;
-  int dp = 1;
-  int batch = 1;
-  int granularity = 8;
-  int uniform_slices = 0;  // 0: no fixed uniform row
-  bool memory_limit = true;
-};
+using Shape = planner::TeraPipeShape;
+using Outcome = planner::TeraPipeOutcome;
 
 struct TeraPipeArgs {
   std::string model;
@@ -42,51 +35,6 @@ struct TeraPipeArgs {
   bool paper = false;
   bool json = false;
 };
-
-struct Outcome {
-  planner::TokenSlicing none, uniform, dp, fixed;  // fixed: --uniform-slices (empty without)
-  planner::SliceCostModel cost_model;
-  int max_microbatch = 0;  // sequences; 0: no memory limit
-  double capacity = 0;     // bytes per GPU
-  double dp_seconds = 0;   // wall time of the DP
-  // The iteration: a slicing's pipeline time plus the replicas' gradient all-reduce.
-  [[nodiscard]] double iteration(const planner::TokenSlicing& s) const {
-    return s.time + cost_model.grad_allreduce_s;
-  }
-};
-
-Outcome evaluate(const planner::Model& model, const topology::Topology& topo, const sim::SimOptions& opts,
-                 const Shape& sh) {
-  const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus().at(0)).model, opts.device_models);
-  if (!dm) throw UsageError(fmt::format("{}'s GPUs have no compute model", topo.name));
-  if (sh.batch % sh.dp != 0)
-    throw UsageError(
-        fmt::format("a batch of {} does not split over {} data-parallel replicas", sh.batch, sh.dp));
-  const int batch = sh.batch / sh.dp;  // per replica
-  Outcome o;
-  o.cost_model = planner::slice_cost_model(model, topo, sh.pp, sh.op, 0, sh.dp);
-  o.capacity = static_cast<double>(dm->memory_capacity.count());
-  if (sh.memory_limit) {
-    o.max_microbatch = planner::max_microbatch_size(o.cost_model, o.capacity);
-    if (o.max_microbatch < 1)
-      throw UsageError(fmt::format(
-          "one sequence does not fit in a {:.0f} GB GPU: {:.1f} GB of weights, gradients and optimizer state "
-          "and {:.1f} GB of activations per sequence per GPU (more stages or tensor parallelism would split "
-          "them; --no-memory-limit ignores the limit)",
-          o.capacity / 1e9, o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9));
-  }
-  const auto cost = planner::slice_cost(model, o.cost_model, *dm);
-  const auto seq = static_cast<int>(model.sequence);
-  o.none = planner::uniform_slicing(seq, batch, sh.pp, cost, 1, sh.granularity, o.max_microbatch);
-  o.uniform = planner::uniform_slicing(seq, batch, sh.pp, cost, seq / sh.granularity, sh.granularity,
-                                       o.max_microbatch);
-  if (sh.uniform_slices > 0)
-    o.fixed = planner::fixed_uniform_slicing(seq, batch, sh.pp, cost, sh.uniform_slices, sh.granularity);
-  const auto t0 = std::chrono::steady_clock::now();
-  o.dp = planner::terapipe_dp(seq, batch, sh.pp, cost, sh.granularity, o.max_microbatch);
-  o.dp_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return o;
-}
 
 std::string describe(const planner::TokenSlicing& s) {
   // Microbatch sizes, then the first microbatch's slices (tokens).
@@ -109,24 +57,6 @@ Json slicing_json(const planner::TokenSlicing& s, const Outcome& o) {
               {"slices", s.slices}};
 }
 
-// TeraPipe's measured iteration times (Li et al., ICML 2021, Table 1 and
-// Fig. 5): the six settings whose times we hold. (2), (3), (4) and (7) are
-// not among them.
-struct PaperSetting {
-  const char* id;
-  const char* model;
-  int gpus, batch, dp, pp, op;
-  double without_s, with_s;
-};
-constexpr PaperSetting kPaper[] = {
-    {"(1)", "gpt3-1b", 192, 128, 8, 24, 1, 1.517, 1.254},
-    {"(5)", "gpt3-13b", 320, 32, 1, 40, 8, 1.863, 1.328},
-    {"(6)", "gpt3-44b", 384, 8, 4, 96, 1, 13.319, 7.103},
-    {"(8)", "gpt3-44b", 384, 8, 1, 48, 8, 2.662, 1.111},
-    {"(9)", "gpt3-175b", 384, 2, 1, 96, 4, 9.990, 1.481},
-    {"(10)", "gpt3-175b", 384, 2, 1, 48, 8, 5.822, 1.160},
-};
-
 void run_paper(TeraPipeArgs& a) {
   topology::Topology topo = a.topology.what.empty()
                                 ? topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +
@@ -138,18 +68,18 @@ void run_paper(TeraPipeArgs& a) {
   Json rows = Json::array();
   Table tab({"setting", "model", "GPUs", "batch", "d/p/o", "paper w/o", "paper with", "paper x", "ours none",
              "ours uniform", "ours DP", "ours x", "DP/uniform"});
-  for (const auto& s : kPaper) {
-    const planner::Model model = load_model_arg(s.model);
-    compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
+  for (const auto& s : planner::terapipe_paper_settings()) {
+    const planner::Model model = load_model_arg(std::string(s.model));
+    compute = sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
     if (!a.json) fmt::print(stderr, "\rsetting {} ({})...   ", s.id, s.model);
     Shape sh = a.shape;
     sh.pp = s.pp;
     sh.op = s.op;
     sh.dp = s.dp;
     sh.batch = s.batch;
-    const Outcome o = evaluate(model, topo, opts, sh);
+    const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
-    tab.add({s.id, s.model, std::to_string(s.gpus), std::to_string(s.batch),
+    tab.add({std::string(s.id), std::string(s.model), std::to_string(s.gpus), std::to_string(s.batch),
              fmt::format("{}/{}/{}", s.dp, s.pp, s.op), fmt::format("{:.3f}", s.without_s),
              fmt::format("{:.3f}", s.with_s), fmt::format("{:.2f}x", s.without_s / s.with_s),
              fmt::format("{:.3f}", o.iteration(o.none)), fmt::format("{:.3f}", o.iteration(o.uniform)),
@@ -199,9 +129,10 @@ void run_terapipe(TeraPipeArgs& a) {
   topology::Topology topo = a.topology.load();
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
-  const std::string compute = apply_compute_efficiency(topo, opts, a.compute_efficiency, model.dtype);
+  const std::string compute =
+      sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
   const Shape& sh = a.shape;
-  const Outcome o = evaluate(model, topo, opts, sh);
+  const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
   if (a.json) {
     Json j{{"model", model.name},
            {"topology", topo.name},
