@@ -8,7 +8,10 @@
 
 #include "core/error.h"
 #include "planner/reshard_eval.h"
+#include "topology/cluster.h"
 #include "topology/mesh.h"
+#include "topology/presets.h"
+#include "topology/topology_json.h"
 
 namespace meshsim::planner {
 
@@ -19,6 +22,15 @@ ReshardProblem problem_of(const StudyCase& c, const topology::Topology& t) {
 }
 
 }  // namespace
+
+topology::Topology load_study_topology(const std::string& what) {
+  if (topology::find_host_preset(what) != nullptr) {
+    topology::ClusterSpec spec;
+    spec.host_preset = what;
+    return topology::build_cluster(spec);
+  }
+  return topology::load_topology_file(what);
+}
 
 std::string resolve_beside(const std::string& file, const std::string& name) {
   const auto rel = std::filesystem::path(file).parent_path() / name;

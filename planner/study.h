@@ -38,6 +38,8 @@ struct Study {
 /// `name` beside the study `file` when such a file exists (topologies and
 /// models are named relative to the study), else `name` as given (a preset).
 [[nodiscard]] std::string resolve_beside(const std::string& file, const std::string& name);
+/// A study's topology: a host preset name (one host), else a topology file.
+[[nodiscard]] topology::Topology load_study_topology(const std::string& what);
 
 /// ConfigError with the JSON path on any mistake, including cases whose
 /// meshes or specs do not fit the topology.

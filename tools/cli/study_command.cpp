@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "planner/collective_study.h"
+#include "planner/fidelity.h"
 #include "planner/pipeline_study.h"
 #include "planner/redistribute/study.h"
 #include "planner/search/space_file.h"
@@ -38,15 +39,6 @@ struct StudyArgs {
   bool json = false;
   bool no_plots = false;
 };
-
-topology::Topology study_topology(const std::string& what) {
-  if (topology::find_host_preset(what) != nullptr) {
-    topology::ClusterSpec spec;
-    spec.host_preset = what;
-    return topology::build_cluster(spec);
-  }
-  return topology::load_topology_file(what);
-}
 
 // A meshsim.collective-study/1 file: predicted against published, per row.
 // Exits with an error when a row leaves its tolerance.
@@ -80,10 +72,74 @@ void run_collective_study(StudyArgs& a) {
         fmt::format("{} of {} rows of {} are outside their tolerance", outside, s.rows.size(), a.file));
 }
 
+// A meshsim.fidelity/1 file: every published figure beside ours. Exits
+// with an error when a row leaves its bound.
+std::string fidelity_band(const planner::FidelityResult& r, const planner::Band& b) {
+  switch (r.kind) {
+    case planner::FigureKind::relative: return fmt::format("±{:.0f} %", 100 * (b.hi / r.published - 1));
+    case planner::FigureKind::range: return fmt::format("{:+.0f}..{:+.0f} %", 100 * b.lo, 100 * b.hi);
+    case planner::FigureKind::order: return "holds";
+  }
+  return "?";
+}
+
+std::string fidelity_value(const planner::FidelityResult& r, double v) {
+  switch (r.kind) {
+    case planner::FigureKind::relative: return fmt::format("{:.3g} {}", v, r.unit);
+    case planner::FigureKind::range: return fmt::format("{:+.1f} %", 100 * v);
+    case planner::FigureKind::order: return v > 0 ? "holds" : "broken";
+  }
+  return "?";
+}
+
+void run_fidelity_report(StudyArgs& a) {
+  const planner::Fidelity f = planner::load_fidelity(a.file);
+  const auto rows = planner::run_fidelity(f, [&](const std::string& step) {
+    if (!a.json) fmt::print(stderr, "{}: {}\n", f.name, step);
+  });
+  const Json doc = planner::fidelity_json(f, rows);
+  if (!a.out.empty()) {
+    std::filesystem::create_directories(a.out);
+    write_text_file((std::filesystem::path(a.out) / "results.csv").string(), planner::fidelity_csv(rows));
+    write_text_file((std::filesystem::path(a.out) / "results.json").string(), dump_json(doc));
+  }
+  const auto outside = doc["outside_bound"].get<std::size_t>();
+  if (a.json) {
+    fmt::print("{}", dump_json(doc));
+  } else {
+    fmt::print("{}: {}\n", f.name, f.description);
+    std::vector<std::string> sources;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      if (i > 0 && rows[i].group == rows[i - 1].group) continue;
+      Table tab({"figure", "published", "ours", "error", "target", "bound", "verdict", "source"});
+      for (const auto& r : rows) {
+        if (r.group != rows[i].group) continue;
+        auto at = std::find(sources.begin(), sources.end(), r.source);
+        if (at == sources.end()) at = sources.insert(sources.end(), r.source);
+        tab.add({r.name, fidelity_value(r, r.published), fidelity_value(r, r.ours),
+                 r.kind == planner::FigureKind::order ? "" : fmt::format("{:+.1f} %", 100 * r.error),
+                 fidelity_band(r, r.target), fidelity_band(r, r.bound),
+                 std::string(planner::to_string(r.verdict)), fmt::format("[{}]", at - sources.begin() + 1)});
+      }
+      fmt::print("\n{}\n{}", rows[i].group, tab.render({false, true, true, true, true, true, false, false}));
+    }
+    fmt::print("\n");
+    for (std::size_t k = 0; k < sources.size(); ++k) fmt::print("[{}] {}\n", k + 1, sources[k]);
+    fmt::print(
+        "\n{} rows: {} within their target, {} known gaps (outside the target, within the bound), {} "
+        "outside their bound\n",
+        rows.size(), rows.size() - doc["outside_target"].get<std::size_t>(),
+        doc["outside_target"].get<std::size_t>() - outside, outside);
+  }
+  if (outside > 0)
+    throw UsageError(
+        fmt::format("{} of {} rows of {} are outside their bound", outside, rows.size(), a.file));
+}
+
 // A meshsim.pipeline-study/1 file: iteration time per case and method.
 void run_pipeline_study(StudyArgs& a) {
   const planner::PipelineStudy s = planner::load_pipeline_study(a.file);
-  topology::Topology topo = study_topology(s.topology);
+  topology::Topology topo = planner::load_study_topology(s.topology);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
   opts.fluid_broadcast = true;
@@ -151,6 +207,10 @@ std::vector<std::string> study_columns(const planner::Study& s) {
 }
 
 void run_study(StudyArgs& a) {
+  if (planner::is_fidelity(a.file)) {
+    run_fidelity_report(a);
+    return;
+  }
   if (planner::is_collective_study(a.file)) {
     run_collective_study(a);
     return;
@@ -167,7 +227,7 @@ void run_study(StudyArgs& a) {
     throw UsageError(
         fmt::format("{} is a search space (meshsim.search/1): run `meshsim search {}`", a.file, a.file));
   const planner::Study s = planner::load_study(a.file);
-  topology::Topology topo = study_topology(s.topology);
+  topology::Topology topo = planner::load_study_topology(s.topology);
   a.calibration.apply(topo);
   const bool tty = !a.json;
   const auto rows = planner::run_study(s, topo, [&](std::size_t done, std::size_t total) {
@@ -247,7 +307,9 @@ void add_study_command(CLI::App& app) {
       "Run a study file: meshsim.study/1 (resharding: every case x strategy x balance) or "
       "meshsim.pipeline-study/1 (training iterations: every case x method), "
       "meshsim.redistribution-study/1 (same-mesh resharding: every type pair, synth vs XLA) or "
-      "meshsim.collective-study/1 (collectives against published nccl-tests figures)");
+      "meshsim.collective-study/1 (collectives against published nccl-tests figures) or "
+      "meshsim.fidelity/1 (every published figure meshsim holds beside its prediction, e.g. "
+      "configs/studies/fidelity.json)");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,

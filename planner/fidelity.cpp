@@ -1,0 +1,307 @@
+#include "planner/fidelity.h"
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "planner/collective_study.h"
+#include "planner/pipeline_study.h"
+#include "planner/study.h"
+#include "planner/terapipe_eval.h"
+#include "sim/compute_model.h"
+#include "topology/topology_json.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+constexpr const char* kFormat = "meshsim.fidelity/1";
+
+Band band_of(const JsonCursor& c) {
+  if (c.size() != 2) c.fail("a band is [low, high]");
+  const Band b{c.at(0).as_number(), c.at(1).as_number()};
+  if (!(b.lo <= b.hi)) c.fail("a band's low end is above its high end");
+  return b;
+}
+
+double fraction_of(const JsonCursor& c) {
+  const double v = c.as_number();
+  if (!(v > 0 && v < 100)) c.fail("a tolerance is a positive fraction (0.2: 20 %)");
+  return v;
+}
+
+void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
+  t.allow_only({"topology", "compute_efficiency", "models", "rows"});
+  f.terapipe_topology = resolve_beside(file, t["topology"].as_string());
+  if (auto e = t.find("compute_efficiency")) {
+    const double v = e->as_number();
+    if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
+    f.terapipe_efficiency = v;
+  }
+  f.terapipe_models = resolve_beside(file, t["models"].as_string());
+  const JsonCursor rows = t["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const JsonCursor r = rows.at(i);
+    r.allow_only({"setting", "figure", "target", "bound"});
+    FidelityTeraPipeRow row;
+    row.setting = r["setting"].as_string();
+    if (!find_terapipe_paper_setting(row.setting)) {
+      std::string known;
+      for (const auto& s : terapipe_paper_settings())
+        known += std::string(known.empty() ? "" : ", ") + std::string(s.id);
+      r["setting"].fail(fmt::format("no published times for setting \"{}\" (known: {})", row.setting, known));
+    }
+    row.figure = r["figure"].as_string();
+    if (row.figure != "without" && row.figure != "with" && row.figure != "speedup")
+      r["figure"].fail("a TeraPipe figure is without, with or speedup");
+    row.target = fraction_of(r["target"]);
+    row.bound = row.target;
+    if (auto b = r.find("bound")) row.bound = fraction_of(*b);
+    if (row.bound < row.target) r["bound"].fail("a bound cannot be narrower than the target");
+    f.terapipe_rows.push_back(row);
+  }
+}
+
+void load_pipeline(const std::string& file, const JsonCursor& p, Fidelity& f) {
+  p.allow_only({"study", "ours", "baseline", "order", "rows"});
+  f.pipeline_study = resolve_beside(file, p["study"].as_string());
+  const PipelineStudy s = load_pipeline_study(f.pipeline_study);
+  auto method = [&](const JsonCursor& c) {
+    std::string n = c.as_string();
+    for (const auto& m : s.methods)
+      if (m.name == n) return n;
+    c.fail(fmt::format("\"{}\" is not a method of {}", n, f.pipeline_study));
+  };
+  f.ours = method(p["ours"]);
+  f.baseline = method(p["baseline"]);
+  const JsonCursor order = p["order"];
+  for (std::size_t i = 0; i < order.size(); ++i) f.order.push_back(method(order.at(i)));
+  const JsonCursor rows = p["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const JsonCursor r = rows.at(i);
+    r.allow_only({"case", "target", "bound"});
+    FidelityGainRow row;
+    row.case_name = r["case"].as_string();
+    bool found = false;
+    for (const auto& c : s.cases)
+      if (c.name == row.case_name) found = c.paper_gain.has_value();
+    if (!found)
+      r["case"].fail(fmt::format("no case \"{}\" with a paper_gain in {}", row.case_name, f.pipeline_study));
+    row.target = band_of(r["target"]);
+    row.bound = row.target;
+    if (auto b = r.find("bound")) row.bound = band_of(*b);
+    if (row.bound.lo > row.target.lo || row.bound.hi < row.target.hi)
+      r["bound"].fail("a bound cannot be narrower than the target");
+    f.gain_rows.push_back(row);
+  }
+}
+
+Verdict verdict_of(double v, const Band& target, const Band& bound) {
+  if (target.holds(v)) return Verdict::within_target;
+  return bound.holds(v) ? Verdict::known_gap : Verdict::outside_bound;
+}
+
+FidelityResult relative(std::string group, std::string name, std::string unit, double published, double ours,
+                        double target, double bound, std::string source) {
+  FidelityResult r{std::move(group),
+                   std::move(name),
+                   std::move(unit),
+                   FigureKind::relative,
+                   published,
+                   ours,
+                   ours / published - 1,
+                   {published * (1 - target), published * (1 + target)},
+                   {published * (1 - bound), published * (1 + bound)},
+                   std::move(source)};
+  r.verdict = verdict_of(ours, r.target, r.bound);
+  return r;
+}
+
+void run_terapipe(const Fidelity& f, const std::function<void(const std::string&)>& progress,
+                  std::vector<FidelityResult>& out) {
+  if (f.terapipe_rows.empty()) return;
+  const topology::Topology topo = topology::load_topology_file(f.terapipe_topology);
+  std::map<std::string, TeraPipeOutcome> done;
+  for (const auto& row : f.terapipe_rows) {
+    const TeraPipePaperSetting& s = *find_terapipe_paper_setting(row.setting);
+    if (!done.contains(row.setting)) {
+      if (progress) progress(fmt::format("TeraPipe setting {} ({})", s.id, s.model));
+      const Model model = load_model_file(f.terapipe_models + "/" + std::string(s.model) + ".json");
+      sim::SimOptions opts;
+      sim::apply_compute_efficiency(topo, opts.device_models, f.terapipe_efficiency, model.dtype);
+      done.emplace(row.setting, evaluate_terapipe(model, topo, opts, paper_shape(s)));
+    }
+    const TeraPipeOutcome& o = done.at(row.setting);
+    const double without = o.iteration(o.none);
+    const double with = o.iteration(o.dp);
+    const std::string name = fmt::format("{} {}, {} GPUs: ", s.id, s.model, s.gpus);
+    const std::string source = "Li et al., TeraPipe (ICML 2021), Table 1 and Fig. 5";
+    if (row.figure == "without")
+      out.push_back(relative("TeraPipe", name + "without slicing", "s", s.without_s, without, row.target,
+                             row.bound, source));
+    else if (row.figure == "with")
+      out.push_back(relative("TeraPipe", name + "with slicing (DP)", "s", s.with_s, with, row.target,
+                             row.bound, source));
+    else
+      out.push_back(relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s, without / with,
+                             row.target, row.bound, source));
+  }
+}
+
+}  // namespace
+
+bool is_fidelity(const std::string& file) {
+  return has_format(read_json_file(file), kFormat);
+}
+
+Fidelity load_fidelity(const std::string& file) {
+  const Json j = read_json_file(file);
+  const JsonCursor root(j, file);
+  if (!j.is_object()) root.fail("a fidelity report is a JSON object");
+  root.require_format(kFormat);
+  root.allow_only({"format", "name", "description", "terapipe", "pipeline", "collectives"});
+  Fidelity f;
+  f.name = root["name"].as_name();
+  if (auto d = root.find("description")) f.description = d->as_string();
+  if (auto t = root.find("terapipe")) load_terapipe(file, *t, f);
+  if (auto p = root.find("pipeline")) load_pipeline(file, *p, f);
+  if (auto c = root.find("collectives")) {
+    c->allow_only({"study"});
+    f.collective_study = resolve_beside(file, (*c)["study"].as_string());
+    (void)load_collective_study(f.collective_study);  // its mistakes now, not after the other rows
+  }
+  return f;
+}
+
+namespace {
+
+void run_pipeline(const Fidelity& f, const std::function<void(const std::string&)>& progress,
+                  std::vector<FidelityResult>& out) {
+  if (f.pipeline_study.empty()) return;
+  const PipelineStudy s = load_pipeline_study(f.pipeline_study);
+  if (progress) progress(fmt::format("pipeline study {}", s.name));
+  topology::Topology topo = load_study_topology(s.topology);
+  sim::SimOptions opts;
+  opts.fluid_broadcast = true;  // as `meshsim study` runs it
+  sim::apply_compute_efficiency(topo, opts.device_models, s.compute_efficiency, plan::DType::f16);
+  const std::vector<PipelineStudyRow> rows = run_pipeline_study(s, topo, opts);
+  auto time_of = [&](const std::string& c, const std::string& method) {
+    for (const auto& r : rows)
+      if (r.case_name == c && r.method == method) return r.iteration_s;
+    throw InternalError(fmt::format("no row for {} / {}", c, method));
+  };
+  const std::string source = "Zhuang et al., MLSys'23, abstract (the baseline is Alpa's resharding)";
+  for (const auto& row : f.gain_rows) {
+    double paper = 0;
+    for (const auto& c : s.cases)
+      if (c.name == row.case_name) paper = *c.paper_gain;
+    const double gain = time_of(row.case_name, f.baseline) / time_of(row.case_name, f.ours) - 1;
+    FidelityResult r{s.name,
+                     fmt::format("{}: gain of {} over {}", row.case_name, f.ours, f.baseline),
+                     "gain",
+                     FigureKind::range,
+                     paper,
+                     gain,
+                     gain / paper - 1,
+                     row.target,
+                     row.bound,
+                     source};
+    r.verdict = verdict_of(gain, row.target, row.bound);
+    out.push_back(r);
+  }
+  if (f.order.size() < 2) return;
+  std::string chain;
+  for (const auto& m : f.order) chain += (chain.empty() ? "" : " <= ") + m;
+  for (const auto& c : s.cases) {
+    bool holds = true;
+    for (std::size_t k = 0; k + 1 < f.order.size(); ++k)
+      holds = holds && time_of(c.name, f.order[k]) <= time_of(c.name, f.order[k + 1]) * (1 + 1e-9);
+    FidelityResult r{
+        s.name,  fmt::format("{}: iteration time {}", c.name, chain),
+        "order", FigureKind::order,
+        1,       holds ? 1.0 : 0.0,
+        0,       {1, 1},
+        {1, 1},  "Zhuang et al., MLSys'23: signal is the bound, each method improves on the next"};
+    r.verdict = holds ? Verdict::within_target : Verdict::outside_bound;
+    out.push_back(r);
+  }
+}
+
+void run_collectives(const Fidelity& f, const std::function<void(const std::string&)>& progress,
+                     std::vector<FidelityResult>& out) {
+  if (f.collective_study.empty()) return;
+  const CollectiveStudy s = load_collective_study(f.collective_study);
+  if (progress) progress(fmt::format("collective study {}", s.name));
+  for (const auto& row : s.rows) {
+    const CollectiveStudyResult c = run_collective_row(row);
+    out.push_back(relative(s.name, row.name, std::string(published_unit(row)), row.published, c.predicted,
+                           row.tolerance, row.tolerance, row.source));
+  }
+}
+
+}  // namespace
+
+std::vector<FidelityResult> run_fidelity(const Fidelity& f,
+                                         const std::function<void(const std::string&)>& progress) {
+  std::vector<FidelityResult> out;
+  run_terapipe(f, progress, out);
+  run_pipeline(f, progress, out);
+  run_collectives(f, progress, out);
+  return out;
+}
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::within_target: return "within target";
+    case Verdict::known_gap: return "known gap";
+    case Verdict::outside_bound: return "OUTSIDE BOUND";
+  }
+  return "?";
+}
+
+Json fidelity_json(const Fidelity& f, const std::vector<FidelityResult>& rows) {
+  Json out = Json::array();
+  std::size_t outside_target = 0;
+  std::size_t outside_bound = 0;
+  for (const auto& r : rows) {
+    outside_target += r.verdict != Verdict::within_target ? 1 : 0;
+    outside_bound += r.verdict == Verdict::outside_bound ? 1 : 0;
+    Json j{{"group", r.group},
+           {"name", r.name},
+           {"unit", r.unit},
+           {"published", r.published},
+           {"ours", r.ours},
+           {"target", {r.target.lo, r.target.hi}},
+           {"bound", {r.bound.lo, r.bound.hi}},
+           {"verdict", to_string(r.verdict)},
+           {"source", r.source}};
+    if (r.kind != FigureKind::order) j["error"] = r.error;
+    out.push_back(std::move(j));
+  }
+  return Json{{"name", f.name},
+              {"description", f.description},
+              {"rows", std::move(out)},
+              {"outside_target", outside_target},
+              {"outside_bound", outside_bound}};
+}
+
+std::string fidelity_csv(const std::vector<FidelityResult>& rows) {
+  auto quoted = [](const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::string csv =
+      "group,name,unit,published,ours,error,target_low,target_high,bound_low,bound_high,verdict,source\n";
+  for (const auto& r : rows)
+    csv +=
+        fmt::format("{},{},{},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", quoted(r.group),
+                    quoted(r.name), r.unit, r.published, r.ours,
+                    r.kind == FigureKind::order ? std::string() : fmt::format("{:.4f}", r.error), r.target.lo,
+                    r.target.hi, r.bound.lo, r.bound.hi, to_string(r.verdict), quoted(r.source));
+  return csv;
+}
+
+}  // namespace meshsim::planner

@@ -1,0 +1,111 @@
+#pragma once
+// Fidelity report files (`meshsim.fidelity/1`): every published figure
+// meshsim holds beside its own prediction of it, each row with the band it
+// must reach (the target) and the band it may not leave (the bound).
+//
+// {"format": "meshsim.fidelity/1", "name": ..., "description": ...,
+//  "terapipe": {"topology": file (relative), "compute_efficiency": 0.5,
+//               "models": directory of model files (relative),
+//               "rows": [{"setting": "(5)", "figure": "without" | "with" | "speedup",
+//                         "target": 0.20, "bound": 0.25}, ...]},
+//  "pipeline": {"study": a meshsim.pipeline-study/1 file (relative),
+//               "ours": method, "baseline": method,
+//               "order": [methods, fastest first],
+//               "rows": [{"case": name, "target": [0.03, 0.25], "bound": [0.0, 0.3]}]},
+//  "collectives": {"study": a meshsim.collective-study/1 file (relative)}}
+//
+// Published values live where they are documented once: TeraPipe's
+// measured times in planner/terapipe_eval.h, each pipeline case's gain in
+// its study (paper_gain), each collective figure in its study row. A
+// relative row's target and bound are fractions: |ours / published − 1|
+// may be at most that. A gain row's are ranges of the gain itself
+// (throughput of `ours` over `baseline`, − 1). The bound defaults to the
+// target; a wider bound states a known gap: the row is reported outside its
+// target and the report still passes, until the row leaves its bound.
+// Every case of the pipeline study also checks that its methods finish in
+// the stated order (each at least as fast as the next).
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace meshsim::planner {
+
+/// [lo, hi] of a row's value.
+struct Band {
+  double lo = 0;
+  double hi = 0;
+  [[nodiscard]] bool holds(double v) const { return v >= lo && v <= hi; }
+};
+
+enum class FigureKind { relative, range, order };
+
+struct FidelityTeraPipeRow {
+  std::string setting;  // "(5)"
+  std::string figure;   // without, with, speedup
+  double target = 0;
+  double bound = 0;
+};
+
+struct FidelityGainRow {
+  std::string case_name;
+  Band target;
+  Band bound;
+};
+
+struct Fidelity {
+  std::string name;
+  std::string description;
+  // TeraPipe (empty rows: none).
+  std::string terapipe_topology;
+  std::optional<double> terapipe_efficiency;
+  std::string terapipe_models;
+  std::vector<FidelityTeraPipeRow> terapipe_rows;
+  // A pipeline study's gains (empty study: none).
+  std::string pipeline_study;
+  std::string ours;
+  std::string baseline;
+  std::vector<std::string> order;
+  std::vector<FidelityGainRow> gain_rows;
+  // A collective study (empty: none).
+  std::string collective_study;
+};
+
+[[nodiscard]] bool is_fidelity(const std::string& file);
+/// ConfigError with the JSON path on any mistake (a TeraPipe setting whose
+/// times we do not hold, a case or method the pipeline study lacks, a bound
+/// narrower than its target).
+[[nodiscard]] Fidelity load_fidelity(const std::string& file);
+
+enum class Verdict { within_target, known_gap, outside_bound };
+
+struct FidelityResult {
+  std::string group;  // TeraPipe, the pipeline study's name, the collective study's name
+  std::string name;
+  std::string unit;  // s, x, gain, order, or the collective row's
+  FigureKind kind = FigureKind::relative;
+  double published = 0;
+  double ours = 0;
+  double error = 0;  // ours / published − 1 (relative and range rows)
+  Band target;       // of the value
+  Band bound;
+  std::string source;
+  Verdict verdict = Verdict::within_target;
+};
+
+/// Runs every row; `progress` (may be empty) is told what runs next.
+[[nodiscard]] std::vector<FidelityResult> run_fidelity(
+    const Fidelity& f, const std::function<void(const std::string&)>& progress);
+
+[[nodiscard]] std::string_view to_string(Verdict v);
+/// {"name", "description", "rows": [{group, name, unit, published, ours,
+/// error, target: [lo, hi], bound: [lo, hi], verdict, source}], "outside_target",
+/// "outside_bound"}.
+[[nodiscard]] Json fidelity_json(const Fidelity& f, const std::vector<FidelityResult>& rows);
+/// The same rows as CSV.
+[[nodiscard]] std::string fidelity_csv(const std::vector<FidelityResult>& rows);
+
+}  // namespace meshsim::planner
