@@ -9,7 +9,7 @@
 //               "rows": [{"setting": "(5)", "figure": "without" | "with" | "speedup",
 //                         "target": 0.20, "bound": 0.25}, ...]},
 //  "pipeline": {"study": a meshsim.pipeline-study/1 file (relative),
-//               "ours": method, "baseline": method,
+//               "ours": method,
 //               "order": [methods, fastest first],
 //               "rows": [{"case": name, "target": [0.03, 0.25], "bound": [0.0, 0.3]}]},
 //  "collectives": {"study": a meshsim.collective-study/1 file (relative)}}
@@ -19,7 +19,7 @@
 // its study (paper_gain), each collective figure in its study row. A
 // relative row's target and bound are fractions: |ours / published − 1|
 // may be at most that. A gain row's are ranges of the gain itself
-// (throughput of `ours` over `baseline`, − 1). The bound defaults to the
+// (throughput of `ours` over the study's paper_baseline, − 1). The bound defaults to the
 // target; a wider bound states a known gap: the row is reported outside its
 // target and the report still passes, until the row leaves its bound.
 // Every case of the pipeline study also checks that its methods finish in
@@ -67,7 +67,7 @@ struct Fidelity {
   // A pipeline study's gains (empty study: none).
   std::string pipeline_study;
   std::string ours;
-  std::string baseline;
+  std::string baseline;  // the study's paper_baseline
   std::vector<std::string> order;
   std::vector<FidelityGainRow> gain_rows;
   // A collective study (empty: none).

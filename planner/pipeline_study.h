@@ -10,6 +10,8 @@
 //  "methods": [{"name": "broadcast + eager-1F1B", "reshard": "broadcast",
 //               "schedule": "eager-1f1b", "balance": "host-size"}, ...],
 //  "baseline": method name the gains are over, "bound": the signal method,
+//  "paper_baseline": the method the cases' paper_gain is measured against
+//                    (optional; default: baseline),
 //  "cases": [{"group": ..., "name": ..., "model": file (relative),
 //             "dp", "tp", "pp", "microbatches", "batch" (global),
 //             "recompute": true (optional: full activation recomputation,
@@ -50,6 +52,7 @@ struct PipelineStudy {
   std::vector<PipelineMethod> methods;
   std::string baseline;
   std::string bound;
+  std::string paper_baseline;  // what paper_gain is over
   std::vector<std::string> groups;
   std::vector<PipelineStudyCase> cases;
 };

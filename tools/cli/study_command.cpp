@@ -166,19 +166,27 @@ void run_pipeline_study(StudyArgs& a) {
   for (const auto& group : s.groups) {
     std::vector<std::string> header{"case"};
     for (const auto& m : s.methods) header.push_back(m.name);
-    header.insert(header.end(), {"best gain", "paper gain"});
+    const bool other_paper_baseline = s.paper_baseline != s.baseline;
+    header.push_back("best gain");
+    if (other_paper_baseline) header.push_back("best over " + s.paper_baseline);
+    header.push_back("paper gain (over " + s.paper_baseline + ")");
     Table tab(header);
     for (const auto& c : s.cases) {
       if (c.group != group) continue;
       std::vector<std::string> cells{c.name};
       const planner::PipelineStudyRow* best = nullptr;
+      double paper_base_s = 0;
       for (const auto& r : rows) {
         if (r.case_name != c.name) continue;
         cells.push_back(fmt::format("{:.3f}", r.iteration_s));
         if (r.method != s.bound && (!best || r.iteration_s < best->iteration_s)) best = &r;
+        if (r.method == s.paper_baseline) paper_base_s = r.iteration_s;
       }
       cells.push_back(best ? fmt::format("{:+.1f} % ({})", 100 * best->gain, best->method)
                            : std::string("-"));
+      if (other_paper_baseline)
+        cells.push_back(best ? fmt::format("{:+.1f} %", 100 * (paper_base_s / best->iteration_s - 1))
+                             : std::string("-"));
       cells.push_back(c.paper_gain ? fmt::format("{:+.0f} %", 100 * *c.paper_gain) : std::string("-"));
       tab.add(cells);
     }
