@@ -3,10 +3,12 @@
 # DGX A100 80 GB clusters: GPT-3 13B on 64 GPUs (global batch 512, the GPT-3
 # paper's for 13B) and the bundled GPT-3 39B space on 128 GPUs (batch 1024),
 # microbatch sizes 1-8, five schedules, recomputation off and on; then the
-# 13B space widened to 2 and 4 virtual stages and three stage-transfer
-# strategies (send-recv and all-gather move tp times the tasks of a
-# broadcast). Prints the configurations enumerated, simulated, filtered (out
-# of memory) and invalid, and the rate of fully simulated configurations.
+# 13B space widened to microbatch sizes up to 16, 2, 4 and 8 virtual stages
+# and four stage-transfer strategies (send-recv, all-gather and scatter move
+# up to tp times the tasks of a broadcast): the target's case, about 2,500
+# configurations simulated in full. Prints the configurations enumerated,
+# simulated, filtered (out of memory) and invalid, and the rate of fully
+# simulated configurations.
 # Target: >= 2,500 fully simulated configurations in <= 30 s on 2 cores.
 #   bench/time_search.sh [build/release/tools/meshsim] [runs]
 set -euo pipefail
@@ -31,6 +33,7 @@ report "gpt3-13b on 64 GPUs, batch 512" search --model gpt3-13b -t dgx-a100-80gb
   --recompute both
 report "gpt3-39b on 128 GPUs, batch 1024 (configs/studies/search-gpt3-39b.json)" search \
   configs/studies/search-gpt3-39b.json
-report "gpt3-13b on 64 GPUs, batch 512, v 2 and 4, three strategies" search --model gpt3-13b -t dgx-a100-80gb \
-  --hosts 8 --fabric rail --global-batch 512 --schedules 1f1b,interleaved-1f1b,gpipe,eager-1f1b,zb-h1 \
-  --microbatch-sizes 1,2,4,8 --virtual-stages 2 4 --recompute both --reshards broadcast send-recv allgather
+report "gpt3-13b on 64 GPUs, batch 512, microbatch sizes 1-16, v 2, 4 and 8, four strategies" search \
+  --model gpt3-13b -t dgx-a100-80gb --hosts 8 --fabric rail --global-batch 512 \
+  --schedules 1f1b,interleaved-1f1b,gpipe,eager-1f1b,zb-h1 --microbatch-sizes 1,2,4,8,16 --virtual-stages 2 4 8 \
+  --recompute both --reshards broadcast send-recv allgather scatter
