@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "planner/layer_kernels.h"
 #include "sim/executor.h"
 
 namespace meshsim::planner {
@@ -243,18 +244,16 @@ int max_microbatch_size(const SliceCostModel& c, double capacity) {
 SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
   const auto h = static_cast<double>(m.hidden);
   const auto e = static_cast<double>(plan::dtype_size(m.dtype));
-  const double tp = c.tp;
-  const plan::DType dtype = m.dtype;
-  const double launches = 3.0 * SliceCostModel::kKernelsPerLayer - 1;  // kernel_time adds one
+  const LayerShape shape{h, static_cast<double>(m.heads), 1, 0, 0, static_cast<double>(c.tp), m.dtype};
   return [=](int len, int ctx, int b) {
-    const double l = len;
-    const double bl = b * l;
-    const double flops = (24 * bl * h * h + 4 * bl * (ctx + l) * h) / tp;
-    // Weights, cached keys and values, and the slice's input and output.
-    const double bytes = (12 * h * h * e + 2 * b * (ctx + l) * h * e) / tp + 2 * bl * h * e;
-    const double layer =
-        dev.kernel_time(3 * flops, Bytes(static_cast<std::int64_t>(3 * bytes)), dtype).seconds() +
-        launches * dev.launch_overhead.seconds() + (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
+    LayerShape s = shape;
+    s.sequences = b;
+    s.tokens = len;
+    s.context = ctx;
+    const double bl = b * static_cast<double>(len);
+    const double layer = kernels_seconds(dev, gpt_layer_forward(s), s.dtype) +
+                         kernels_seconds(dev, gpt_layer_backward(s), s.dtype) +
+                         (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };
 }
@@ -287,9 +286,16 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
   std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
   std::vector<double> f(static_cast<std::size_t>(batch) + 1);
   TokenSlicing out;
+  // A lower bound on every cap's time: the unconstrained best sum (no cap)
+  // plus (K − 1)·cap. It grows with the cap, so once it reaches the best
+  // time found no larger cap can do better (often long before K·cap does).
+  for (int b = 1; b <= bmax; ++b)
+    sl[static_cast<std::size_t>(b)] =
+        token_dp(tables[static_cast<std::size_t>(b) - 1], units, kInf, s, nullptr);
+  const double uncapped = knapsack(sl, batch, bmax, f, nullptr);
   for (auto it = first; it != caps.end(); ++it) {
     const double cap = *it;
-    if (K * cap >= best) break;
+    if (K * cap >= best || uncapped + (K - 1) * cap >= best) break;
     ++out.caps_tried;
     for (int b = 1; b <= bmax; ++b)
       sl[static_cast<std::size_t>(b)] =

@@ -14,15 +14,17 @@
 // 1)·t_max. Caps are the distinct slice times in increasing order; the
 // search stops once K·t_max reaches the best T (a cap that the best slicing
 // under it does not reach is matched by a smaller cap, and one it reaches
-// has S(L) ≥ t_max). The batch is split into microbatches by a knapsack on
+// has S(L) ≥ t_max), or once the best time without any cap plus (K − 1)·
+// t_max does (no cap's sum is below the uncapped one, and the bound grows
+// with the cap). The batch is split into microbatches by a knapsack on
 // top: under each cap, f(b) = min over the first microbatch's size j of
 // f(b − j) + S_j(L). Lengths are in units of `granularity` tokens.
 //
 // The slice cost (cost model below) is the stage's forward and backward
-// time: for each of its layers, a roofline kernel of 3× the slice's
-// forward FLOPs (24·b·l·h² + 4·b·l·(c + l)·h, over t tensor ranks) that
-// also reads the layer's weights and the cached keys and values, plus
-// kKernelsPerLayer launches; four tensor-parallel all-reduces of b·l·h
+// time: for each of its layers, its kernels (planner/layer_kernels.h: the
+// GEMMs timed in tiles and waves over the GPU's SMs, the attention GEMMs
+// reading the cached keys and values, the memory-bound kernels, a launch
+// each); four tensor-parallel all-reduces of b·l·h
 // elements per layer; and the activation sent forward and its gradient sent
 // back across the slowest stage boundary. The all-reduce and send costs are
 // α + β·bytes fitted from two simulations on the topology, with every data
@@ -71,7 +73,6 @@ struct SliceCostModel {
   double grad_allreduce_s = 0;  // the replicas' gradient all-reduce, once per iteration
   double state_bytes = 0;       // per GPU: weights, gradients, optimizer state
   double activation_bytes = 0;  // per GPU per sequence of a microbatch
-  static constexpr int kKernelsPerLayer = 8;
 };
 
 /// The cost model on `topo` with `dp` replicas (layout above) from

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,8 +22,9 @@ namespace {
 // A100 SXM 80 GB (the same peaks, HBM2e at 2,039 GB/s);
 // H100 SXM (67, 989, 34, 1,979, 3.35 TB/s); H200 SXM (same compute, 4.8 TB/s).
 // Memory: V100 16 GB (AWS p3), A100 40 GB or 80 GB, H100 80 GB, H200 141 GB.
+// SMs (the architecture whitepapers): V100 80, A100 108, H100 SXM5 and H200 132.
 DeviceModel model(const char* name, double fp32, double fp16, double fp64, double int8, Bandwidth mem,
-                  Bytes capacity) {
+                  Bytes capacity, int sms) {
   DeviceModel m;
   m.name = name;
   m.fp32_flops = fp32;
@@ -31,14 +33,15 @@ DeviceModel model(const char* name, double fp32, double fp16, double fp64, doubl
   m.int8_ops = int8;
   m.memory_bandwidth = mem;
   m.memory_capacity = capacity;
+  m.sms = sms;
   return m;
 }
 const std::array kModels{
-    model("V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900), Bytes::GiB(16)),
-    model("A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555), Bytes::GiB(40)),
-    model("A100-80GB", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(2039), Bytes::GiB(80)),
-    model("H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350), Bytes::GiB(80)),
-    model("H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800), Bytes(INT64_C(141000000000))),
+    model("V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900), Bytes::GiB(16), 80),
+    model("A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555), Bytes::GiB(40), 108),
+    model("A100-80GB", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(2039), Bytes::GiB(80), 108),
+    model("H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350), Bytes::GiB(80), 132),
+    model("H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800), Bytes(INT64_C(141000000000)), 132),
 };
 }  // namespace
 
@@ -59,6 +62,28 @@ Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
   const double memory_s = static_cast<double>(bytes.count()) / memory_bandwidth.bytes_per_second_f();
   const double s = std::max(compute_s, memory_s) / efficiency;
   return duration_up(s) + launch_overhead;
+}
+
+namespace {
+// Tensor-core tile shapes (tm, tn) of cuBLASLt's list.
+constexpr std::array<std::array<double, 2>, 6> kTiles{
+    {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
+}  // namespace
+
+Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
+  MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
+  const double elem = static_cast<double>(plan::dtype_size(d));
+  const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
+  const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];
+  double best = std::numeric_limits<double>::infinity();
+  if (sms <= 0) best = std::max(2 * m * n * k * batch / rate, memory_s);
+  for (const auto& [tm, tn] : kTiles) {
+    if (sms <= 0) break;
+    const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
+    const double waves = std::ceil(tiles / sms);
+    best = std::min(best, std::max(waves * 2 * tm * tn * k / (rate / sms), memory_s));
+  }
+  return duration_up(best / efficiency) + launch_overhead;
 }
 
 const DeviceModel* find_device_model(std::string_view gpu_model, const std::vector<DeviceModel>& overrides) {

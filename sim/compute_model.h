@@ -9,6 +9,26 @@
 // efficiencies are what calibration fits (1.0 until it does):
 // compute_efficiency per dtype class (fp32/i32, fp16/bf16, fp64, int8)
 // is the achieved fraction of the peak on large GEMMs.
+//
+// A GEMM whose shape is known (gemm_time) is timed as a tiled library
+// kernel runs it: the m × n output is cut into tiles of tm × tn, one
+// thread block per tile, each streaming multiprocessor (SM) computing
+// one tile at a time, so the tiles run in waves of `sms`. A partial tile
+// costs a whole one (tile quantization) and a partial wave a whole one
+// (wave quantization):
+//
+//   compute = ⌈tiles / sms⌉ · 2·tm·tn·k / (peak(dtype) · compute_efficiency / sms)
+//   memory  = (m·k + k·n + m·n) · batch · element size / memory_bandwidth
+//   time    = min over the tile shapes of max(compute, memory) / efficiency
+//             + launch_overhead
+//
+// (tiles = ⌈m/tm⌉·⌈n/tn⌉·batch). The tile shapes are the tensor-core
+// ones of cuBLASLt's tile list (cublasLtMatmulTile_t: 64×64 to 256×128);
+// the mechanism is NVIDIA's "Matrix Multiplication Background" guide
+// (dimension quantization effects). A large GEMM is timed as
+// kernel_time times it, within its last wave; a GEMM of a few dozen
+// rows fills only part of the SMs. The library's other tricks (split-K
+// for tall-and-thin products, stream-K) are not modelled.
 
 #include <array>
 #include <cstdint>
@@ -34,10 +54,14 @@ struct DeviceModel {
   double efficiency = 1.0;
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
   Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
+  int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
 
   [[nodiscard]] double peak(plan::DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.
   [[nodiscard]] Time kernel_time(double flops, Bytes bytes, plan::DType d) const;
+  /// `batch` independent products C[m×n] = A[m×k]·B[k×n] in one kernel,
+  /// tiled as described above; InternalError for a non-positive size.
+  [[nodiscard]] Time gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
 };
 
 /// V100, A100 (40 GB), A100-80GB, H100, H200 (SXM); nullptr for an unknown model name.

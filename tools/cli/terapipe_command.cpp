@@ -192,8 +192,9 @@ void add_terapipe_command(CLI::App& app) {
       "terapipe", "Token-level pipelining (TeraPipe): the slicing DP against no and uniform slicing");
   cmd->footer(
       "Replica r of stage p runs on GPUs [(p*dp + r)*op, (p*dp + r + 1)*op) with Megatron tensor\n"
-      "parallelism of degree op. A slice's cost is its forward and backward on one stage (roofline per\n"
-      "layer, KV-cache reads, launch overheads, 4 tensor all-reduces per layer) plus its activation and\n"
+      "parallelism of degree op. A slice's cost is its forward and backward on one stage (per layer, its\n"
+      "GEMMs timed in tiles and waves over the SMs, its memory-bound kernels, a launch each, the KV-cache\n"
+      "reads and 4 tensor all-reduces) plus its activation and\n"
       "gradient crossing the slowest stage boundary; all-reduce and send costs are fitted from\n"
       "simulations on the topology with every replica's transfers at once. With --dp, the iteration adds\n"
       "the gradient all-reduce over the replicas (simulated). A microbatch must fit in GPU memory:\n"

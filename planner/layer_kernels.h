@@ -1,0 +1,58 @@
+#pragma once
+// The kernels of one GPT transformer layer as Megatron-LM runs it with
+// tensor parallelism of degree t: b sequences of l new tokens, each after c
+// tokens whose keys and values are cached (c = 0 without token slicing),
+// hidden size h, a attention heads, T = b·l tokens.
+//
+// Forward, in order:
+//   layer norm                  memory: 2·T·h elements
+//   QKV projection              GEMM T × 3h/t × h
+//   attention scores            b·a/t GEMMs l × (c + l) × h/a
+//   softmax                     memory: 2·b·(a/t)·l·(c + l)
+//   attention over values       b·a/t GEMMs l × h/a × (c + l)
+//   output projection           GEMM T × h × h/t
+//   bias, dropout and residual  memory: 3·T·h
+//   layer norm                  memory: 2·T·h
+//   first MLP GEMM              T × 4h/t × h
+//   GeLU                        memory: 2·T·4h/t
+//   second MLP GEMM             T × h × 4h/t
+//   bias, dropout and residual  memory: 3·T·h
+// Backward: each GEMM m × n × k becomes the input gradient m × k × n and
+// the weight gradient k × n × m; each memory-bound kernel moves twice its
+// forward bytes (the gradient and the saved input in, the gradient out).
+// FLOPs sum to 24·T·h²/t + 4·b·l·(c + l)·h/t forward and twice that
+// backward, the counts the roofline uses; the tensor-parallel all-reduces
+// are not kernels here (the caller times them on the network).
+
+#include <vector>
+
+#include "plan/plan.h"
+#include "sim/compute_model.h"
+
+namespace meshsim::planner {
+
+struct LayerShape {
+  double hidden = 0;
+  double heads = 0;
+  double sequences = 1;  // b
+  double tokens = 0;     // l, per sequence
+  double context = 0;    // c
+  double tp = 1;
+  plan::DType dtype = plan::DType::f16;
+};
+
+struct LayerKernels {
+  struct Gemm {
+    double m, n, k, batch;
+  };
+  std::vector<Gemm> gemms;
+  std::vector<double> memory_bytes;  // one memory-bound kernel each
+};
+
+[[nodiscard]] LayerKernels gpt_layer_forward(const LayerShape& s);
+[[nodiscard]] LayerKernels gpt_layer_backward(const LayerShape& s);
+/// Σ gemm_time over the GEMMs + Σ kernel_time of the memory-bound kernels
+/// (each with its launch), seconds.
+[[nodiscard]] double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k, plan::DType dtype);
+
+}  // namespace meshsim::planner

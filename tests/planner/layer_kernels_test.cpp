@@ -1,0 +1,44 @@
+#include "planner/layer_kernels.h"
+
+#include <catch2/catch.hpp>
+
+using namespace meshsim;
+using namespace meshsim::planner;
+
+namespace {
+double flops(const LayerKernels& k) {
+  double f = 0;
+  for (const auto& g : k.gemms) f += 2 * g.m * g.n * g.k * g.batch;
+  return f;
+}
+}  // namespace
+
+TEST_CASE("a GPT layer's kernels do the FLOPs of the textbook count", "[layer-kernels]") {
+  // h 2048, 16 heads, tp 2; 2 sequences of 64 new tokens after 128 cached:
+  // forward 24·T·h²/t + 4·b·l·(c + l)·h/t with T = 128, backward twice that.
+  const LayerShape s{2048, 16, 2, 64, 128, 2, plan::DType::f16};
+  const double T = 128;
+  const double expected = 24 * T * 2048 * 2048 / 2 + 4 * 2 * 64 * (128 + 64) * 2048 / 2.0;
+  CHECK(flops(gpt_layer_forward(s)) == Approx(expected));
+  CHECK(flops(gpt_layer_backward(s)) == Approx(2 * expected));
+  CHECK(gpt_layer_forward(s).gemms.size() == 6);
+  CHECK(gpt_layer_backward(s).gemms.size() == 12);
+  CHECK(gpt_layer_backward(s).memory_bytes.size() == 6);
+}
+
+TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-kernels]") {
+  // GPT-3 1B's layer (h 2048) on a V100 at its peak: 64 tokens fill at most
+  // 48 of the 80 SMs and read every weight, so the kernels take far longer
+  // than the FLOPs alone at 125 TFLOP/s; and one slice of 64 tokens costs
+  // more than an eighth of a 512-token one.
+  sim::DeviceModel d = *sim::find_device_model("V100");
+  d.compute_efficiency.fill(1.0);
+  auto seconds = [&](double tokens) {
+    const LayerShape s{2048, 16, 1, tokens, 0, 1, plan::DType::f16};
+    return kernels_seconds(d, gpt_layer_forward(s), plan::DType::f16);
+  };
+  const double flops_at_peak = 24 * 64 * 2048.0 * 2048 / 125e12;
+  CHECK(seconds(64) > 3 * flops_at_peak);
+  CHECK(seconds(64) > seconds(512) / 8);
+  CHECK(seconds(512) > seconds(64));
+}
