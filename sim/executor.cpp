@@ -61,6 +61,7 @@ class Run final : public FlowClient, public EventHandler {
       preds_left_[i] = schedule.preds[i].size();
       kind_[i] = t.kind;
       fixed_time_[i] = fixed_time(i);
+      prepare(i);
     }
   }
 
@@ -141,8 +142,21 @@ class Run final : public FlowClient, public EventHandler {
     return model;
   }
 
-  // Reads the plan's task only for transfers: compute times were worked
-  // out up front, so the hot path touches small arrays, not whole tasks.
+  // What starting task i needs, worked out while the constructor reads the
+  // task anyway: its size and its flows' path or shape (shared by every
+  // task that repeats the transfer).
+  void prepare(std::size_t i) {
+    const Task& t = plan_.tasks[i];
+    size_[i] = t.size;
+    const auto d = devices_[i];
+    if (t.kind == TaskKind::send && d[0] != d[1]) path_[i] = &send_path(d[0], d[1]);
+    if (t.kind == TaskKind::broadcast && opts_.fluid_broadcast) path_[i] = &fluid_chain(t, i);
+    if (t.kind == TaskKind::collective && router_.policy() != topology::RoutingPolicy::adaptive)
+      shape_[i] = &cached_shape(t, i);
+  }
+
+  // The hot path touches small arrays, not whole tasks: compute times,
+  // paths and shapes were worked out up front.
   void start(std::size_t i) {
     const auto dev = devices_[i];
     switch (kind_[i]) {
@@ -152,8 +166,7 @@ class Run final : public FlowClient, public EventHandler {
           engine_.schedule(engine_.after(fixed_time_[i]), this, task_event(i));
           break;
         }
-        const FixedPath& p = send_path(dev[0], dev[1]);
-        net_.start(p.links, p.latency, plan_.tasks[i].size, {this, tag(kTaskFlow, i, 0)});
+        net_.start(path_[i]->links, path_[i]->latency, size_[i], {this, tag(kTaskFlow, i, 0)});
         break;
       }
       case TaskKind::broadcast: start_broadcast(i); break;
@@ -162,14 +175,13 @@ class Run final : public FlowClient, public EventHandler {
   }
 
   void start_collective(std::size_t i) {
-    const Task& t = plan_.tasks[i];
     const bool adaptive = router_.policy() == topology::RoutingPolicy::adaptive;
     // Pipelines repeat the same collective on the same group thousands of
     // times: its ring order, selection and flows are worked out once.
     // Adaptive routing picks paths by the load of the moment, so it does not.
     CollectiveShape fresh;
-    if (adaptive) fresh = shape_of(t, i);
-    const CollectiveShape& shape = adaptive ? fresh : cached_shape(t, i);
+    if (adaptive) fresh = shape_of(plan_.tasks[i], i);
+    const CollectiveShape& shape = adaptive ? fresh : *shape_[i];
     result_.collectives[i] = shape.choice;
     if (shape.flows.empty()) {
       engine_.schedule(engine_.after(shape.latency), this, task_event(i));
@@ -247,8 +259,7 @@ class Run final : public FlowClient, public EventHandler {
     const Task& t = plan_.tasks[i];
     const auto d = devices_[i];
     if (opts_.fluid_broadcast) {
-      const FixedPath& chain = fluid_chain(t, i);
-      net_.start(chain.links, chain.latency, t.size, {this, tag(kTaskFlow, i, 0)});
+      net_.start(path_[i]->links, path_[i]->latency, size_[i], {this, tag(kTaskFlow, i, 0)});
       return;
     }
     auto c = std::make_shared<Chain>();
@@ -377,6 +388,12 @@ class Run final : public FlowClient, public EventHandler {
   std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes_;
   std::unordered_map<std::vector<std::int64_t>, FixedPath, KeyHash> fluid_;  // by (piece, chain)
   std::unordered_map<std::uint64_t, FixedPath> sends_;                       // by (src << 32 | dst)
+  // Per task, from prepare(): its size, and the path or shape it starts
+  // (pointers into the maps above, whose nodes never move).
+  std::vector<Bytes> size_ = std::vector<Bytes>(plan_.tasks.size());
+  std::vector<const FixedPath*> path_ = std::vector<const FixedPath*>(plan_.tasks.size(), nullptr);
+  std::vector<const CollectiveShape*> shape_ =
+      std::vector<const CollectiveShape*>(plan_.tasks.size(), nullptr);
   std::vector<std::int64_t> key_;  // scratch: a key into shapes_ or fluid_
   std::vector<std::uint32_t> flows_left_ =
       std::vector<std::uint32_t>(plan_.tasks.size(), 0);  // per collective
