@@ -5,6 +5,7 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -179,7 +180,7 @@ class PipelineBuilder {
     const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
     std::string& prefix = prefix_;  // formatted into the same storage pass after pass
     prefix.clear();
-    fmt::format_to(std::back_inserter(prefix), "{}{}/s{}/r{}", pass_name, op.microbatch, s, d);
+    fmt::format_to(std::back_inserter(prefix), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
     const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
                                     cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
     // The tensor ranks run the same kernels in lockstep: one task on all of them.
@@ -221,7 +222,7 @@ class PipelineBuilder {
       const int to = backward ? tr.src_stage : tr.dst_stage;
       if (const Template* tpl = template_for(x, backward, d)) {
         name_.clear();
-        fmt::format_to(std::back_inserter(name_), "{}/to-s{}/l{}", prefix, to, tr.layer);
+        fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}/to-s{}/l{}"), prefix, to, tr.layer);
         const auto& out = stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end);
         const std::size_t key = pass_key(backward, to, op.microbatch, d);
         for (std::size_t k : out) incoming_.append(key, k);
