@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -35,6 +36,11 @@ int run_quietly(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int run_plot_script(const std::string& script, const std::string& csv, const std::string& out_dir) {
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  return run_quietly({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir});
 }
 
 void require_verifiable(const plan::Tensor& t) {

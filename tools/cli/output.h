@@ -20,6 +20,12 @@ namespace meshsim::cli {
 /// output discarded, and returns its exit status (-1 when it could not start
 /// or died of a signal). No shell sees the arguments, so any path is safe.
 [[nodiscard]] int run_quietly(const std::vector<std::string>& argv);
+/// Runs the plotting script tools/<script> on `csv`, writing its charts to
+/// `out_dir`, with Debian's /usr/bin/python3 (python3-matplotlib belongs
+/// to it; a pyenv or venv python3 earlier on PATH would not see it), else
+/// the python3 on PATH. Its exit status as run_quietly's.
+[[nodiscard]] int run_plot_script(const std::string& script, const std::string& csv,
+                                  const std::string& out_dir);
 
 /// UsageError when `--verify` would hold more of `t` on the host than the
 /// commands allow (64M elements).

@@ -69,9 +69,7 @@ void run_redistribution_study(const std::string& file, const std::string& out, b
   else
     print_summary(s, summary);
   if (!out.empty() && !no_plots) {
-    const std::string script = std::string(MESHSIM_SOURCE_DIR) + "/tools/plot_redistribution.py";
-    const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-    const bool plotted = run_quietly({python, script, out + "/results.csv", out}) == 0;
+    const bool plotted = run_plot_script("plot_redistribution.py", out + "/results.csv", out) == 0;
     if (!json)
       fmt::print("\nresults: {}/results.csv, results.json{}\n", out,
                  plotted ? ", speedup.png" : " (plot skipped: python3-matplotlib missing?)");

@@ -182,10 +182,8 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
 }
 
 std::string draw_plots(const std::string& dir) {
-  const std::string script = std::string(MESHSIM_SOURCE_DIR) + "/tools/plot_search.py";
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   const bool ok =
-      run_quietly({python, script, (std::filesystem::path(dir) / "results.csv").string(), dir}) == 0;
+      run_plot_script("plot_search.py", (std::filesystem::path(dir) / "results.csv").string(), dir) == 0;
   return ok ? ", pareto.png, heatmap.png"
             : " (plots skipped: python3-matplotlib missing, or nothing simulated)";
 }

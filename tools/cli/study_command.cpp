@@ -94,14 +94,20 @@ std::string fidelity_value(const planner::FidelityResult& r, double v) {
 
 void run_fidelity_report(StudyArgs& a) {
   const planner::Fidelity f = planner::load_fidelity(a.file);
+  if (!a.out.empty()) std::filesystem::create_directories(a.out);  // before the runs, not after
   const auto rows = planner::run_fidelity(f, [&](const std::string& step) {
     if (!a.json) fmt::print(stderr, "{}: {}\n", f.name, step);
   });
   const Json doc = planner::fidelity_json(f, rows);
+  std::string plotted;
   if (!a.out.empty()) {
-    std::filesystem::create_directories(a.out);
-    write_text_file((std::filesystem::path(a.out) / "results.csv").string(), planner::fidelity_csv(rows));
+    const std::string csv = (std::filesystem::path(a.out) / "results.csv").string();
+    write_text_file(csv, planner::fidelity_csv(rows));
     write_text_file((std::filesystem::path(a.out) / "results.json").string(), dump_json(doc));
+    if (!a.no_plots)
+      plotted = run_plot_script("plot_fidelity.py", csv, a.out) == 0
+                    ? ", fidelity.png"
+                    : " (plot skipped: python3-matplotlib missing?)";
   }
   const auto outside = doc["outside_bound"].get<std::size_t>();
   if (a.json) {
@@ -130,6 +136,7 @@ void run_fidelity_report(StudyArgs& a) {
         "outside their bound\n",
         rows.size(), rows.size() - doc["outside_target"].get<std::size_t>(),
         doc["outside_target"].get<std::size_t>() - outside, outside);
+    if (!a.out.empty()) fmt::print("results: {}/results.csv, results.json{}\n", a.out, plotted);
   }
   if (outside > 0)
     throw UsageError(
@@ -294,11 +301,7 @@ void run_study(StudyArgs& a) {
   if (!a.out.empty()) {
     std::string plotted;
     if (!a.no_plots) {
-      const std::string script = std::string(MESHSIM_SOURCE_DIR) + "/tools/plot_study.py";
-      // Debian's python3-matplotlib belongs to /usr/bin/python3, which a
-      // pyenv or venv python3 earlier on PATH would not see.
-      const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-      plotted = run_quietly({python, script, a.out + "/results.csv", a.out}) == 0
+      plotted = run_plot_script("plot_study.py", a.out + "/results.csv", a.out) == 0
                     ? " and bar charts (PNG)"
                     : " (plots skipped: python3-matplotlib missing?)";
     }
