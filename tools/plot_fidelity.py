@@ -14,7 +14,6 @@ outside the bound. Rows that only check an order are left out. Errors beyond
 Needs Debian's python3-matplotlib.
 """
 import csv
-import math
 import os
 import sys
 
@@ -22,17 +21,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from plot_cells import number  # noqa: E402  (beside this script)
 
 LIMIT = 300.0  # % drawn on the axis
 COLOURS = {"within target": "tab:green", "known gap": "tab:orange", "OUTSIDE BOUND": "tab:red"}
-
-
-def number(text):
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def band(row, low, high):

@@ -29,19 +29,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from plot_cells import number  # noqa: E402  (beside this script)
 
 GIB = float(1 << 30)
 REQUIRED = ["dp", "tp", "pp", "microbatches", "microbatch_size", "schedule", "status", "samples_per_s",
             "peak_memory_bytes"]
-
-
-def number(text):
-    """The value of a numeric cell, or None when it is empty or not a finite number."""
-    try:
-        value = float(text)
-    except (TypeError, ValueError):
-        return None
-    return value if math.isfinite(value) else None
 
 
 def label(r) -> str:
