@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -32,6 +34,13 @@ double fraction_of(const JsonCursor& c) {
   return v;
 }
 
+// The ablation's measured time for (setting, slices), if we hold it.
+std::optional<double> ablation_time(const std::string& setting, int slices) {
+  for (const auto& p : terapipe_ablation())
+    if (p.setting == setting && p.slices == slices) return p.time_s;
+  return std::nullopt;
+}
+
 void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
   t.allow_only({"topology", "compute_efficiency", "models", "rows"});
   f.terapipe_topology = resolve_beside(file, t["topology"].as_string());
@@ -44,7 +53,7 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
   const JsonCursor rows = t["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const JsonCursor r = rows.at(i);
-    r.allow_only({"setting", "figure", "target", "bound"});
+    r.allow_only({"setting", "figure", "slices", "target", "bound"});
     FidelityTeraPipeRow row;
     row.setting = r["setting"].as_string();
     if (!find_terapipe_paper_setting(row.setting)) {
@@ -54,8 +63,16 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
       r["setting"].fail(fmt::format("no published times for setting \"{}\" (known: {})", row.setting, known));
     }
     row.figure = r["figure"].as_string();
-    if (row.figure != "without" && row.figure != "with" && row.figure != "speedup")
-      r["figure"].fail("a TeraPipe figure is without, with or speedup");
+    if (row.figure != "without" && row.figure != "with" && row.figure != "speedup" && row.figure != "slices")
+      r["figure"].fail("a TeraPipe figure is without, with, speedup or slices");
+    if (row.figure == "slices") {
+      row.slices = static_cast<int>(r["slices"].as_int_in(1, 1 << 20));
+      if (!ablation_time(row.setting, row.slices))
+        r["slices"].fail(
+            fmt::format("no published time for setting {} with {} slices", row.setting, row.slices));
+    } else if (r.find("slices")) {
+      r["slices"].fail("\"slices\" belongs to the figure \"slices\"");
+    }
     row.target = fraction_of(r["target"]);
     row.bound = row.target;
     if (auto b = r.find("bound")) row.bound = fraction_of(*b);
@@ -123,17 +140,23 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
                   std::vector<FidelityResult>& out) {
   if (f.terapipe_rows.empty()) return;
   const topology::Topology topo = topology::load_topology_file(f.terapipe_topology);
-  std::map<std::string, TeraPipeOutcome> done;
+  std::map<std::pair<std::string, int>, TeraPipeOutcome> done;  // by (setting, uniform slices)
   for (const auto& row : f.terapipe_rows) {
     const TeraPipePaperSetting& s = *find_terapipe_paper_setting(row.setting);
-    if (!done.contains(row.setting)) {
-      if (progress) progress(fmt::format("TeraPipe setting {} ({})", s.id, s.model));
+    const std::pair<std::string, int> key{row.setting, row.slices};
+    if (!done.contains(key)) {
+      if (progress)
+        progress(row.slices > 0
+                     ? fmt::format("TeraPipe setting {} ({}), {} slices", s.id, s.model, row.slices)
+                     : fmt::format("TeraPipe setting {} ({})", s.id, s.model));
       const Model model = load_model_file(f.terapipe_models + "/" + std::string(s.model) + ".json");
       sim::SimOptions opts;
       sim::apply_compute_efficiency(topo, opts.device_models, f.terapipe_efficiency, model.dtype);
-      done.emplace(row.setting, evaluate_terapipe(model, topo, opts, paper_shape(s)));
+      TeraPipeShape shape = paper_shape(s);
+      shape.uniform_slices = row.slices;
+      done.emplace(key, evaluate_terapipe(model, topo, opts, shape));
     }
-    const TeraPipeOutcome& o = done.at(row.setting);
+    const TeraPipeOutcome& o = done.at(key);
     const double without = o.iteration(o.none);
     const double with = o.iteration(o.dp);
     const std::string name = fmt::format("{} {}, {} GPUs: ", s.id, s.model, s.gpus);
@@ -144,9 +167,13 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
     else if (row.figure == "with")
       out.push_back(relative("TeraPipe", name + "with slicing (DP)", "s", s.with_s, with, row.target,
                              row.bound, source));
-    else
+    else if (row.figure == "speedup")
       out.push_back(relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s, without / with,
                              row.target, row.bound, source));
+    else
+      out.push_back(relative("TeraPipe", name + fmt::format("{} uniform slices, microbatch 1", row.slices),
+                             "s", *ablation_time(row.setting, row.slices), o.iteration(o.fixed), row.target,
+                             row.bound, "Li et al., TeraPipe (ICML 2021), ablation of the slice count"));
   }
 }
 

@@ -7,7 +7,8 @@
 //  "terapipe": {"topology": file (relative), "compute_efficiency": 0.5,
 //               "models": directory of model files (relative),
 //               "rows": [{"setting": "(5)", "figure": "without" | "with" | "speedup",
-//                         "target": 0.20, "bound": 0.25}, ...]},
+//                         "target": 0.20, "bound": 0.25},
+//                        {"setting": "(10)", "figure": "slices", "slices": 16, ...}, ...]},
 //  "pipeline": {"study": a meshsim.pipeline-study/1 file (relative),
 //               "ours": method,
 //               "order": [methods, fastest first],
@@ -15,7 +16,7 @@
 //  "collectives": {"study": a meshsim.collective-study/1 file (relative)}}
 //
 // Published values live where they are documented once: TeraPipe's
-// measured times in planner/terapipe_eval.h, each pipeline case's gain in
+// measured times and its slice-count ablation in planner/terapipe_eval.h, each pipeline case's gain in
 // its study (paper_gain), each collective figure in its study row. A
 // relative row's target and bound are fractions: |ours / published − 1|
 // may be at most that. A gain row's are ranges of the gain itself
@@ -45,7 +46,8 @@ enum class FigureKind { relative, range, order };
 
 struct FidelityTeraPipeRow {
   std::string setting;  // "(5)"
-  std::string figure;   // without, with, speedup
+  std::string figure;   // without, with, speedup, slices (the ablation's uniform slicing)
+  int slices = 0;       // figure "slices": slices per sequence
   double target = 0;
   double bound = 0;
 };

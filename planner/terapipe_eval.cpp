@@ -54,7 +54,14 @@ constexpr TeraPipePaperSetting kPaper[] = {
     {"(9)", "gpt3-175b", 384, 2, 1, 96, 4, 9.990, 1.481},
     {"(10)", "gpt3-175b", 384, 2, 1, 48, 8, 5.822, 1.160},
 };
+// The same paper's ablation of the slice count (175B, uniform slices,
+// microbatches of one sequence): too many slices hurts.
+constexpr TeraPipeAblationPoint kAblation[] = {{"(10)", 16, 1.547}, {"(10)", 128, 3.252}};
 }  // namespace
+
+std::span<const TeraPipeAblationPoint> terapipe_ablation() {
+  return kAblation;
+}
 
 std::span<const TeraPipePaperSetting> terapipe_paper_settings() {
   return kPaper;

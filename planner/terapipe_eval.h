@@ -53,6 +53,15 @@ struct TeraPipePaperSetting {
 [[nodiscard]] std::span<const TeraPipePaperSetting> terapipe_paper_settings();
 /// The setting of that id, or nullptr.
 [[nodiscard]] const TeraPipePaperSetting* find_terapipe_paper_setting(std::string_view id);
+/// The paper's ablation: setting `setting` with microbatches of one
+/// sequence cut into exactly `slices` equal slices, its measured time.
+struct TeraPipeAblationPoint {
+  std::string_view setting;
+  int slices;
+  double time_s;
+};
+/// The points we hold: setting (10) with 16 and 128 slices.
+[[nodiscard]] std::span<const TeraPipeAblationPoint> terapipe_ablation();
 /// The shape that setting runs (granularity 8, memory limit on).
 [[nodiscard]] TeraPipeShape paper_shape(const TeraPipePaperSetting& s);
 
