@@ -1,6 +1,7 @@
 #pragma once
-// FNV-1a, 64-bit: a fast, stable hash of bytes (the same value on every
-// machine and run), for cache keys and result fingerprints.
+// Stable hashes (the same value on every machine and run): FNV-1a, 64-bit,
+// of bytes, for result fingerprints; hash_words, of 64-bit words, for
+// in-memory tables.
 
 #include <cstdint>
 #include <span>

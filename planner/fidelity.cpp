@@ -1,6 +1,7 @@
 #include "planner/fidelity.h"
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <utility>
@@ -30,7 +31,7 @@ Band band_of(const JsonCursor& c) {
 
 double fraction_of(const JsonCursor& c) {
   const double v = c.as_number();
-  if (!(v > 0 && v < 100)) c.fail("a tolerance is a positive fraction (0.2: 20 %)");
+  if (!(v > 0 && v < 100)) c.fail("a tolerance is a fraction above 0 and below 100 (0.2: 20 %)");
   return v;
 }
 
@@ -50,6 +51,8 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
     f.terapipe_efficiency = v;
   }
   f.terapipe_models = resolve_beside(file, t["models"].as_string());
+  if (!std::filesystem::is_regular_file(f.terapipe_topology))
+    t["topology"].fail(fmt::format("no topology file {}", f.terapipe_topology));
   const JsonCursor rows = t["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const JsonCursor r = rows.at(i);
@@ -62,6 +65,10 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
         known += std::string(known.empty() ? "" : ", ") + std::string(s.id);
       r["setting"].fail(fmt::format("no published times for setting \"{}\" (known: {})", row.setting, known));
     }
+    const std::string model =
+        f.terapipe_models + "/" + std::string(find_terapipe_paper_setting(row.setting)->model) + ".json";
+    if (!std::filesystem::is_regular_file(model))
+      r["setting"].fail(fmt::format("setting {} needs the model file {}", row.setting, model));
     row.figure = r["figure"].as_string();
     if (row.figure != "without" && row.figure != "with" && row.figure != "speedup" && row.figure != "slices")
       r["figure"].fail("a TeraPipe figure is without, with, speedup or slices");
@@ -211,15 +218,15 @@ void run_pipeline(const Fidelity& f, const std::function<void(const std::string&
   if (progress) progress(fmt::format("pipeline study {}", s.name));
   topology::Topology topo = load_study_topology(s.topology);
   sim::SimOptions opts;
-  opts.fluid_broadcast = true;  // as `meshsim study` runs it
-  sim::apply_compute_efficiency(topo, opts.device_models, s.compute_efficiency, plan::DType::f16);
+  (void)prepare_study_options(s, topo, opts);  // as `meshsim study` runs it
   const std::vector<PipelineStudyRow> rows = run_pipeline_study(s, topo, opts);
   auto time_of = [&](const std::string& c, const std::string& method) {
     for (const auto& r : rows)
       if (r.case_name == c && r.method == method) return r.iteration_s;
     throw InternalError(fmt::format("no row for {} / {}", c, method));
   };
-  const std::string source = "Zhuang et al., MLSys'23, abstract (gains over Alpa's own resharding)";
+  const std::string source = fmt::format(
+      "Zhuang et al., MLSys'23, abstract (gains over {}, the study's paper_baseline)", f.baseline);
   for (const auto& row : f.gain_rows) {
     double paper = 0;
     for (const auto& c : s.cases)

@@ -10,6 +10,7 @@ LayerKernels gpt_layer_forward(const LayerShape& s) {
   const double e = static_cast<double>(plan::dtype_size(s.dtype));
   const double heads = s.sequences * s.heads / t;  // independent attention products
   LayerKernels k;
+  k.dtype = s.dtype;
   k.gemms = {{T, 3 * h / t, h, 1},
              {s.tokens, kv, h / s.heads, heads},
              {s.tokens, h / s.heads, kv, heads},
@@ -24,6 +25,7 @@ LayerKernels gpt_layer_forward(const LayerShape& s) {
 LayerKernels gpt_layer_backward(const LayerShape& s) {
   const LayerKernels f = gpt_layer_forward(s);
   LayerKernels b;
+  b.dtype = f.dtype;
   for (const auto& g : f.gemms) {
     b.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
     b.gemms.push_back({g.k, g.n, g.m, g.batch});  // weight (or value) gradient
@@ -32,11 +34,11 @@ LayerKernels gpt_layer_backward(const LayerShape& s) {
   return b;
 }
 
-double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k, plan::DType dtype) {
+double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k) {
   double s = 0;
-  for (const auto& g : k.gemms) s += d.gemm_time(g.m, g.n, g.k, dtype, g.batch).seconds();
+  for (const auto& g : k.gemms) s += d.gemm_time(g.m, g.n, g.k, k.dtype, g.batch).seconds();
   for (double bytes : k.memory_bytes)
-    s += d.kernel_time(0, Bytes(static_cast<std::int64_t>(bytes)), dtype).seconds();
+    s += d.kernel_time(0, Bytes(static_cast<std::int64_t>(bytes)), k.dtype).seconds();
   return s;
 }
 

@@ -18,8 +18,9 @@
 //   second MLP GEMM             T × h × 4h/t
 //   bias, dropout and residual  memory: 3·T·h
 // Backward: each GEMM m × n × k becomes the input gradient m × k × n and
-// the weight gradient k × n × m; each memory-bound kernel moves twice its
-// forward bytes (the gradient and the saved input in, the gradient out).
+// the weight gradient k × n × m; each memory-bound kernel is counted as
+// moving twice its forward bytes (it reads the gradient and the saved
+// input and writes the gradient: an approximation).
 // FLOPs sum to 24·T·h²/t + 4·b·l·(c + l)·h/t forward and twice that
 // backward, the counts the roofline uses; the tensor-parallel all-reduces
 // are not kernels here (the caller times them on the network).
@@ -47,12 +48,13 @@ struct LayerKernels {
   };
   std::vector<Gemm> gemms;
   std::vector<double> memory_bytes;  // one memory-bound kernel each
+  plan::DType dtype = plan::DType::f16;
 };
 
 [[nodiscard]] LayerKernels gpt_layer_forward(const LayerShape& s);
 [[nodiscard]] LayerKernels gpt_layer_backward(const LayerShape& s);
 /// Σ gemm_time over the GEMMs + Σ kernel_time of the memory-bound kernels
 /// (each with its launch), seconds.
-[[nodiscard]] double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k, plan::DType dtype);
+[[nodiscard]] double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k);
 
 }  // namespace meshsim::planner

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "planner/study.h"
+#include "sim/compute_model.h"
 
 namespace meshsim::planner {
 
@@ -105,6 +106,12 @@ PipelineStudy load_pipeline_study(const std::string& file) {
     s.cases.push_back(std::move(pc));
   }
   return s;
+}
+
+std::string prepare_study_options(const PipelineStudy& s, const topology::Topology& t,
+                                  sim::SimOptions& opts) {
+  opts.fluid_broadcast = true;
+  return sim::apply_compute_efficiency(t, opts.device_models, s.compute_efficiency, plan::DType::f16);
 }
 
 std::vector<PipelineStudyRow> run_pipeline_study(

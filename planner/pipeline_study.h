@@ -71,6 +71,11 @@ struct PipelineStudyRow {
   double gain = 0;  // throughput over the baseline method, − 1
 };
 
+/// The options a study runs with, on top of `opts` (a calibration's):
+/// fluid broadcasts, and the study's compute efficiency for fp16 work.
+/// Returns what each GPU model computes at (sim::apply_compute_efficiency).
+std::string prepare_study_options(const PipelineStudy& s, const topology::Topology& t, sim::SimOptions& opts);
+
 /// Every case with every method; `progress` (may be empty) after each case.
 [[nodiscard]] std::vector<PipelineStudyRow> run_pipeline_study(
     const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,

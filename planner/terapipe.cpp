@@ -176,6 +176,8 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   if (m.hidden <= 0 || m.sequence <= 0)
     throw UsageError(
         fmt::format("TeraPipe needs a GPT model (hidden size and sequence); {} is a layer list", m.name));
+  if (tp >= 1 && m.heads % tp != 0)
+    throw UsageError(fmt::format("{} attention heads do not split over {} tensor ranks (op)", m.heads, tp));
   int transformer = 0;
   for (const auto& l : m.layers) transformer += l.transformer ? 1 : 0;
   if (pp < 1 || tp < 1 || dp < 1 || transformer % pp != 0)
@@ -251,8 +253,8 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     s.tokens = len;
     s.context = ctx;
     const double bl = b * static_cast<double>(len);
-    const double layer = kernels_seconds(dev, gpt_layer_forward(s), s.dtype) +
-                         kernels_seconds(dev, gpt_layer_backward(s), s.dtype) +
+    const double layer = kernels_seconds(dev, gpt_layer_forward(s)) +
+                         kernels_seconds(dev, gpt_layer_backward(s)) +
                          (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };

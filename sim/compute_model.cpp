@@ -75,10 +75,10 @@ Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch)
   const double elem = static_cast<double>(plan::dtype_size(d));
   const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];
+  if (sms <= 0)
+    return duration_up(std::max(2 * m * n * k * batch / rate, memory_s) / efficiency) + launch_overhead;
   double best = std::numeric_limits<double>::infinity();
-  if (sms <= 0) best = std::max(2 * m * n * k * batch / rate, memory_s);
   for (const auto& [tm, tn] : kTiles) {
-    if (sms <= 0) break;
     const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
     const double waves = std::ceil(tiles / sms);
     best = std::min(best, std::max(waves * 2 * tm * tn * k / (rate / sms), memory_s));

@@ -25,10 +25,11 @@
 // (tiles = ⌈m/tm⌉·⌈n/tn⌉·batch). The tile shapes are the tensor-core
 // ones of cuBLASLt's tile list (cublasLtMatmulTile_t: 64×64 to 256×128);
 // the mechanism is NVIDIA's "Matrix Multiplication Background" guide
-// (dimension quantization effects). A large GEMM is timed as
-// kernel_time times it, within its last wave; a GEMM of a few dozen
-// rows fills only part of the SMs. The library's other tricks (split-K
-// for tall-and-thin products, stream-K) are not modelled.
+// (dimension quantization effects). A large GEMM takes kernel_time's
+// time plus at most one partial wave; a GEMM of a few dozen rows fills
+// only part of the SMs. The same tile shapes serve every dtype. The
+// library's other tricks (split-K for tall-and-thin products, stream-K)
+// are not modelled.
 
 #include <array>
 #include <cstdint>

@@ -35,7 +35,7 @@ TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-
   d.compute_efficiency.fill(1.0);
   auto seconds = [&](double tokens) {
     const LayerShape s{2048, 16, 1, tokens, 0, 1, plan::DType::f16};
-    return kernels_seconds(d, gpt_layer_forward(s), plan::DType::f16);
+    return kernels_seconds(d, gpt_layer_forward(s));
   };
   const double flops_at_peak = 24 * 64 * 2048.0 * 2048 / 125e12;
   CHECK(seconds(64) > 3 * flops_at_peak);

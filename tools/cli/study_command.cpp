@@ -93,6 +93,10 @@ std::string fidelity_value(const planner::FidelityResult& r, double v) {
 }
 
 void run_fidelity_report(StudyArgs& a) {
+  if (!a.calibration.file.empty())
+    throw UsageError(
+        "a fidelity report compares meshsim's built-in models with published figures of other machines: "
+        "--calibration does not apply");
   const planner::Fidelity f = planner::load_fidelity(a.file);
   if (!a.out.empty()) std::filesystem::create_directories(a.out);  // before the runs, not after
   const auto rows = planner::run_fidelity(f, [&](const std::string& step) {
@@ -149,9 +153,7 @@ void run_pipeline_study(StudyArgs& a) {
   topology::Topology topo = planner::load_study_topology(s.topology);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
-  opts.fluid_broadcast = true;
-  const std::string compute =
-      sim::apply_compute_efficiency(topo, opts.device_models, s.compute_efficiency, plan::DType::f16);
+  const std::string compute = planner::prepare_study_options(s, topo, opts);
   const bool tty = !a.json;
   const auto rows = planner::run_pipeline_study(s, topo, opts, [&](std::size_t done, std::size_t total) {
     if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);

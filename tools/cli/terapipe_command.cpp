@@ -72,11 +72,10 @@ void run_paper(TeraPipeArgs& a) {
     const planner::Model model = load_model_arg(std::string(s.model));
     compute = sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
     if (!a.json) fmt::print(stderr, "\rsetting {} ({})...   ", s.id, s.model);
-    Shape sh = a.shape;
-    sh.pp = s.pp;
-    sh.op = s.op;
-    sh.dp = s.dp;
-    sh.batch = s.batch;
+    Shape sh = planner::paper_shape(s);  // with the user's granularity, ablation and memory limit
+    sh.granularity = a.shape.granularity;
+    sh.uniform_slices = a.shape.uniform_slices;
+    sh.memory_limit = a.shape.memory_limit;
     const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({std::string(s.id), std::string(s.model), std::to_string(s.gpus), std::to_string(s.batch),
