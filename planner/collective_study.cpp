@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "sim/executor.h"
 #include "sim/ring_order.h"
@@ -137,9 +138,9 @@ std::string collective_study_csv(const CollectiveStudy& s,
   for (std::size_t i = 0; i < s.rows.size(); ++i) {
     const CollectiveStudyRow& row = s.rows[i];
     const CollectiveStudyResult& r = results[i];
-    csv += fmt::format("\"{}\",{},{},{},{},{:.6g},{:.6g},{:.4f},{},{},\"{}\"\n", row.name,
+    csv += fmt::format("{},{},{},{},{},{:.6g},{:.6g},{:.4f},{},{},{}\n", csv_quoted(row.name),
                        plan::to_string(row.op), row.size.count(), r.chosen, published_unit(row), r.predicted,
-                       row.published, r.error, row.tolerance, r.within, row.source);
+                       row.published, r.error, row.tolerance, r.within, csv_quoted(row.source));
   }
   return csv;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/json.h"
@@ -16,15 +17,6 @@ namespace meshsim::planner::search {
 namespace {
 
 constexpr std::size_t kColumns = 18;
-
-std::string csv_quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += (c == '\n' || c == '\r') ? ' ' : c;
-  }
-  return out + "\"";
-}
 
 // Splits one CSV line; a field may be quoted ("" inside is a quote).
 std::vector<std::string> fields_of(std::string_view line) {
