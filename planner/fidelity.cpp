@@ -8,9 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
-#include "planner/collective_study.h"
-#include "planner/pipeline_study.h"
 #include "planner/study.h"
 #include "planner/terapipe_eval.h"
 #include "sim/compute_model.h"
@@ -59,14 +58,14 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
     r.allow_only({"setting", "figure", "slices", "target", "bound"});
     FidelityTeraPipeRow row;
     row.setting = r["setting"].as_string();
-    if (!find_terapipe_paper_setting(row.setting)) {
+    const TeraPipePaperSetting* setting = find_terapipe_paper_setting(row.setting);
+    if (!setting) {
       std::string known;
       for (const auto& s : terapipe_paper_settings())
         known += std::string(known.empty() ? "" : ", ") + std::string(s.id);
       r["setting"].fail(fmt::format("no published times for setting \"{}\" (known: {})", row.setting, known));
     }
-    const std::string model =
-        f.terapipe_models + "/" + std::string(find_terapipe_paper_setting(row.setting)->model) + ".json";
+    const std::string model = f.terapipe_models + "/" + std::string(setting->model) + ".json";
     if (!std::filesystem::is_regular_file(model))
       r["setting"].fail(fmt::format("setting {} needs the model file {}", row.setting, model));
     row.figure = r["figure"].as_string();
@@ -90,13 +89,13 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
 
 void load_pipeline(const std::string& file, const JsonCursor& p, Fidelity& f) {
   p.allow_only({"study", "ours", "order", "rows"});
-  f.pipeline_study = resolve_beside(file, p["study"].as_string());
-  const PipelineStudy s = load_pipeline_study(f.pipeline_study);
+  const std::string study = resolve_beside(file, p["study"].as_string());
+  const PipelineStudy& s = f.pipeline.emplace(load_pipeline_study(study));
   auto method = [&](const JsonCursor& c) {
     std::string n = c.as_string();
     for (const auto& m : s.methods)
       if (m.name == n) return n;
-    c.fail(fmt::format("\"{}\" is not a method of {}", n, f.pipeline_study));
+    c.fail(fmt::format("\"{}\" is not a method of {}", n, study));
   };
   f.ours = method(p["ours"]);
   f.baseline = s.paper_baseline;
@@ -111,8 +110,7 @@ void load_pipeline(const std::string& file, const JsonCursor& p, Fidelity& f) {
     bool found = false;
     for (const auto& c : s.cases)
       if (c.name == row.case_name) found = c.paper_gain.has_value();
-    if (!found)
-      r["case"].fail(fmt::format("no case \"{}\" with a paper_gain in {}", row.case_name, f.pipeline_study));
+    if (!found) r["case"].fail(fmt::format("no case \"{}\" with a paper_gain in {}", row.case_name, study));
     row.target = band_of(r["target"]);
     row.bound = row.target;
     if (auto b = r.find("bound")) row.bound = band_of(*b);
@@ -203,8 +201,7 @@ Fidelity load_fidelity(const std::string& file) {
   if (auto p = root.find("pipeline")) load_pipeline(file, *p, f);
   if (auto c = root.find("collectives")) {
     c->allow_only({"study"});
-    f.collective_study = resolve_beside(file, (*c)["study"].as_string());
-    (void)load_collective_study(f.collective_study);  // its mistakes now, not after the other rows
+    f.collectives = load_collective_study(resolve_beside(file, (*c)["study"].as_string()));
   }
   return f;
 }
@@ -213,8 +210,8 @@ namespace {
 
 void run_pipeline(const Fidelity& f, const std::function<void(const std::string&)>& progress,
                   std::vector<FidelityResult>& out) {
-  if (f.pipeline_study.empty()) return;
-  const PipelineStudy s = load_pipeline_study(f.pipeline_study);
+  if (!f.pipeline) return;
+  const PipelineStudy& s = *f.pipeline;
   if (progress) progress(fmt::format("pipeline study {}", s.name));
   topology::Topology topo = load_study_topology(s.topology);
   sim::SimOptions opts;
@@ -265,8 +262,8 @@ void run_pipeline(const Fidelity& f, const std::function<void(const std::string&
 
 void run_collectives(const Fidelity& f, const std::function<void(const std::string&)>& progress,
                      std::vector<FidelityResult>& out) {
-  if (f.collective_study.empty()) return;
-  const CollectiveStudy s = load_collective_study(f.collective_study);
+  if (!f.collectives) return;
+  const CollectiveStudy& s = *f.collectives;
   if (progress) progress(fmt::format("collective study {}", s.name));
   for (const auto& row : s.rows) {
     const CollectiveStudyResult c = run_collective_row(row);
@@ -322,19 +319,14 @@ Json fidelity_json(const Fidelity& f, const std::vector<FidelityResult>& rows) {
 }
 
 std::string fidelity_csv(const std::vector<FidelityResult>& rows) {
-  auto quoted = [](const std::string& s) {
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   std::string csv =
       "group,name,unit,published,ours,error,target_low,target_high,bound_low,bound_high,verdict,source\n";
   for (const auto& r : rows)
     csv +=
-        fmt::format("{},{},{},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", quoted(r.group),
-                    quoted(r.name), r.unit, r.published, r.ours,
+        fmt::format("{},{},{},{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{},{}\n", csv_quoted(r.group),
+                    csv_quoted(r.name), r.unit, r.published, r.ours,
                     r.kind == FigureKind::order ? std::string() : fmt::format("{:.4f}", r.error), r.target.lo,
-                    r.target.hi, r.bound.lo, r.bound.hi, to_string(r.verdict), quoted(r.source));
+                    r.target.hi, r.bound.lo, r.bound.hi, to_string(r.verdict), csv_quoted(r.source));
   return csv;
 }
 

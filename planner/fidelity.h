@@ -32,6 +32,8 @@
 #include <vector>
 
 #include "core/json.h"
+#include "planner/collective_study.h"
+#include "planner/pipeline_study.h"
 
 namespace meshsim::planner {
 
@@ -66,14 +68,14 @@ struct Fidelity {
   std::optional<double> terapipe_efficiency;
   std::string terapipe_models;
   std::vector<FidelityTeraPipeRow> terapipe_rows;
-  // A pipeline study's gains (empty study: none).
-  std::string pipeline_study;
+  // A pipeline study's gains (none without the study).
+  std::optional<PipelineStudy> pipeline;
   std::string ours;
   std::string baseline;  // the study's paper_baseline
   std::vector<std::string> order;
   std::vector<FidelityGainRow> gain_rows;
-  // A collective study (empty: none).
-  std::string collective_study;
+  // A collective study (none without it).
+  std::optional<CollectiveStudy> collectives;
 };
 
 [[nodiscard]] bool is_fidelity(const std::string& file);
