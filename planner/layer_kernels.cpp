@@ -22,8 +22,7 @@ LayerKernels gpt_layer_forward(const LayerShape& s) {
   return k;
 }
 
-LayerKernels gpt_layer_backward(const LayerShape& s) {
-  const LayerKernels f = gpt_layer_forward(s);
+LayerKernels gpt_layer_backward(const LayerKernels& f) {
   LayerKernels b;
   b.dtype = f.dtype;
   for (const auto& g : f.gemms) {

@@ -52,7 +52,8 @@ struct LayerKernels {
 };
 
 [[nodiscard]] LayerKernels gpt_layer_forward(const LayerShape& s);
-[[nodiscard]] LayerKernels gpt_layer_backward(const LayerShape& s);
+/// The backward kernels of a layer whose forward kernels are `forward`.
+[[nodiscard]] LayerKernels gpt_layer_backward(const LayerKernels& forward);
 /// Σ gemm_time over the GEMMs + Σ kernel_time of the memory-bound kernels
 /// (each with its launch), seconds.
 [[nodiscard]] double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k);

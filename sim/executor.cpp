@@ -312,7 +312,8 @@ class Run final : public FlowClient, public EventHandler {
     const auto d = devices_[i];
     for (std::size_t p = 0; p + 1 < d.size(); ++p) {
       const auto& r = topo_.route(d[p], d[p + 1]);
-      for (const auto& h : r.hops) c.links.push_back(h.dlink);
+      const auto links = r.links();
+      c.links.insert(c.links.end(), links.begin(), links.end());
       c.latency += r.latency;
       if (p > 0 && !r.hops.empty()) c.latency += piece / r.bottleneck;
     }
