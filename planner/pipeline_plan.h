@@ -85,6 +85,7 @@ struct ParallelConfig {
   /// microbatch; every all-reduce gets a sum payload (plan/builder.h). The
   /// simulator ignores them; they make the plan larger and slower to build.
   bool payloads = false;
+  friend auto operator<=>(const ParallelConfig&, const ParallelConfig&) = default;
 };
 
 struct VirtualStage {

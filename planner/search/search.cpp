@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/append_lists.h"
 #include "core/error.h"
 
 namespace meshsim::planner::search {
@@ -102,22 +104,49 @@ std::string_view to_string(Status s) {
   return "?";
 }
 
+ParallelConfig plan_class(ParallelConfig c) {
+  if (c.pp == 1 || (c.tp == 1 && c.reshard != Strategy::signal)) c.reshard = Strategy::send_recv;
+  return c;
+}
+
 std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model& m,
                         const topology::Topology& t, const Options& o,
                         const std::function<void(std::size_t, std::size_t)>& progress) {
+  // Each plan class is evaluated by its first configuration; the others
+  // (its followers, in order) take a copy of that result.
+  std::vector<std::size_t> leaders;
+  AppendLists followers(configs.size());
+  {
+    std::map<ParallelConfig, std::size_t> first;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto [at, fresh] = first.try_emplace(o.share_equal_plans ? plan_class(configs[i]) : configs[i], i);
+      if (fresh)
+        leaders.push_back(i);
+      else
+        followers.append(at->second, i);
+    }
+  }
   std::vector<Result> results(configs.size());
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::mutex report_lock;
   auto work = [&](bool report) {
     PipelineIteration it;
-    for (std::size_t i = next++; i < configs.size(); i = next++) {
+    std::vector<std::size_t> same;
+    for (std::size_t n = next++; n < leaders.size(); n = next++) {
+      const std::size_t i = leaders[n];
       results[i] = evaluate(configs[i], m, t, o, it);
+      same.assign(1, i);
+      followers.read(i, same);
+      for (std::size_t k = 1; k < same.size(); ++k) {
+        results[same[k]] = results[i];
+        results[same[k]].config = configs[same[k]];
+      }
       if (o.on_result) {
         const std::lock_guard<std::mutex> hold(report_lock);
-        o.on_result(i, results[i]);
+        for (std::size_t k : same) o.on_result(k, results[k]);
       }
-      const std::size_t d = ++done;
+      const std::size_t d = done += same.size();
       if (report && progress) progress(d, configs.size());
     }
   };

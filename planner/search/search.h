@@ -19,6 +19,12 @@
 // DeviceMemory::total, exceeds its memory) or "invalid" (build_pipeline
 // refuses it; the reason is kept). Results come in enumeration order
 // whatever the thread count, so a search's CSV is the same byte for byte.
+//
+// Configurations that build the same plan share one evaluation
+// (plan_class): without stage transfers (pp = 1) the stage-transfer
+// strategy names nothing that moves, and with one GPU per stage (tp = 1)
+// every strategy that moves the tensor moves it as one send, so the
+// strategies of such a configuration differ in name only.
 
 #include <functional>
 #include <string>
@@ -67,12 +73,20 @@ struct Result {
 
 struct Options {
   int threads = 1;
+  /// Evaluate a configuration once per plan_class (false: every one, for
+  /// tests that check the sharing changes nothing).
+  bool share_equal_plans = true;
   /// Called once per finished configuration with its index into `configs`,
   /// from one thread at a time (under a lock), in completion order.
   std::function<void(std::size_t, const Result&)> on_result;
   std::vector<sim::DeviceModel> device_models;  // compute models (see apply_compute_efficiency)
   double memory_capacity = 0;                   // bytes per GPU; 0: no filter
 };
+
+/// The configuration with the same plan that stands for c: c with the
+/// first strategy among those that build it (send-recv when the strategy
+/// is immaterial, see above).
+[[nodiscard]] ParallelConfig plan_class(ParallelConfig c);
 
 /// Every configuration, in order; `progress` (may be empty) is called from
 /// the calling thread with (done, total) as results come in.

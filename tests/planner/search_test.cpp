@@ -4,9 +4,11 @@
 #include "planner/search/search.h"
 
 #include <algorithm>
+#include <set>
 
 #include <catch2/catch.hpp>
 
+#include "plan/plan_json.h"
 #include "planner/pipeline_layout.h"
 #include "planner/search/results.h"
 #include "planner/search/space_file.h"
@@ -113,6 +115,66 @@ TEST_CASE(
   REQUIRE(!order.empty());
   for (std::size_t k = 1; k < order.size(); ++k)
     CHECK(one[order[k - 1]].metrics.iteration_s <= one[order[k]].metrics.iteration_s);
+}
+
+TEST_CASE("search: configurations that build the same plan share one evaluation, and sharing changes nothing",
+          "[search]") {
+  // 2 x p3.8xlarge (8 GPUs), 24 layers. With one GPU per stage (tp 1), or
+  // no second stage (pp 1), every strategy that moves the tensor builds the
+  // same plan, byte for byte; with tp 2 across 2 stages broadcast and
+  // send-recv build different ones, and stay apart.
+  const auto t = cluster("p3.8xlarge", 2);
+  const Model m = gpt_model("m", 24, 1024, 16, 512, 1000);
+  auto plan_of = [&](ParallelConfig c, Strategy r) {
+    c.reshard = r;
+    return plan::plan_to_json(build_pipeline(m, t, c).plan).dump();
+  };
+  ParallelConfig one_gpu_stages;  // dp 2, tp 1, pp 4
+  one_gpu_stages.dp = 2;
+  one_gpu_stages.pp = 4;
+  one_gpu_stages.microbatches = 4;
+  ParallelConfig one_stage;  // dp 2, tp 4, pp 1
+  one_stage.dp = 2;
+  one_stage.tp = 4;
+  ParallelConfig wide = one_stage;  // dp 1, tp 4, pp 2
+  wide.dp = 1;
+  wide.pp = 2;
+  for (Strategy r : kMovingStrategies) {
+    INFO(to_string(r));
+    CHECK(plan_of(one_gpu_stages, r) == plan_of(one_gpu_stages, Strategy::send_recv));
+    CHECK(plan_of(one_stage, r) == plan_of(one_stage, Strategy::send_recv));
+    one_gpu_stages.reshard = one_stage.reshard = r;
+    CHECK(plan_class(one_gpu_stages).reshard == Strategy::send_recv);
+    CHECK(plan_class(one_stage).reshard == Strategy::send_recv);
+  }
+  CHECK(plan_of(one_stage, Strategy::signal) == plan_of(one_stage, Strategy::send_recv));
+  CHECK(plan_of(wide, Strategy::broadcast) != plan_of(wide, Strategy::send_recv));
+  wide.reshard = Strategy::broadcast;
+  CHECK(plan_class(wide).reshard == Strategy::broadcast);
+
+  // A search over the four strategies gives the same rows with sharing as
+  // without, and reports every configuration once.
+  Space s;
+  s.global_batch = 8;
+  s.microbatch_sizes = {1, 2};
+  s.reshards = {std::begin(kMovingStrategies), std::end(kMovingStrategies)};
+  const auto configs = enumerate(s, m, t);
+  Options o;
+  o.threads = 2;
+  std::vector<int> reported(configs.size(), 0);
+  o.on_result = [&](std::size_t i, const Result& r) {
+    ++reported[i];
+    CHECK(r.config == configs[i]);
+  };
+  const auto shared = run(configs, m, t, o);
+  CHECK(std::all_of(reported.begin(), reported.end(), [](int n) { return n == 1; }));
+  o.share_equal_plans = false;
+  o.on_result = {};
+  const auto apart = run(configs, m, t, o);
+  CHECK(csv(shared) == csv(apart));
+  std::set<ParallelConfig> classes;
+  for (const auto& c : configs) classes.insert(plan_class(c));
+  CHECK(classes.size() < configs.size());
 }
 
 TEST_CASE("search: with tensor parallelism across hosts allowed, the best configurations keep it inside",
