@@ -303,6 +303,9 @@ class PipelineBuilder {
     if (!backward && d == 0) it_.transfers[x].strategy = strategy;
     plan::Stamp at;
     for (const std::string& name : sub.devices) at.devices.push_back(device_(topo_.at(name)));
+    // Without payloads the stamps copy none: no regions to copy and drop per microbatch.
+    if (!cfg_.payloads)
+      for (plan::Task& task : sub.tasks) task.payload.clear();
     return &templates_.emplace(key, make_template(std::move(sub), std::move(at))).first->second;
   }
 
@@ -318,7 +321,6 @@ class PipelineBuilder {
     for (const plan::Task& src : tpl.fragment.tasks) {
       plan::Task& t = next_task(Kind::stage_transfer);
       t = src;  // into the slot's storage
-      if (!cfg_.payloads) t.payload.clear();
       t = plan::stamped(std::move(t), at);
       t.id.assign(prefix).append("/").append(src.id);
       t.stream = stream;
