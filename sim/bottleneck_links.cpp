@@ -7,12 +7,6 @@
 
 namespace meshsim::sim {
 
-namespace {
-// A link looks this far down its first flow's links, tightest first, for
-// candidates heavy enough (a bound for the lockstep flows of long rings).
-constexpr std::uint32_t kLook = 64;
-}  // namespace
-
 // Flow f enters the lists of its network links; each link's candidates
 // are chosen (its first flow: f's hops ordered by tightness once) or
 // thinned, and a link left without any joins the structure.
@@ -27,6 +21,7 @@ void BottleneckStructure::enter_links(FlowIndex f) {
   for (std::uint32_t h = 0; h < fl.links; ++h) {
     const LinkIndex l = link_at(f, h);
     Lists& L = lists_[l];
+    occupant_[l] = kListed;
     PathPool::enlist(L.flows, paths_.slot, fl.off + h, f, h);
     if (L.flows.size() > 1) {
       if (!kept(l)) thin(l, f, h);
@@ -96,6 +91,7 @@ void BottleneckStructure::leave_links(FlowIndex f) {
     Lists& L = lists_[l];
     PathPool::unlist(L.flows, paths_.slot, fl.off + h, [&](FlowIndex g) { return flows_[g].off; });
     if (!L.flows.empty()) continue;
+    occupant_[l] = kFree;
     links_[l].left_out = false;
     L.ncand = 0;
   }
@@ -106,6 +102,12 @@ void BottleneckStructure::leave_links(FlowIndex f) {
 // weights and edges from them.
 void BottleneckStructure::rebuild() {
   ++stats_.rebuilds;
+  // Flows alone are built with the others, from their lists.
+  for (FlowIndex f = 0; f < flows_.size(); ++f)
+    if (flows_[f].active && flows_[f].alone) {
+      flows_[f].alone = false;
+      enter_links(f);
+    }
   heap_.clear();
   leaves_.clear();
   MaxMinProblem p;

@@ -21,11 +21,18 @@ BottleneckStructure::BottleneckStructure(const std::vector<double>& capacity)
   }
   mark_.assign(links_.size(), 0);
   mark_weight_.assign(links_.size(), 0.0);
+  occupant_.assign(links_.size(), kFree);
 }
 
 void BottleneckStructure::keep_all_links() {
   MESHSIM_ASSERT(active_ == 0, "links are all kept from before the first flow");
   keep_all_ = true;
+  alone_ok_ = false;
+}
+
+void BottleneckStructure::no_flows_alone() {
+  MESHSIM_ASSERT(active_ == 0, "flows start alone or not from before the first flow");
+  alone_ok_ = false;
 }
 
 BottleneckStructure::FlowIndex BottleneckStructure::add(std::span<const LinkIndex> links,
@@ -54,6 +61,11 @@ BottleneckStructure::FlowIndex BottleneckStructure::add(std::span<const LinkInde
     paths_.weight[off + n] = 1.0;
     paths_.edge[off + n] = PathPool::kNoEdge;
   }
+  ++active_;
+  ++added_;
+  if (start_alone(f)) return f;
+  for (std::uint32_t h = 0; h < n; ++h)
+    if (const std::uint32_t o = occupant_[links[h]]; o < kListed) bring_in(o);
   enter_links(f);
   note_move(f, kNone);
   limit(f, first_bottleneck(f));
@@ -62,8 +74,6 @@ BottleneckStructure::FlowIndex BottleneckStructure::add(std::span<const LinkInde
     if (h != flows_[f].bneck) join_edge(f, h);
     queue(link_at(f, h));
   }
-  ++active_;
-  ++added_;
   return f;
 }
 
@@ -138,16 +148,20 @@ void BottleneckStructure::remove(FlowIndex f) {
   Flow& fl = flows_[f];
   MESHSIM_ASSERT(fl.active, "removing a flow that is not active");
   open_batch();
-  const double rate = links_[bottleneck(f)].level;
-  for (std::uint32_t h = 0; h < fl.len; ++h) {
-    if (h == fl.bneck || paths_.edge[fl.off + h] == PathPool::kNoEdge) continue;
-    leave_edge(f, h, rate);
-    queue(link_at(f, h));
+  if (fl.alone) {
+    end_alone(f);
+  } else {
+    const double rate = links_[bottleneck(f)].level;
+    for (std::uint32_t h = 0; h < fl.len; ++h) {
+      if (h == fl.bneck || paths_.edge[fl.off + h] == PathPool::kNoEdge) continue;
+      leave_edge(f, h, rate);
+      queue(link_at(f, h));
+    }
+    const LinkIndex b = bottleneck(f);
+    unlimit(f);
+    queue(b);
+    leave_links(f);
   }
-  const LinkIndex b = bottleneck(f);
-  unlimit(f);
-  queue(b);
-  leave_links(f);
   if (fl.len > fl.links) {
     const LinkIndex c = paths_.link[fl.off + fl.links];
     MESHSIM_ASSERT(links_[c].limited == 0 && lists_[c].in.empty(), "a cap link is left empty");
@@ -216,6 +230,12 @@ void BottleneckStructure::close_batch() {
 }
 
 double BottleneckStructure::load(LinkIndex l) const {
+  if (l < network_links_ && occupant_[l] < kListed) {
+    const FlowIndex f = occupant_[l];
+    std::uint32_t h = 0;
+    while (link_at(f, h) != l) ++h;
+    return weight_at(f, h) * rate(f);
+  }
   const Link& L = links_[l];
   double sum = 0;
   if (kept(l) && L.limited > 0) return L.wsum * L.level + L.fixed;

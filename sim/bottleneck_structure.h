@@ -78,6 +78,17 @@
 // (every level change reaches every link it crosses), so that load() is
 // exact on every link (for link timelines).
 //
+// Flows alone. A flow without a cap whose links carry no other flow (and
+// at most kLook of them) does not enter the lists and edges: it is limited
+// where a flow added by the rules above would be (the lowest level among
+// the links that would be kept) and touches nothing else, and each of its
+// links remembers it as its only flow. The first other flow to cross one
+// of those links brings it in (its lists and edges, exactly as an add
+// would have made them) before joining itself; a flow that ends alone
+// leaves as it came. Most flows of a pipeline plan (a tensor-parallel
+// all-reduce inside a host, a stage transfer between hosts) run alone.
+// keep_all_links() turns this off.
+//
 // Numerics (sim/numeric.h). A level within kRateTolerance of the value
 // (1) gives is kept, so no change is pushed; F_l is a running sum, summed
 // afresh from the in-edges every kRefresh repairs of l (and at every sync
@@ -113,6 +124,10 @@ class BottleneckStructure {
   static constexpr int kCandidates = 6;
   static constexpr std::uint32_t kRefresh = 256;
   static constexpr std::uint64_t kMaxRepairs = 64;
+  /// A link looks this far down its first flow's links, tightest first,
+  /// for candidates to be left out behind (a bound for the lockstep flows
+  /// of long rings); a flow alone has at most this many links.
+  static constexpr std::uint32_t kLook = 64;
 
   /// Links with these capacities (bytes per second, each > 0).
   explicit BottleneckStructure(const std::vector<double>& capacity);
@@ -120,6 +135,9 @@ class BottleneckStructure {
   /// Keeps every link in the structure, so that load() is exact on all
   /// of them. Call before the first add().
   void keep_all_links();
+  /// Every flow enters the lists and edges, alone or not (for tests that
+  /// compare). Call before the first add().
+  void no_flows_alone();
 
   /// Adds a flow over `links` (distinct), weighted by `weights` (empty:
   /// all 1), capped at `cap` (0: none).
@@ -184,6 +202,8 @@ class BottleneckStructure {
     std::uint64_t trips = 0;     // alarms: a level rose past what its passive out-edges allow
     std::uint64_t rebuilds = 0;  // batches solved afresh
     std::uint64_t level_changes = 0;
+    std::uint64_t alone = 0;    // flows that started alone on their links
+    std::uint64_t brought = 0;  // of those, brought in by a flow that joined them
   };
   [[nodiscard]] const Stats& stats() const { return stats_; }
 
@@ -246,6 +266,7 @@ class BottleneckStructure {
     std::uint64_t noted = 0;  // == batch_: in noted_moves_ at move_slot
     std::uint32_t move_slot = 0;
     bool active = false;
+    bool alone = false;  // outside the lists and edges (see "Flows alone")
   };
 
   // bottleneck_structure.cpp: flows in and out, bookkeeping.
@@ -295,6 +316,12 @@ class BottleneckStructure {
   void trip(LinkIndex l);
   void move_out(EdgeIndex e, bool passive, double base);
 
+  // bottleneck_alone.cpp: flows alone on their links.
+  bool start_alone(FlowIndex f);
+  [[nodiscard]] std::uint32_t alone_bottleneck(FlowIndex f) const;
+  void bring_in(FlowIndex f);
+  void end_alone(FlowIndex f);
+
   // bottleneck_links.cpp: links left out, and building afresh.
   void enter_links(FlowIndex f);
   void leave_links(FlowIndex f);
@@ -306,6 +333,12 @@ class BottleneckStructure {
 
   std::size_t network_links_ = 0;
   bool keep_all_ = false;
+  bool alone_ok_ = true;
+  // Per network link: kFree (no flow), kListed (flows in its list) or the
+  // one flow alone on it.
+  static constexpr std::uint32_t kFree = UINT32_MAX;
+  static constexpr std::uint32_t kListed = UINT32_MAX - 1;
+  std::vector<std::uint32_t> occupant_;
   std::vector<Link> links_;
   std::vector<Lists> lists_;
   std::vector<LinkIndex> free_cap_links_;

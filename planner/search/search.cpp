@@ -119,7 +119,8 @@ std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model&
   {
     std::map<ParallelConfig, std::size_t> first;
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      const auto [at, fresh] = first.try_emplace(o.share_equal_plans ? plan_class(configs[i]) : configs[i], i);
+      const auto [at, fresh] =
+          first.try_emplace(o.share_equal_plans ? plan_class(configs[i]) : configs[i], i);
       if (fresh)
         leaders.push_back(i);
       else

@@ -173,6 +173,57 @@ TEST_CASE("a link that limits nobody looks again when a level rises past its all
   CHECK(disagreements(s) == 0);
 }
 
+TEST_CASE("a flow alone on its links stays out of the lists until another flow joins one of them",
+          "[bottleneck]") {
+  // L0 = 10, L1 = 4, L2 = 10. a over L0, L1 and b over L2 start alone: a
+  // at 4 (limited by L1), b at 10. c over L1, L2 brings both in: a and c
+  // share L1 at 2 each, b takes the 8 c leaves on L2. Without c, a and b
+  // are back at 4 and 10, as without the shortcut.
+  for (const bool shortcut : {true, false}) {
+    INFO("flows alone: " << shortcut);
+    BottleneckStructure s({10.0, 4.0, 10.0});
+    if (!shortcut) s.no_flows_alone();
+    const Index a = add(s, {0, 1});
+    const Index b = add(s, {2});
+    s.solve();
+    CHECK(s.stats().alone == (shortcut ? 2 : 0));
+    CHECK(s.bottleneck(a) == 1);
+    CHECK(close(s.rate(a), 4.0));
+    CHECK(close(s.rate(b), 10.0));
+    CHECK(close(s.load(0), 4.0));
+    const Index c = add(s, {1, 2});
+    s.solve();
+    CHECK(s.stats().brought == (shortcut ? 2 : 0));
+    CHECK(close(s.rate(a), 2.0));
+    CHECK(close(s.rate(c), 2.0));
+    CHECK(close(s.rate(b), 8.0));
+    CHECK(close(s.load(2), 10.0));
+    CHECK(disagreements(s) == 0);
+    s.remove(c);
+    s.solve();
+    CHECK(close(s.rate(a), 4.0));
+    CHECK(close(s.rate(b), 10.0));
+    CHECK(disagreements(s) == 0);
+  }
+  // Alone, a flow is limited where it would be in the lists: over L1, L0
+  // of equal capacity 10, L1 would be left out behind L0 (the lower
+  // index), so L0 limits it. Weighted 2 on L0 = 10 and 1 on L1 = 8, L0's
+  // level 10 / 2 = 5 is the lower one: it runs at 5, and L0 carries 10.
+  BottleneckStructure tie({10.0, 10.0});
+  const Index t = add(tie, {1, 0});
+  tie.solve();
+  CHECK(tie.bottleneck(t) == 0);
+  CHECK(close(tie.rate(t), 10.0));
+  BottleneckStructure weighted({10.0, 8.0});
+  const Index w = add(weighted, {0, 1}, {2.0, 1.0});
+  weighted.solve();
+  CHECK(weighted.bottleneck(w) == 0);
+  CHECK(close(weighted.rate(w), 5.0));
+  CHECK(close(weighted.load(0), 10.0));
+  CHECK(close(weighted.load(1), 5.0));
+  CHECK(disagreements(weighted) == 0);
+}
+
 TEST_CASE("random batches of flows: rates after every solve equal a from-scratch filling", "[bottleneck]") {
   // 300 random networks of 3-30 links, capacities drawn from a few values
   // (ties are common, and chains of equal links are left out), each taken
@@ -225,6 +276,8 @@ TEST_CASE("random batches of flows: rates after every solve equal a from-scratch
     total.joins += st.joins;
     total.trips += st.trips;
     total.rebuilds += st.rebuilds;
+    total.alone += st.alone;
+    total.brought += st.brought;
   }
   CHECK(solves >= 10'000);
   CHECK(bad == 0);
@@ -234,4 +287,6 @@ TEST_CASE("random batches of flows: rates after every solve equal a from-scratch
   CHECK(total.joins > 0);
   CHECK(total.trips > 0);
   CHECK(total.rebuilds > 0);
+  CHECK(total.alone > 0);
+  CHECK(total.brought > 0);
 }
