@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <tuple>
+#include <optional>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -90,7 +90,8 @@ class PipelineBuilder {
         device_(topo, it.plan),
         stages_(cfg.pp * cfg.virtual_stages),
         incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
-        last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)) {
+        last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
+        templates_(2 * it.transfers.size() * at(cfg.dp)) {
     for (int p = 0; p < cfg.pp; ++p)
       for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
         if (ops[at(p)][k].pass != Pass::forward) last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
@@ -281,8 +282,8 @@ class PipelineBuilder {
     const int src_dev = (backward ? tr.dst_stage : tr.src_stage) % cfg_.pp;
     const int dst_dev = (backward ? tr.src_stage : tr.dst_stage) % cfg_.pp;
     if (src_dev == dst_dev) return nullptr;  // the same GPUs (pp = 1): nothing moves
-    const auto key = std::make_tuple(x, backward, d);
-    if (auto found = templates_.find(key); found != templates_.end()) return &found->second;
+    std::optional<Template>& slot = templates_[(2 * x + (backward ? 1 : 0)) * at(cfg_.dp) + at(d)];
+    if (slot) return &*slot;
     ReshardProblem prob;
     prob.tensor = {backward ? "grad" : "act", tr.shape, model_.dtype};
     prob.src = mesh_of(src_dev, d);
@@ -306,7 +307,7 @@ class PipelineBuilder {
     // Without payloads the stamps copy none: no regions to copy and drop per microbatch.
     if (!cfg_.payloads)
       for (plan::Task& task : sub.tasks) task.payload.clear();
-    return &templates_.emplace(key, make_template(std::move(sub), std::move(at))).first->second;
+    return &slot.emplace(make_template(std::move(sub), std::move(at)));
   }
 
   // Stamps a template out under `prefix`; its roots wait for `after`. With
@@ -350,7 +351,7 @@ class PipelineBuilder {
   AppendLists incoming_;
   // The last pass of each chunk on each device releases its DP all-reduce.
   std::vector<std::vector<std::size_t>> last_of_chunk_;
-  std::map<std::tuple<std::size_t, bool, int>, Template> templates_;
+  std::vector<std::optional<Template>> templates_;  // by (transfer, backward?, replica), made once
   std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;  // per GPU, its DP all-reduces
   std::size_t used_ = 0;                                              // tasks emitted so far
 };

@@ -21,24 +21,30 @@ bool BottleneckStructure::start_alone(FlowIndex f) {
 
 // first_bottleneck() as it would be once f's links were listed: alone, a
 // link is left out exactly when a tighter link of f is crossed at least as
-// heavily (first_flow, over at most kLook links).
+// heavily (first_flow, over at most kLook links), and a link without flows
+// has F = W = 0, so its level would be C / w. Hops in order of that level
+// (ties: path order), the first kept one limits f.
 std::uint32_t BottleneckStructure::alone_bottleneck(FlowIndex f) const {
   const Flow& fl = flows_[f];
+  auto level = [&](std::uint32_t h) { return capacity_[link_at(f, h)] / weight_at(f, h); };
+  auto tighter_hop = [&](std::uint32_t a, std::uint32_t b) {
+    const LinkIndex la = link_at(f, a);
+    const LinkIndex lb = link_at(f, b);
+    const double ca = capacity_[la];
+    const double cb = capacity_[lb];
+    return ca != cb ? ca < cb : la < lb;
+  };
   std::uint32_t best = kNone;
   double lowest = kInf;
   for (std::uint32_t h = 0; h < fl.links; ++h) {
-    const LinkIndex l = link_at(f, h);
-    const double w = weight_at(f, h);
+    const double lh = level(h);
+    if (best != kNone && !(lh < lowest)) continue;  // (only a new lowest needs to be kept)
     bool left_out = false;
     for (std::uint32_t k = 0; k < fl.links && !left_out; ++k)
-      left_out = k != h && tighter(link_at(f, k), l) && weight_at(f, k) >= w;
+      left_out = k != h && tighter_hop(k, h) && weight_at(f, k) >= weight_at(f, h);
     if (left_out) continue;
-    const Link& L = links_[l];
-    const double level = (L.capacity - L.fixed) / (L.wsum + w);
-    if (best == kNone || level < lowest) {
-      best = h;
-      lowest = level;
-    }
+    best = h;
+    lowest = lh;
   }
   MESHSIM_ASSERT(best != kNone, "a flow crosses a kept link");
   return best;

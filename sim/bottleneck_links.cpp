@@ -35,12 +35,6 @@ void BottleneckStructure::enter_links(FlowIndex f) {
   }
 }
 
-// Link a has less capacity than b, or as much and a lower index: the
-// order in which links may be left out behind others (it has no cycles).
-bool BottleneckStructure::tighter(LinkIndex a, LinkIndex b) const {
-  return links_[a].capacity != links_[b].capacity ? links_[a].capacity < links_[b].capacity : a < b;
-}
-
 // The links of f's path that could carry everything l carries: tighter
 // than l, and crossed at least as heavily; the kCandidates tightest of
 // them (f's links ordered by tightness in tightest_).
@@ -91,7 +85,11 @@ void BottleneckStructure::leave_links(FlowIndex f) {
     Lists& L = lists_[l];
     PathPool::unlist(L.flows, paths_.slot, fl.off + h, [&](FlowIndex g) { return flows_[g].off; });
     if (!L.flows.empty()) continue;
+    // A link without flows counts none: F = 0 exactly (no running sum's
+    // dust), as a flow alone takes it to be.
     occupant_[l] = kFree;
+    links_[l].fixed = 0;
+    links_[l].max_in = 0;
     links_[l].left_out = false;
     L.ncand = 0;
   }

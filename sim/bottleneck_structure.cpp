@@ -22,6 +22,7 @@ BottleneckStructure::BottleneckStructure(const std::vector<double>& capacity)
   mark_.assign(links_.size(), 0);
   mark_weight_.assign(links_.size(), 0.0);
   occupant_.assign(links_.size(), kFree);
+  capacity_ = capacity;
 }
 
 void BottleneckStructure::keep_all_links() {
