@@ -44,10 +44,9 @@ Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, S
   return s;
 }
 
-Task stamped(Task t, const Stamp& s) {
+void stamp_task(Task& t, const Stamp& s) {
   for (auto& d : t.devices) d = s.devices.at(d);
   for (auto& r : t.payload) r = stamped(std::move(r), s);
-  return t;
 }
 
 Region stamped(Region r, const Stamp& s) {

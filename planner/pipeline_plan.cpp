@@ -4,6 +4,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include <fmt/compile.h>
 #include <fmt/format.h>
@@ -37,6 +38,7 @@ std::size_t at(int i) {
 // A resharding plan for one transfer, ready to be stamped out per microbatch.
 struct Template {
   plan::Plan fragment;             // its tasks' roots wait for the producing pass when stamped
+  std::vector<std::string> ids;    // its tasks' ids (kept apart: a stamp writes its own)
   std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
   plan::Stamp stamp;               // where its devices are in the pipeline plan
 };
@@ -49,6 +51,7 @@ Template make_template(plan::Plan fragment, plan::Stamp stamp) {
     for (std::size_t d : task.deps) depended[d] = true;
   for (std::size_t i = 0; i < fragment.tasks.size(); ++i)
     if (!depended[i]) t.sinks.push_back(i);
+  for (plan::Task& task : fragment.tasks) t.ids.push_back(std::exchange(task.id, {}));
   t.fragment = std::move(fragment);
   return t;
 }
@@ -319,11 +322,11 @@ class PipelineBuilder {
     plan::Stamp named;
     if (cfg_.payloads) named = plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp);
     const plan::Stamp& at = cfg_.payloads ? named : tpl.stamp;
-    for (const plan::Task& src : tpl.fragment.tasks) {
+    for (std::size_t k = 0; k < tpl.fragment.tasks.size(); ++k) {
       plan::Task& t = next_task(Kind::stage_transfer);
-      t = src;  // into the slot's storage
-      t = plan::stamped(std::move(t), at);
-      t.id.assign(prefix).append("/").append(src.id);
+      t = tpl.fragment.tasks[k];  // into the slot's storage
+      plan::stamp_task(t, at);
+      t.id.assign(prefix).append("/").append(tpl.ids[k]);
       t.stream = stream;
       if (t.deps.empty()) {
         t.deps.assign(1, after);

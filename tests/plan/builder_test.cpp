@@ -60,7 +60,8 @@ TEST_CASE("stamping moves a fragment's indices into the plan", "[plan][builder]"
   CHECK(p.buffers[1].device == 1);  // b
   CHECK(p.buffers[2].device == 0);  // a
   CHECK(p.buffers[2].tensor == std::optional<std::size_t>(1));
-  const Task t = stamped(f.tasks[0], s);
+  Task t = f.tasks[0];
+  stamp_task(t, s);
   CHECK(t.devices == std::vector<std::size_t>{1, 0});
   REQUIRE(t.payload.size() == 1);
   CHECK(t.payload[0].tensor == 1);
