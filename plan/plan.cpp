@@ -74,6 +74,8 @@ void check_indices(const Plan& p) {
     for (const Region& r : t.payload)
       MESHSIM_ASSERT(r.tensor < p.tensors.size() && r.src_buffer < buffers && r.dst_buffer < buffers,
                      fmt::format("task \"{}\": region index out of range", t.id));
+    MESHSIM_ASSERT(!t.kernels || (t.kind == TaskKind::compute && *t.kernels < p.kernel_sets.size()),
+                   fmt::format("task \"{}\": kernel set index out of range", t.id));
   }
 }
 

@@ -92,6 +92,34 @@ enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
 /// test values stay exact in every dtype (layout.h).
 inline constexpr int kMaxParts = 63;
 
+/// The kernels of a compute task, when its planner knows them
+/// (plan/kernels.h): GEMMs, a batch of m × n × k products each, and
+/// memory-bound kernels, the bytes each reads and writes; one dtype.
+struct KernelList {
+  struct Gemm {
+    double m = 0;
+    double n = 0;
+    double k = 0;
+    double batch = 1;
+    friend bool operator==(const Gemm&, const Gemm&) = default;
+  };
+  std::vector<Gemm> gemms;
+  std::vector<Bytes> memory_bytes;  // one memory-bound kernel each
+  DType dtype = DType::f16;
+  friend bool operator==(const KernelList&, const KernelList&) = default;
+
+  /// Σ 2·m·n·k·batch over the GEMMs.
+  [[nodiscard]] double flops() const;
+  /// Σ memory_bytes (the GEMMs' operand traffic is not counted).
+  [[nodiscard]] Bytes bytes() const;
+};
+
+struct KernelSet {
+  std::string name;
+  KernelList kernels;
+  friend bool operator==(const KernelSet&, const KernelSet&) = default;
+};
+
 /// [begin, end) per dimension: a hyper-rectangle of a tensor.
 using Box = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
@@ -156,6 +184,9 @@ struct Task {
   bool listed_order = false;           // ring in the group's order as given
 
   std::vector<Region> payload;
+
+  // compute: index into Plan::kernel_sets, when its kernels are known
+  std::optional<std::size_t> kernels;
 };
 
 /// Names are resolved once: a plan names each device once in `devices`, and
@@ -168,6 +199,7 @@ struct Plan {
   std::vector<std::string> devices;  // "h0/gpu3", each once
   std::vector<Tensor> tensors;
   std::vector<Buffer> buffers;
+  std::vector<KernelSet> kernel_sets;
   std::vector<Task> tasks;
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "plan/kernels.h"
 #include "plan/schedule.h"
 
 namespace meshsim::plan {
@@ -50,6 +51,14 @@ struct Context {
   std::unordered_map<std::string, std::size_t> buffers;
   std::unordered_map<std::string, std::size_t> devices;
   Plan* plan = nullptr;
+
+  // The index of the kernel set named at `c`.
+  std::size_t kernel_set(const JsonCursor& c) const {
+    const std::string name = c.as_name();
+    for (std::size_t i = 0; i < plan->kernel_sets.size(); ++i)
+      if (plan->kernel_sets[i].name == name) return i;
+    c.fail(fmt::format("unknown kernel set \"{}\": the plan's \"kernel_sets\" name no such set", name));
+  }
 
   // The index of the device named at `c`, added to the plan's table when new.
   std::size_t device(const JsonCursor& c) {
@@ -176,20 +185,25 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
   t.kind = named(kind, kTaskKindNames);
   switch (t.kind) {
     case TaskKind::compute:
-      c.allow_only(
-          {"id", "kind", "device", "devices", "stream", "deps", "duration", "flops", "bytes", "dtype"});
+      c.allow_only({"id", "kind", "device", "devices", "stream", "deps", "duration", "flops", "bytes",
+                    "dtype", "kernels"});
       if (c.has("device") == c.has("devices"))
         c.fail("a compute task needs \"device\" (one GPU) or \"devices\" (several, in lockstep), not both");
       t.devices = c.has("device") ? std::vector<std::size_t>{ctx.device(c["device"])}
                                   : device_list(c["devices"], 1, ctx);
+      if (auto k = c.find("kernels")) t.kernels = ctx.kernel_set(*k);
       if (auto d = c.find("duration")) {
         t.duration = d->as_time();
         if (*t.duration < Time::zero()) d->fail("duration must not be negative");
-        for (const char* k : {"flops", "bytes"})
-          if (c.has(k)) c[k].fail("give either \"duration\" or \"flops\"/\"bytes\", not both");
+        for (const char* k : {"flops", "bytes", "kernels"})
+          if (c.has(k)) c[k].fail("give either \"duration\" or \"flops\"/\"bytes\"/\"kernels\", not both");
       } else {
-        if (!c.has("flops") && !c.has("bytes"))
-          c.fail("a compute task needs \"duration\", or \"flops\" and/or \"bytes\"");
+        if (!c.has("flops") && !c.has("bytes") && !t.kernels)
+          c.fail("a compute task needs \"duration\", or \"flops\" and/or \"bytes\", or \"kernels\"");
+        if (t.kernels) {  // the set's totals unless given
+          t.flops = ctx.plan->kernel_sets[*t.kernels].kernels.flops();
+          t.mem_bytes = ctx.plan->kernel_sets[*t.kernels].kernels.bytes();
+        }
         if (auto f = c.find("flops")) {
           t.flops = f->as_number();
           if (!(t.flops >= 0) || t.flops > 1e30) f->fail("flops must be between 0 and 1e30");
@@ -284,11 +298,12 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
   const JsonCursor f = root["format"];
   if (f.as_string() != kPlanFormat)
     f.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", f.as_string(), kPlanFormat));
-  root.allow_only({"format", "name", "tensors", "buffers", "tasks"});
+  root.allow_only({"format", "name", "tensors", "buffers", "kernel_sets", "tasks"});
   Plan p;
   Context ctx;
   ctx.plan = &p;
   if (auto n = root.find("name")) p.name = n->as_string();
+  if (auto ks = root.find("kernel_sets")) p.kernel_sets = kernel_sets_from_json(*ks);
   if (auto ts = root.find("tensors")) {
     for (std::size_t i = 0; i < ts->size(); ++i) {
       const JsonCursor c = ts->at(i);
@@ -406,6 +421,7 @@ Json plan_to_json(const Plan& p) {
     buffers.push_back(std::move(o));
   }
   j["buffers"] = std::move(buffers);
+  if (!p.kernel_sets.empty()) j["kernel_sets"] = kernel_sets_to_json(p.kernel_sets);
   Json tasks = Json::array();
   const auto name = [&](std::size_t d) { return p.devices[d]; };
   const auto names = [&](auto first, auto last) {
@@ -429,6 +445,7 @@ Json plan_to_json(const Plan& p) {
           o["flops"] = t.flops;
           o["bytes"] = exact_string(t.mem_bytes);
         }
+        if (t.kernels) o["kernels"] = p.kernel_sets[*t.kernels].name;
         o["dtype"] = std::string(to_string(t.dtype));
         break;
       case TaskKind::send:

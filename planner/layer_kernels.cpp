@@ -2,14 +2,20 @@
 
 namespace meshsim::planner {
 
-LayerKernels gpt_layer_forward(const LayerShape& s) {
+namespace {
+Bytes bytes(double b) {
+  return Bytes(static_cast<std::int64_t>(b));
+}
+}  // namespace
+
+plan::KernelList gpt_layer_forward(const LayerShape& s) {
   const double h = s.hidden;
   const double t = s.tp;
   const double T = s.sequences * s.tokens;
   const double kv = s.context + s.tokens;
   const double e = static_cast<double>(plan::dtype_size(s.dtype));
   const double heads = s.sequences * s.heads / t;  // independent attention products
-  LayerKernels k;
+  plan::KernelList k;
   k.dtype = s.dtype;
   k.gemms = {{T, 3 * h / t, h, 1},
              {s.tokens, kv, h / s.heads, heads},
@@ -17,28 +23,20 @@ LayerKernels gpt_layer_forward(const LayerShape& s) {
              {T, h, h / t, 1},
              {T, 4 * h / t, h, 1},
              {T, h, 4 * h / t, 1}};
-  k.memory_bytes = {2 * T * h * e, 2 * heads * s.tokens * kv * e, 3 * T * h * e,
-                    2 * T * h * e, 2 * T * 4 * h / t * e,         3 * T * h * e};
+  k.memory_bytes = {bytes(2 * T * h * e), bytes(2 * heads * s.tokens * kv * e), bytes(3 * T * h * e),
+                    bytes(2 * T * h * e), bytes(2 * T * 4 * h / t * e),         bytes(3 * T * h * e)};
   return k;
 }
 
-LayerKernels gpt_layer_backward(const LayerKernels& f) {
-  LayerKernels b;
+plan::KernelList gpt_layer_backward(const plan::KernelList& f) {
+  plan::KernelList b;
   b.dtype = f.dtype;
   for (const auto& g : f.gemms) {
     b.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
     b.gemms.push_back({g.k, g.n, g.m, g.batch});  // weight (or value) gradient
   }
-  for (double bytes : f.memory_bytes) b.memory_bytes.push_back(2 * bytes);
+  for (Bytes bytes : f.memory_bytes) b.memory_bytes.push_back(bytes * 2);
   return b;
-}
-
-double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k) {
-  double s = 0;
-  for (const auto& g : k.gemms) s += d.gemm_time(g.m, g.n, g.k, k.dtype, g.batch).seconds();
-  for (double bytes : k.memory_bytes)
-    s += d.kernel_time(0, Bytes(static_cast<std::int64_t>(bytes)), k.dtype).seconds();
-  return s;
 }
 
 }  // namespace meshsim::planner

@@ -42,20 +42,8 @@ struct LayerShape {
   plan::DType dtype = plan::DType::f16;
 };
 
-struct LayerKernels {
-  struct Gemm {
-    double m, n, k, batch;
-  };
-  std::vector<Gemm> gemms;
-  std::vector<double> memory_bytes;  // one memory-bound kernel each
-  plan::DType dtype = plan::DType::f16;
-};
-
-[[nodiscard]] LayerKernels gpt_layer_forward(const LayerShape& s);
+[[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
-[[nodiscard]] LayerKernels gpt_layer_backward(const LayerKernels& forward);
-/// Σ gemm_time over the GEMMs + Σ kernel_time of the memory-bound kernels
-/// (each with its launch), seconds.
-[[nodiscard]] double kernels_seconds(const sim::DeviceModel& d, const LayerKernels& k);
+[[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
 
 }  // namespace meshsim::planner

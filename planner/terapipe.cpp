@@ -253,8 +253,9 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     s.tokens = len;
     s.context = ctx;
     const double bl = b * static_cast<double>(len);
-    const LayerKernels forward = gpt_layer_forward(s);
-    const double layer = kernels_seconds(dev, forward) + kernels_seconds(dev, gpt_layer_backward(forward)) +
+    const plan::KernelList forward = gpt_layer_forward(s);
+    const double layer = dev.kernels_time(forward).seconds() +
+                         dev.kernels_time(gpt_layer_backward(forward)).seconds() +
                          (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };

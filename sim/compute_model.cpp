@@ -70,6 +70,13 @@ constexpr std::array<std::array<double, 2>, 6> kTiles{
     {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
 }  // namespace
 
+Time DeviceModel::kernels_time(const plan::KernelList& k) const {
+  Time t;
+  for (const auto& g : k.gemms) t += gemm_time(g.m, g.n, g.k, k.dtype, g.batch);
+  for (Bytes bytes : k.memory_bytes) t += kernel_time(0, bytes, k.dtype);
+  return t;
+}
+
 Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
   MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
   const double elem = static_cast<double>(plan::dtype_size(d));

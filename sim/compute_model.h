@@ -63,6 +63,10 @@ struct DeviceModel {
   /// `batch` independent products C[m×n] = A[m×k]·B[k×n] in one kernel,
   /// tiled as described above; InternalError for a non-positive size.
   [[nodiscard]] Time gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
+  /// A task's kernels one after another (plan/kernels.h): Σ gemm_time over
+  /// the GEMMs + Σ kernel_time of the memory-bound kernels, each with its
+  /// launch.
+  [[nodiscard]] Time kernels_time(const plan::KernelList& k) const;
 };
 
 /// V100, A100 (40 GB), A100-80GB, H100, H200 (SXM); nullptr for an unknown model name.

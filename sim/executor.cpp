@@ -128,10 +128,21 @@ class Run final : public FlowClient, public EventHandler {
             "A100, A100-80GB, H100, H200); {}",
             t.id, topo_.node(devices_[i][k]).model, plan_.devices[t.devices[k]],
             local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
-      longest = std::max(longest, local_copy ? dm->kernel_time(0, t.size * 2, plan::DType::u8)
-                                             : dm->kernel_time(t.flops, t.mem_bytes, t.dtype));
+      longest = std::max(longest, local_copy  ? dm->kernel_time(0, t.size * 2, plan::DType::u8)
+                                  : t.kernels ? kernels_time(*t.kernels, dm)
+                                              : dm->kernel_time(t.flops, t.mem_bytes, t.dtype));
     }
     return longest;
+  }
+
+  // A kernel set's time on a device model, worked out once per run.
+  Time kernels_time(std::size_t set, const DeviceModel* dm) {
+    if (set_time_.size() <= set) set_time_.resize(plan_.kernel_sets.size());
+    for (const auto& [model, time] : set_time_[set])
+      if (model == dm) return time;
+    const Time t = dm->kernels_time(plan_.kernel_sets[set].kernels);
+    set_time_[set].emplace_back(dm, t);
+    return t;
   }
 
   const DeviceModel* model_of_node(NodeId n) {
@@ -380,6 +391,7 @@ class Run final : public FlowClient, public EventHandler {
   std::vector<TaskKind> kind_;
   std::vector<Time> fixed_time_;                                 // compute tasks and local copies: their time
   std::vector<std::pair<bool, const DeviceModel*>> node_model_;  // by node, once looked up
+  std::vector<std::vector<std::pair<const DeviceModel*, Time>>> set_time_;  // by kernel set
   std::vector<std::size_t> preds_left_;
   Router router_;
   struct KeyHash {
@@ -435,32 +447,6 @@ SimResult simulate(const Plan& plan, const plan::Schedule& schedule, const topol
   return Run(plan, schedule, topo, node_of, opts).run();
 }
 
-namespace {
-
-// The JSON path where `p` first names device d: a task's key, else a buffer's.
-std::string first_use(const Plan& p, std::size_t d) {
-  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
-    const Task& task = p.tasks[i];
-    const auto at = std::find(task.devices.begin(), task.devices.end(), d);
-    if (at == task.devices.end()) continue;
-    const auto k = static_cast<std::size_t>(at - task.devices.begin());
-    switch (task.kind) {
-      case TaskKind::compute:
-        return task.devices.size() == 1 ? fmt::format("tasks[{}].device", i)
-                                        : fmt::format("tasks[{}].devices[{}]", i, k);
-      case TaskKind::send: return fmt::format("tasks[{}].{}", i, k == 0 ? "src" : "dst");
-      case TaskKind::broadcast:
-        return k == 0 ? fmt::format("tasks[{}].root", i) : fmt::format("tasks[{}].receivers[{}]", i, k - 1);
-      case TaskKind::collective: return fmt::format("tasks[{}].group[{}]", i, k);
-    }
-  }
-  for (std::size_t b = 0; b < p.buffers.size(); ++b)
-    if (p.buffers[b].device == d) return fmt::format("buffers[{}].device", b);
-  return "devices";
-}
-
-}  // namespace
-
 std::function<Time(const Plan&, const Task&)> roofline_stand_in(const topology::Topology& topo,
                                                                 const SimOptions& opts) {
   return [&topo, models = opts.device_models](const Plan& p, const Task& t) -> Time {
@@ -468,25 +454,10 @@ std::function<Time(const Plan&, const Task&)> roofline_stand_in(const topology::
     const auto n = topo.find(p.devices.at(t.devices.at(0)));
     if (!n) return Time{};
     const DeviceModel* dm = find_device_model(topo.node(*n).model, models);
-    return dm != nullptr ? dm->kernel_time(t.flops, t.mem_bytes, t.dtype) : Time{};
+    if (dm == nullptr) return Time{};
+    return t.kernels ? dm->kernels_time(p.kernel_sets[*t.kernels].kernels)
+                     : dm->kernel_time(t.flops, t.mem_bytes, t.dtype);
   };
-}
-
-std::vector<NodeId> plan_nodes(const Plan& p, const topology::Topology& t, const std::string& file) {
-  std::vector<NodeId> out;
-  out.reserve(p.devices.size());
-  for (std::size_t d = 0; d < p.devices.size(); ++d) {
-    const std::string& name = p.devices[d];
-    const auto id = t.find(name);
-    if (!id)
-      throw ConfigError(file, first_use(p, d),
-                        fmt::format("no device named \"{}\" in topology \"{}\"", name, t.name));
-    if (t.node(*id).kind != topology::NodeKind::gpu)
-      throw ConfigError(file, first_use(p, d),
-                        fmt::format("\"{}\" is a {}, not a GPU", name, to_string(t.node(*id).kind)));
-    out.push_back(*id);
-  }
-  return out;
 }
 
 }  // namespace meshsim::sim

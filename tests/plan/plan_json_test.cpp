@@ -90,6 +90,59 @@ TEST_CASE("a compute task on several devices reads and writes back as a list", "
   CHECK(plan_to_json(parse(kPlan))["tasks"][4]["device"] == "h1/gpu0");
 }
 
+TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes default to their totals",
+          "[plan]") {
+  // Set "mlp": GEMMs 128 x 4096 x 1024 and a batch of 8 products
+  // 64 x 64 x 32, one memory-bound kernel of 2 MiB:
+  //   flops = 2·128·4096·1024 + 8·2·64·64·32 = 1,073,741,824 + 2,097,152
+  //   bytes = 2 MiB.
+  const std::string sets = R"("kernel_sets": [{"name": "mlp", "dtype": "bf16",
+      "gemms": [[128, 4096, 1024], [64, 64, 32, 8]], "memory_bytes": ["2MiB"]}],
+  "tasks": [)";
+  const std::string text = edited(R"("tasks": [)", sets);
+  std::string with_set = text;
+  with_set.replace(with_set.find(R"("flops": 1e12, "bytes": "1GB")"), 29, R"("kernels": "mlp")");
+  const Plan p = parse(with_set);
+  REQUIRE(p.kernel_sets.size() == 1);
+  const KernelList& k = p.kernel_sets[0].kernels;
+  CHECK(k.dtype == DType::bf16);
+  REQUIRE(k.gemms.size() == 2);
+  CHECK(k.gemms[1].batch == 8);
+  CHECK(p.tasks[0].kernels == std::optional<std::size_t>(0));
+  CHECK(p.tasks[0].flops == 1'073'741'824.0 + 2'097'152.0);
+  CHECK(p.tasks[0].mem_bytes == Bytes::MiB(2));
+  check_indices(p);
+  // Written out and read back, the same plan; a plan without sets writes none.
+  const std::string once = dump_json(plan_to_json(p));
+  CHECK(parse(once).kernel_sets == p.kernel_sets);
+  CHECK(dump_json(plan_to_json(parse(once))) == once);
+  CHECK_FALSE(plan_to_json(parse(kPlan)).contains("kernel_sets"));
+  // Given flops stay as given.
+  std::string given = text;
+  given.replace(given.find(R"("flops": 1e12)"), 13, R"("kernels": "mlp", "flops": 1e12)");
+  CHECK(parse(given).tasks[0].flops == 1e12);
+
+  struct Case {
+    std::string from, to, path, fragment;
+  };
+  const std::vector<Case> cases{
+      {R"("kernels": "mlp")", R"("kernels": "attn")", "tasks[0].kernels", "unknown kernel set \"attn\""},
+      {R"("kernels": "mlp")", R"("kernels": "mlp", "duration": "1ms")", "tasks[0].kernels", "not both"},
+      {R"([64, 64, 32, 8])", R"([64, 0, 32])", "kernel_sets[0].gemms[1][1]", "between 0 and 2^40"},
+      {R"([64, 64, 32, 8])", R"([64, 64])", "kernel_sets[0].gemms[1]", "[m, n, k]"},
+      {R"(["2MiB"])", R"(["0B"])", "kernel_sets[0].memory_bytes[0]", "more than 0 bytes"},
+      {R"("memory_bytes": ["2MiB"])", R"("bytes": ["2MiB"])", "kernel_sets[0].bytes", "unknown key"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.to);
+    std::string bad = with_set;
+    bad.replace(bad.find(c.from), c.from.size(), c.to);
+    const ConfigError e = plan_error(bad);
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
+}
+
 TEST_CASE("a plan file names each device once, in the order it first names them", "[plan]") {
   // kPlan's buffers name h0/gpu0 and h1/gpu0; its tasks then add h0/gpu1 and
   // h1/gpu1 (the broadcast's receivers). Every reference is an index into

@@ -5,24 +5,17 @@
 using namespace meshsim;
 using namespace meshsim::planner;
 
-namespace {
-double flops(const LayerKernels& k) {
-  double f = 0;
-  for (const auto& g : k.gemms) f += 2 * g.m * g.n * g.k * g.batch;
-  return f;
-}
-}  // namespace
-
 TEST_CASE("a GPT layer's kernels do the FLOPs of the textbook count", "[layer-kernels]") {
   // h 2048, 16 heads, tp 2; 2 sequences of 64 new tokens after 128 cached:
   // forward 24·T·h²/t + 4·b·l·(c + l)·h/t with T = 128, backward twice that.
   const LayerShape s{2048, 16, 2, 64, 128, 2, plan::DType::f16};
   const double T = 128;
   const double expected = 24 * T * 2048 * 2048 / 2 + 4 * 2 * 64 * (128 + 64) * 2048 / 2.0;
-  const LayerKernels forward = gpt_layer_forward(s);
-  const LayerKernels backward = gpt_layer_backward(forward);
-  CHECK(flops(forward) == Approx(expected));
-  CHECK(flops(backward) == Approx(2 * expected));
+  const plan::KernelList forward = gpt_layer_forward(s);
+  const plan::KernelList backward = gpt_layer_backward(forward);
+  CHECK(forward.flops() == Approx(expected));
+  CHECK(backward.flops() == Approx(2 * expected));
+  CHECK(backward.bytes() == forward.bytes() * 2);
   CHECK(forward.gemms.size() == 6);
   CHECK(backward.gemms.size() == 12);
   CHECK(backward.memory_bytes.size() == 6);
@@ -37,7 +30,7 @@ TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-
   d.compute_efficiency.fill(1.0);
   auto seconds = [&](double tokens) {
     const LayerShape s{2048, 16, 1, tokens, 0, 1, plan::DType::f16};
-    return kernels_seconds(d, gpt_layer_forward(s));
+    return d.kernels_time(gpt_layer_forward(s)).seconds();
   };
   const double flops_at_peak = 24 * 64 * 2048.0 * 2048 / 125e12;
   CHECK(seconds(64) > 3 * flops_at_peak);

@@ -207,6 +207,39 @@ TEST_CASE("compute without a duration uses the roofline", "[executor]") {
   check_close(simulate(p, t).makespan, 1.0 + 4e-6);
 }
 
+TEST_CASE("compute with a kernel set is timed kernel by kernel, each with its launch", "[executor]") {
+  // On an H100 (bf16): a GEMM 4096 x 4096 x 4096 in tiles and waves
+  // (gemm_time) and a 1 GB memory-bound kernel (kernel_time, 0.3 ms at
+  // 3.35 TB/s), one after the other: their two times, two launches
+  // included. As one roofline kernel of the same flops and bytes the task
+  // would take max(0.139, 0.3) ms + one launch: less.
+  const Topology t = ring_host(2);
+  Plan p;
+  plan::KernelSet set;
+  set.name = "layer";
+  set.kernels.dtype = DType::bf16;
+  set.kernels.gemms = {{4096, 4096, 4096, 1}};
+  set.kernels.memory_bytes = {Bytes(1'000'000'000)};
+  p.kernel_sets.push_back(set);
+  Task k;
+  k.id = "k";
+  k.kind = TaskKind::compute;
+  k.devices = on(p, {"h0/gpu0"});
+  k.kernels = 0;
+  k.flops = set.kernels.flops();
+  k.mem_bytes = set.kernels.bytes();
+  k.dtype = DType::bf16;
+  p.tasks.push_back(k);
+  const DeviceModel& d = *find_device_model("H100");
+  const Time expected =
+      d.gemm_time(4096, 4096, 4096, DType::bf16) + d.kernel_time(0, Bytes(1'000'000'000), DType::bf16);
+  CHECK(expected == d.kernels_time(set.kernels));
+  const SimResult r = simulate(p, t);
+  CHECK(r.makespan == expected);
+  CHECK(r.makespan > d.kernel_time(k.flops, k.mem_bytes, DType::bf16));
+  check_close(d.kernel_time(0, Bytes(1'000'000'000), DType::bf16), 1e9 / 3.35e12 + 4e-6);
+}
+
 TEST_CASE("a compute task on several devices runs in lockstep: all free to start, the slowest's time",
           "[executor]") {
   // gpu0 (H100) and gpu1 (V100). gpu0 is busy for 2 ms on stream 0; the

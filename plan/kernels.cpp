@@ -1,0 +1,85 @@
+#include "plan/kernels.h"
+
+#include <cmath>
+#include <unordered_set>
+
+#include <fmt/format.h>
+
+#include "core/unit_strings.h"
+#include "plan/plan_json.h"
+
+namespace meshsim::plan {
+
+double KernelList::flops() const {
+  double f = 0;
+  for (const Gemm& g : gemms) f += 2 * g.m * g.n * g.k * g.batch;
+  return f;
+}
+
+Bytes KernelList::bytes() const {
+  Bytes b;
+  for (Bytes k : memory_bytes) b += k;
+  return b;
+}
+
+namespace {
+
+// A GEMM dimension: positive and at most 2^40 (a product of four stays
+// finite and exact enough).
+double dimension(const JsonCursor& c) {
+  const double v = c.as_number();
+  if (!(v > 0) || v > 1099511627776.0)
+    c.fail(fmt::format("a GEMM dimension is between 0 and 2^40, got {}", v));
+  return v;
+}
+
+KernelList::Gemm gemm_from_json(const JsonCursor& c) {
+  if (!c.json().is_array() || c.size() < 3 || c.size() > 4) c.fail("a GEMM is [m, n, k] or [m, n, k, batch]");
+  KernelList::Gemm g{dimension(c.at(0)), dimension(c.at(1)), dimension(c.at(2)), 1};
+  if (c.size() == 4) g.batch = dimension(c.at(3));
+  return g;
+}
+
+}  // namespace
+
+std::vector<KernelSet> kernel_sets_from_json(const JsonCursor& c) {
+  std::vector<KernelSet> out;
+  std::unordered_set<std::string> names;
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const JsonCursor s = c.at(i);
+    s.allow_only({"name", "dtype", "gemms", "memory_bytes"});
+    KernelSet k;
+    k.name = s["name"].as_name();
+    if (!names.insert(k.name).second) s["name"].fail(fmt::format("duplicate kernel set name \"{}\"", k.name));
+    if (auto d = s.find("dtype")) k.kernels.dtype = dtype_from_json(*d);
+    if (auto g = s.find("gemms"))
+      for (std::size_t j = 0; j < g->size(); ++j) k.kernels.gemms.push_back(gemm_from_json(g->at(j)));
+    if (auto m = s.find("memory_bytes"))
+      for (std::size_t j = 0; j < m->size(); ++j) {
+        const Bytes b = m->at(j).as_bytes();
+        if (b.count() <= 0) m->at(j).fail("a memory-bound kernel moves more than 0 bytes");
+        k.kernels.memory_bytes.push_back(b);
+      }
+    if (k.kernels.gemms.empty() && k.kernels.memory_bytes.empty())
+      s.fail("a kernel set needs \"gemms\" or \"memory_bytes\"");
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+Json kernel_sets_to_json(const std::vector<KernelSet>& sets) {
+  Json out = Json::array();
+  for (const KernelSet& k : sets) {
+    Json gemms = Json::array();
+    for (const KernelList::Gemm& g : k.kernels.gemms) gemms.push_back(Json::array({g.m, g.n, g.k, g.batch}));
+    Json bytes = Json::array();
+    for (Bytes b : k.kernels.memory_bytes) bytes.push_back(exact_string(b));
+    out.push_back(Json{{"name", k.name},
+                       {"dtype", std::string(to_string(k.kernels.dtype))},
+                       {"gemms", std::move(gemms)},
+                       {"memory_bytes", std::move(bytes)}});
+  }
+  return out;
+}
+
+}  // namespace meshsim::plan
