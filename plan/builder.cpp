@@ -45,6 +45,7 @@ Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, S
 }
 
 void stamp_task(Task& t, const Stamp& s) {
+  MESHSIM_ASSERT(!t.kernels, "a fragment's tasks name no kernel set (a stamp does not carry them)");
   for (auto& d : t.devices) d = s.devices.at(d);
   for (auto& r : t.payload) r = stamped(std::move(r), s);
 }

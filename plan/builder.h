@@ -34,7 +34,8 @@ struct Stamp {
 /// on the devices `s` maps them to; returns `s` with their places.
 [[nodiscard]] Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s);
 /// Moves `t` (a copy of a task of the fragment) into the plan, in place:
-/// its devices, and its payload's tensors and buffers.
+/// its devices, and its payload's tensors and buffers. Fragments carry no
+/// kernel sets.
 void stamp_task(Task& t, const Stamp& s);
 /// `r` (a region of the fragment) with its tensor and buffers moved into the plan.
 [[nodiscard]] Region stamped(Region r, const Stamp& s);

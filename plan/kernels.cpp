@@ -62,6 +62,11 @@ std::vector<KernelSet> kernel_sets_from_json(const JsonCursor& c) {
       }
     if (k.kernels.gemms.empty() && k.kernels.memory_bytes.empty())
       s.fail("a kernel set needs \"gemms\" or \"memory_bytes\"");
+    // Its totals are a task's flops and bytes: within what a task may state.
+    if (!(k.kernels.flops() <= 1e30)) s.fail("the set's GEMMs do more than 1e30 FLOPs");
+    double bytes = 0;
+    for (Bytes b : k.kernels.memory_bytes) bytes += static_cast<double>(b.count());
+    if (bytes > 1e18) s.fail("the set's memory-bound kernels move more than 10^18 bytes");
     out.push_back(std::move(k));
   }
   return out;

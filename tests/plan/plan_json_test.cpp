@@ -131,6 +131,7 @@ TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes defaul
       {R"([64, 64, 32, 8])", R"([64, 0, 32])", "kernel_sets[0].gemms[1][1]", "between 0 and 2^40"},
       {R"([64, 64, 32, 8])", R"([64, 64])", "kernel_sets[0].gemms[1]", "[m, n, k]"},
       {R"(["2MiB"])", R"(["0B"])", "kernel_sets[0].memory_bytes[0]", "more than 0 bytes"},
+      {R"([128, 4096, 1024])", R"([1e12, 1e12, 1e12, 1e6])", "kernel_sets[0]", "more than 1e30 FLOPs"},
       {R"("memory_bytes": ["2MiB"])", R"("bytes": ["2MiB"])", "kernel_sets[0].bytes", "unknown key"},
   };
   for (const Case& c : cases) {
