@@ -22,18 +22,12 @@ bool BottleneckStructure::start_alone(FlowIndex f) {
 // first_bottleneck() as it would be once f's links were listed: alone, a
 // link is left out exactly when a tighter link of f is crossed at least as
 // heavily (first_flow, over at most kLook links), and a link without flows
-// has F = W = 0, so its level would be C / w. Hops in order of that level
-// (ties: path order), the first kept one limits f.
+// has F = W = 0 (drop_edge zeroes F with the last in-edge, unlimit W), so
+// its level would be C / w. Hops in order of that level (ties: path
+// order), the first kept one limits f.
 std::uint32_t BottleneckStructure::alone_bottleneck(FlowIndex f) const {
   const Flow& fl = flows_[f];
   auto level = [&](std::uint32_t h) { return capacity_[link_at(f, h)] / weight_at(f, h); };
-  auto tighter_hop = [&](std::uint32_t a, std::uint32_t b) {
-    const LinkIndex la = link_at(f, a);
-    const LinkIndex lb = link_at(f, b);
-    const double ca = capacity_[la];
-    const double cb = capacity_[lb];
-    return ca != cb ? ca < cb : la < lb;
-  };
   std::uint32_t best = kNone;
   double lowest = kInf;
   for (std::uint32_t h = 0; h < fl.links; ++h) {
@@ -41,7 +35,7 @@ std::uint32_t BottleneckStructure::alone_bottleneck(FlowIndex f) const {
     if (best != kNone && !(lh < lowest)) continue;  // (only a new lowest needs to be kept)
     bool left_out = false;
     for (std::uint32_t k = 0; k < fl.links && !left_out; ++k)
-      left_out = k != h && tighter_hop(k, h) && weight_at(f, k) >= weight_at(f, h);
+      left_out = k != h && tighter(link_at(f, k), link_at(f, h)) && weight_at(f, k) >= weight_at(f, h);
     if (left_out) continue;
     best = h;
     lowest = lh;

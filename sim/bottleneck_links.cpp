@@ -85,11 +85,7 @@ void BottleneckStructure::leave_links(FlowIndex f) {
     Lists& L = lists_[l];
     PathPool::unlist(L.flows, paths_.slot, fl.off + h, [&](FlowIndex g) { return flows_[g].off; });
     if (!L.flows.empty()) continue;
-    // A link without flows counts none: F = 0 exactly (no running sum's
-    // dust), as a flow alone takes it to be.
     occupant_[l] = kFree;
-    links_[l].fixed = 0;
-    links_[l].max_in = 0;
     links_[l].left_out = false;
     L.ncand = 0;
   }

@@ -325,10 +325,11 @@ class BottleneckStructure {
   // bottleneck_links.cpp: links left out, and building afresh.
   void enter_links(FlowIndex f);
   void leave_links(FlowIndex f);
-  // Link a has less capacity than b, or as much and a lower index: the
-  // order in which links may be left out behind others (it has no cycles).
+  // Network link a has less capacity than b, or as much and a lower
+  // index: the order in which links may be left out behind others (it has
+  // no cycles).
   [[nodiscard]] bool tighter(LinkIndex a, LinkIndex b) const {
-    return links_[a].capacity != links_[b].capacity ? links_[a].capacity < links_[b].capacity : a < b;
+    return capacity_[a] != capacity_[b] ? capacity_[a] < capacity_[b] : a < b;
   }
   void first_flow(LinkIndex l, FlowIndex f, std::uint32_t hop);
   void thin(LinkIndex l, FlowIndex f, std::uint32_t hop);
@@ -343,7 +344,7 @@ class BottleneckStructure {
   static constexpr std::uint32_t kFree = UINT32_MAX;
   static constexpr std::uint32_t kListed = UINT32_MAX - 1;
   std::vector<std::uint32_t> occupant_;
-  std::vector<double> capacity_;  // per network link, dense: what flows alone read
+  std::vector<double> capacity_;  // per network link, dense (tighter() and flows alone read it)
   std::vector<Link> links_;
   std::vector<Lists> lists_;
   std::vector<LinkIndex> free_cap_links_;
