@@ -50,14 +50,16 @@ struct Context {
   std::unordered_map<std::string, std::size_t> tensors;
   std::unordered_map<std::string, std::size_t> buffers;
   std::unordered_map<std::string, std::size_t> devices;
+  std::unordered_map<std::string, std::size_t> kernel_sets;
   Plan* plan = nullptr;
 
   // The index of the kernel set named at `c`.
   std::size_t kernel_set(const JsonCursor& c) const {
     const std::string name = c.as_name();
-    for (std::size_t i = 0; i < plan->kernel_sets.size(); ++i)
-      if (plan->kernel_sets[i].name == name) return i;
-    c.fail(fmt::format("unknown kernel set \"{}\": the plan's \"kernel_sets\" name no such set", name));
+    const auto it = kernel_sets.find(name);
+    if (it == kernel_sets.end())
+      c.fail(fmt::format("unknown kernel set \"{}\": the plan's \"kernel_sets\" name no such set", name));
+    return it->second;
   }
 
   // The index of the device named at `c`, added to the plan's table when new.
@@ -304,6 +306,7 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
   ctx.plan = &p;
   if (auto n = root.find("name")) p.name = n->as_string();
   if (auto ks = root.find("kernel_sets")) p.kernel_sets = kernel_sets_from_json(*ks);
+  for (std::size_t i = 0; i < p.kernel_sets.size(); ++i) ctx.kernel_sets.emplace(p.kernel_sets[i].name, i);
   if (auto ts = root.find("tensors")) {
     for (std::size_t i = 0; i < ts->size(); ++i) {
       const JsonCursor c = ts->at(i);
