@@ -59,6 +59,23 @@ double fraction(const JsonCursor& c) {
   return v;
 }
 
+// {"dtype", "m", "n", "k", "batch" (default 1), "time"}, or the older
+// square form {"dtype", "n", "flops", "time"} (m = k = n; flops ignored).
+GemmPoint gemm_point(const JsonCursor& pt) {
+  pt.allow_only({"dtype", "m", "n", "k", "batch", "flops", "time"});
+  constexpr std::int64_t kMaxDim = 2147483647;  // cuBLAS's int
+  auto dim = [&](const char* key) { return static_cast<double>(pt[key].as_int_in(1, kMaxDim)); };
+  GemmPoint g;
+  g.dtype = dtype_from_json(pt["dtype"]);
+  const double n = dim("n");
+  const bool square = !pt.find("m");
+  if (square && pt.find("k")) pt["k"].fail("\"k\" needs \"m\" (without both, the GEMM is n x n x n)");
+  g.shape = {square ? n : dim("m"), n, square ? n : dim("k"), pt.find("batch") ? dim("batch") : 1.0};
+  g.time = pt["time"].as_time();
+  if (g.time <= Time::zero()) pt["time"].fail("a measured time is greater than zero");
+  return g;
+}
+
 }  // namespace
 
 Bandwidth round_rate(double bytes_per_second) {
@@ -148,10 +165,7 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
       if (auto x = e.find("memory_bandwidth")) cc.memory_bandwidth = positive_bandwidth(*x);
       if (auto p = e.find("points"))
         for (std::size_t k = 0; k < p->size(); ++k) {
-          const JsonCursor pt = p->at(k);
-          pt.allow_only({"dtype", "n", "flops", "time"});
-          cc.points.push_back({dtype_from_json(pt["dtype"]), pt["n"].as_int_in(1, INT64_C(1) << 40),
-                               pt["flops"].as_number(), pt["time"].as_time()});
+          cc.points.push_back(gemm_point(p->at(k)));
         }
       c.compute.push_back(std::move(cc));
     }
@@ -206,8 +220,10 @@ Json to_json(const Calibration& c) {
       Json pts = Json::array();
       for (const auto& p : cc.points)
         pts.push_back(Json{{"dtype", std::string(to_string(p.dtype))},
-                           {"n", p.n},
-                           {"flops", p.flops},
+                           {"m", static_cast<std::int64_t>(p.shape.m)},
+                           {"n", static_cast<std::int64_t>(p.shape.n)},
+                           {"k", static_cast<std::int64_t>(p.shape.k)},
+                           {"batch", static_cast<std::int64_t>(p.shape.batch)},
                            {"time", exact_string(p.time)}});
       e["points"] = std::move(pts);
       a.push_back(std::move(e));

@@ -16,7 +16,9 @@
 //               of every link of that kind
 //   compute     per GPU model: achieved fraction of the dense peak per
 //               dtype class (fp32, fp16, fp64, int8), launch overhead,
-//               memory bandwidth; they replace the built-in roofline's
+//               memory bandwidth; they replace the built-in roofline's;
+//               points: measured GEMMs (m, n, k, batch, dtype, time), which
+//               replace the model's time for exactly that GEMM
 //   collectives nccl-tests style points (op, GPUs, size, time, busbw)
 //
 // This file holds the data and its JSON form. The simulator applies them
@@ -69,11 +71,14 @@ struct LinkCalibration {
   std::optional<Time> latency;
 };
 
+/// One measured GEMM: `batch` products of m × n × k in `dtype`, the time of
+/// one call (back to back, so its launch included).
 struct GemmPoint {
   DType dtype = DType::bf16;
-  std::int64_t n = 0;  // square n x n x n
-  double flops = 0;
+  KernelList::Gemm shape;
   Time time;
+
+  [[nodiscard]] double flops() const { return 2 * shape.m * shape.n * shape.k * shape.batch; }
 };
 
 struct ComputeCalibration {

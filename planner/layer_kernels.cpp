@@ -1,5 +1,9 @@
 #include "planner/layer_kernels.h"
 
+#include <fmt/format.h>
+
+#include "core/error.h"
+
 namespace meshsim::planner {
 
 namespace {
@@ -37,6 +41,31 @@ plan::KernelList gpt_layer_backward(const plan::KernelList& f) {
   }
   for (Bytes bytes : f.memory_bytes) b.memory_bytes.push_back(bytes * 2);
   return b;
+}
+
+std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,
+                                                     const std::vector<int>& microbatch_sizes) {
+  if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0)
+    throw UsageError(fmt::format("model {} is not a GPT model (hidden, heads and sequence)", m.name));
+  std::vector<plan::KernelList> out;
+  for (int t : tps) {
+    if (t < 1 || m.heads % t != 0)
+      throw UsageError(
+          fmt::format("tensor-parallel degree {} does not divide the {} heads of {}", t, m.heads, m.name));
+    for (int b : microbatch_sizes) {
+      if (b < 1) throw UsageError(fmt::format("a microbatch size is at least 1, got {}", b));
+      const LayerShape s{static_cast<double>(m.hidden),
+                         static_cast<double>(m.heads),
+                         static_cast<double>(b),
+                         static_cast<double>(m.sequence),
+                         0,
+                         static_cast<double>(t),
+                         m.dtype};
+      out.push_back(gpt_layer_forward(s));
+      out.push_back(gpt_layer_backward(out.back()));
+    }
+  }
+  return out;
 }
 
 }  // namespace meshsim::planner

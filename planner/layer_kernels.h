@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "plan/plan.h"
+#include "planner/model.h"
 #include "sim/compute_model.h"
 
 namespace meshsim::planner {
@@ -45,5 +46,14 @@ struct LayerShape {
 [[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
 [[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
+
+/// The forward and backward kernels of one layer of GPT model `m` (whole
+/// sequences, no cached context) for every tensor-parallel degree in `tps`
+/// and microbatch size in `microbatch_sizes`: what `meshsim calibrate
+/// --layers` measures. UsageError for a model that is not a GPT, or a
+/// degree that does not divide its heads.
+[[nodiscard]] std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m,
+                                                                   const std::vector<int>& tps,
+                                                                   const std::vector<int>& microbatch_sizes);
 
 }  // namespace meshsim::planner

@@ -11,13 +11,15 @@
 //        (the virtual devices' copies), concurrent copies on 8 streams, pinned
 //        host↔device copies, every peer pair when there are several GPUs,
 //        square GEMMs per dtype through cuBLAS (efficiency against the
-//        built-in peak), launch overhead.
+//        built-in peak), launch overhead, and every GEMM of the `layers`
+//        kernel lists (their measured times).
 // nccl   (nccl_backend.cpp) all-reduce, all-gather and broadcast busbw
 //        versus size over every local GPU, as nccl-tests reports them.
 
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/units.h"
 #include "plan/calibration.h"
@@ -34,6 +36,10 @@ struct CalibrateOptions {
   /// cuda: the dense peak FLOP/s of a GPU model for a dtype (0 when unknown),
   /// against which GEMM efficiencies are written; none: no efficiencies.
   std::function<double(std::string_view gpu_model, plan::DType)> peak_flops;
+  /// cuda: kernel lists whose GEMMs are timed one by one (each distinct
+  /// shape once) and written as compute points, which the simulator uses
+  /// in place of its GEMM model for those shapes.
+  std::vector<plan::KernelList> layers;
 };
 
 /// UsageError for a backend this build lacks or nonsense options.

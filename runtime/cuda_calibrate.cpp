@@ -1,6 +1,8 @@
 // meshsim calibrate --backend cuda (calibrate.h describes what it measures).
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -196,14 +198,63 @@ void measure_gemms(Bench& x, const std::string& model, plan::ComputeCalibration&
       fill_gemm_operands(w, static_cast<std::int64_t>(bytes));
       Timer t(x.s.get(), &x.gate);
       const Time tm = t.best(x.o.repeats, 5, [&] { blas.gemm(n, dt, w, x.s.get(), workspace.get()); });
-      const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-      cc.points.push_back({dt, n, flops, tm});
-      if (peak(dt) > 0) best_eff = std::max(best_eff, flops / tm.seconds() / peak(dt));
+      const auto d = static_cast<double>(n);
+      const plan::GemmPoint p{dt, {d, d, d, 1}, tm};
+      cc.points.push_back(p);
+      if (peak(dt) > 0) best_eff = std::max(best_eff, p.flops() / tm.seconds() / peak(dt));
     }
     auto& slot = cc.efficiency[static_cast<std::size_t>(plan::dtype_class(dt))];  // f16 and bf16 share one
     if (best_eff > 0) slot = std::min(1.0, std::max(slot.value_or(0.0), best_eff));
     x.say(fmt::format("GEMM {}: {:.0f} % of the {} peak", plan::to_string(dt), 100 * best_eff, model));
   }
+}
+
+// Every distinct GEMM of the options' kernel lists, one at a time, on
+// operands like data; each one's time replaces the model's for that shape.
+void measure_layer_gemms(Bench& x, plan::ComputeCalibration& cc) {
+  std::vector<plan::GemmPoint> todo;
+  for (const plan::KernelList& k : x.o.layers)
+    for (const auto& g : k.gemms) todo.push_back({k.dtype, g, Time{}});
+  auto key = [](const plan::GemmPoint& p) {
+    return std::tuple(p.dtype, p.shape.m, p.shape.n, p.shape.k, p.shape.batch);
+  };
+  std::sort(todo.begin(), todo.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  todo.erase(
+      std::unique(todo.begin(), todo.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }),
+      todo.end());
+  if (todo.empty()) return;
+  Cublas blas;
+  if (!blas.available()) {
+    x.say(fmt::format("layer GEMMs not measured: {}", blas.why_not()));
+    return;
+  }
+  const CudaMemory workspace =
+      CudaMemory::device(static_cast<std::size_t>(Cublas::kWorkspaceBytes), "cudaMalloc (cuBLAS)");
+  std::size_t done = 0;
+  std::size_t skipped = 0;
+  for (plan::GemmPoint& p : todo) {
+    if (!Cublas::runs(p.dtype)) {
+      ++skipped;
+      continue;
+    }
+    void* w = nullptr;
+    const auto bytes = static_cast<std::size_t>(Cublas::work_bytes(p.shape, p.dtype));
+    if (cudaMalloc(&w, bytes) != cudaSuccess) {  // too large for what is free: left to the model
+      (void)cudaGetLastError();
+      ++skipped;
+      continue;
+    }
+    const CudaMemory work = CudaMemory::adopt(w);
+    fill_gemm_operands(w, static_cast<std::int64_t>(bytes));
+    // Batches of at least ~0.2 ms at 500 TFLOP/s, so the events' resolution does not matter.
+    const int batch = static_cast<int>(std::clamp(std::ceil(1e11 / std::max(p.flops(), 1.0)), 1.0, 100.0));
+    Timer t(x.s.get(), &x.gate);
+    p.time = t.best(x.o.repeats, batch, [&] { blas.gemm(p.shape, p.dtype, w, x.s.get(), workspace.get()); });
+    cc.points.push_back(p);
+    if (++done % 50 == 0) x.say(fmt::format("layer GEMMs: {} of {} timed", done, todo.size()));
+  }
+  x.say(fmt::format("layer GEMMs: {} timed{}", done,
+                    skipped > 0 ? fmt::format(", {} left to the model (dtype or memory)", skipped) : ""));
 }
 
 }  // namespace
@@ -241,6 +292,7 @@ plan::Calibration calibrate_cuda(const CalibrateOptions& o) {
   cc.launch_overhead = launch;
   cc.memory_bandwidth = c.copy->bandwidth * 2;  // a copy reads and writes each byte
   measure_gemms(x, model, cc);
+  measure_layer_gemms(x, cc);
   if (o.peak_flops && o.peak_flops(model, plan::DType::f32) > 0)
     c.compute.push_back(std::move(cc));
   else

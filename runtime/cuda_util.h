@@ -44,8 +44,13 @@ class Cublas {
   /// allocates nothing while a run is enqueued (cublasSetStream would
   /// otherwise switch it back to its own pool).
   void gemm(std::int64_t n, plan::DType dtype, void* work, cudaStream_t stream, void* workspace = nullptr);
-  /// Bytes gemm() needs for n.
+  /// `batch` products C (m x n) = A (m x k) · B (k x n), column-major, each
+  /// batch's matrices one after another in `work` (A's, then B's, then C's).
+  void gemm(const plan::KernelList::Gemm& g, plan::DType dtype, void* work, cudaStream_t stream,
+            void* workspace = nullptr);
+  /// Bytes gemm() needs for n, or for g.
   [[nodiscard]] static std::int64_t work_bytes(std::int64_t n, plan::DType dtype);
+  [[nodiscard]] static std::int64_t work_bytes(const plan::KernelList::Gemm& g, plan::DType dtype);
   /// cuBLAS's recommended workspace on Hopper.
   static constexpr std::int64_t kWorkspaceBytes = std::int64_t{32} << 20;
 
@@ -58,12 +63,18 @@ class Cublas {
                                     const void*, const void*, cudaDataType, int, const void*, cudaDataType,
                                     int, const void*, void*, cudaDataType, int, cublasComputeType_t,
                                     cublasGemmAlgo_t);
+  using GemmBatched = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                         const void*, const void*, cudaDataType, int, long long, const void*,
+                                         cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                         long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+  void use_stream(cudaStream_t stream, void* workspace);
   std::unique_ptr<DynLib> lib_;
   cublasHandle_t handle_ = nullptr;
   Destroy destroy_ = nullptr;
   SetStream set_stream_ = nullptr;
   SetWorkspace set_workspace_ = nullptr;  // optional
   GemmEx gemm_ = nullptr;
+  GemmBatched gemm_batched_ = nullptr;
   std::string why_not_;
 };
 

@@ -40,15 +40,19 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
       if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
     if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
     if (cc.memory_bandwidth) m.memory_bandwidth = *cc.memory_bandwidth;
+    for (const plan::GemmPoint& g : cc.points) m.add_measured_gemm(g);
     out.push_back(std::move(m));
   }
   return out;
 }
 
 topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
-                                     const plan::CopyFit& copy) {
+                                     const plan::Calibration& c) {
+  if (!c.copy) throw UsageError("a calibration without a copy fit describes no virtual devices");
+  const plan::CopyFit& copy = *c.copy;
   // (A plan without devices gets no machine: virtual_gpu_topology says so.)
-  const std::string model = p.devices.empty() ? std::string() : topo.node(topo.at(p.devices.front())).model;
+  std::string model = p.devices.empty() ? std::string() : topo.node(topo.at(p.devices.front())).model;
+  if (c.backend == "cuda" && !c.compute.empty()) model = c.compute.front().gpu_model;
   return topology::virtual_gpu_topology(p.devices, model, copy.bandwidth,
                                         copy.aggregate_bandwidth.value_or(copy.bandwidth), copy.latency);
 }

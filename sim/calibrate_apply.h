@@ -26,9 +26,11 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
 /// The machine a run on the host or cuda backend is predicted on: the
 /// plan's devices as virtual devices of one memory (topology/virtual_gpu.h),
 /// each copy at the calibrated `copy` fit, all of them sharing its aggregate
-/// bandwidth (the single-copy rate when it has none), with the GPU model
-/// `topo` gives the plan's first device.
+/// bandwidth (the single-copy rate when it has none). Its GPU model: on the
+/// cuda backend the one the calibration measured (compute tasks run on that
+/// GPU, whatever the plan was made for); otherwise the one `topo` gives the
+/// plan's first device. UsageError when `c` has no copy fit.
 [[nodiscard]] topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
-                                                   const plan::CopyFit& copy);
+                                                   const plan::Calibration& c);
 
 }  // namespace meshsim::sim

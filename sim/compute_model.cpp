@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -77,8 +78,28 @@ Time DeviceModel::kernels_time(const plan::KernelList& k) const {
   return t;
 }
 
+namespace {
+bool gemm_before(const plan::GemmPoint& a, const plan::GemmPoint& b) {
+  return std::tuple(a.dtype, a.shape.m, a.shape.n, a.shape.k, a.shape.batch) <
+         std::tuple(b.dtype, b.shape.m, b.shape.n, b.shape.k, b.shape.batch);
+}
+}  // namespace
+
+void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
+  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), g, gemm_before);
+  if (it != measured_gemms.end() && !gemm_before(g, *it))
+    *it = g;
+  else
+    measured_gemms.insert(it, g);
+}
+
 Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
   MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
+  if (!measured_gemms.empty()) {
+    const plan::GemmPoint key{d, {m, n, k, batch}, Time{}};
+    const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), key, gemm_before);
+    if (it != measured_gemms.end() && !gemm_before(key, *it)) return it->time;
+  }
   const double elem = static_cast<double>(plan::dtype_size(d));
   const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];

@@ -30,6 +30,11 @@
 // only part of the SMs. The same tile shapes serve every dtype. The
 // library's other tricks (split-K for tall-and-thin products, stream-K)
 // are not modelled.
+//
+// Measured GEMMs (a calibration's compute points, `meshsim calibrate
+// --backend cuda --layers ...`) override the model: gemm_time of a GEMM
+// with exactly a measured shape and dtype is the measured time (one call,
+// back to back, launch included).
 
 #include <array>
 #include <cstdint>
@@ -39,6 +44,7 @@
 #include <vector>
 
 #include "core/units.h"
+#include "plan/calibration.h"
 #include "plan/plan.h"
 #include "topology/topology.h"
 
@@ -56,6 +62,10 @@ struct DeviceModel {
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
   Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
   int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
+  std::vector<plan::GemmPoint> measured_gemms;  // sorted by (dtype, m, n, k, batch); see above
+
+  /// Adds (or replaces) a measured GEMM.
+  void add_measured_gemm(const plan::GemmPoint& g);
 
   [[nodiscard]] double peak(plan::DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.

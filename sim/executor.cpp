@@ -245,8 +245,12 @@ class Run final : public FlowClient, public EventHandler {
     shape.flows = lockstep_flows(traffic);
     for (auto& lf : shape.flows) {
       if (opts_.shared_link) {
+        // Every member is a copy through the one memory: the link carries
+        // all their bytes, not only the largest member's.
+        double bytes = 0;
+        for (std::size_t m : lf.members) bytes += static_cast<double>(traffic.flows[m].bytes.count());
         lf.path.push_back(*opts_.shared_link);
-        lf.weights.push_back(1.0);
+        lf.weights.push_back(std::max(bytes, 1.0) / std::max(1.0, static_cast<double>(lf.size.count())));
       }
       if (router_.policy() != topology::RoutingPolicy::adaptive) continue;
       shape.routed.emplace_back();
@@ -270,7 +274,8 @@ class Run final : public FlowClient, public EventHandler {
     const Task& t = plan_.tasks[i];
     const auto d = devices_[i];
     if (opts_.fluid_broadcast) {
-      net_.start(path_[i]->links, path_[i]->latency, size_[i], {this, tag(kTaskFlow, i, 0)});
+      net_.start(path_[i]->links, path_[i]->latency, size_[i], {this, tag(kTaskFlow, i, 0)}, std::nullopt,
+                 path_[i]->weights);
       return;
     }
     auto c = std::make_shared<Chain>();
@@ -302,6 +307,7 @@ class Run final : public FlowClient, public EventHandler {
   struct FixedPath {
     std::vector<topology::DirLinkId> links;
     Time latency;
+    std::vector<double> weights;  // empty: all 1
   };
 
   // A send between two GPUs: its route.
@@ -309,7 +315,7 @@ class Run final : public FlowClient, public EventHandler {
     const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
     if (auto it = sends_.find(key); it != sends_.end()) return it->second;
     const auto& r = topo_.route(src, dst);
-    return sends_.emplace(key, FixedPath{path_of(r), r.latency}).first->second;
+    return sends_.emplace(key, FixedPath{path_of(r), r.latency, {}}).first->second;
   }
 
   // A fluid broadcast: one flow over every hop of the chain, which starts
@@ -328,7 +334,12 @@ class Run final : public FlowClient, public EventHandler {
       c.latency += r.latency;
       if (p > 0 && !r.hops.empty()) c.latency += piece / r.bottleneck;
     }
-    if (opts_.shared_link) c.links.push_back(*opts_.shared_link);
+    if (opts_.shared_link) {
+      // Each hop copies the data through the one memory once.
+      c.weights.assign(c.links.size(), 1.0);
+      c.links.push_back(*opts_.shared_link);
+      c.weights.push_back(static_cast<double>(d.size() - 1));
+    }
     return fluid_.emplace(key_, std::move(c)).first->second;
   }
 

@@ -6,7 +6,18 @@
 set -euo pipefail
 m=$1 src=$2 out=$3
 if ! "$m" info --json | grep -q '"index"'; then echo "skipped: no GPU"; exit 77; fi
-"$m" calibrate --backend cuda --max 256MiB --repeats 3 --out "$out/calib-cuda.json"
+"$m" calibrate --backend cuda --max 256MiB --repeats 3 --layers gpt3-1b --tp 8 --microbatch-sizes 1 \
+  --out "$out/calib-cuda.json"
+# GPT-3 1B at tp 8, one sequence of 2048 tokens: 18 GEMMs, at least 10
+# distinct non-square shapes, among them the QKV projection 2048 x 768 x
+# 2048, each with a time.
+python3 - "$out/calib-cuda.json" <<'EOF'
+import json, sys
+pts = json.load(open(sys.argv[1]))["compute"][0]["points"]
+layer = [p for p in pts if not (p["m"] == p["n"] == p["k"])]
+assert any((p["m"], p["n"], p["k"], p["batch"]) == (2048, 768, 2048, 1) for p in layer), layer
+assert len(layer) >= 10, len(layer)
+EOF
 "$m" validate "$src/configs/plans/strided-tiles.json" -t dgx-h100 --hosts 2 --backend cuda \
   --calibration "$out/calib-cuda.json" --json > "$out/validate-cuda.json"
 grep -q '"ok": true' "$out/validate-cuda.json"

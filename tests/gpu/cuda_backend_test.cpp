@@ -64,7 +64,7 @@ int main() {
   for (const auto s :
        {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast}) {
     const planner::ReshardProblem p =
-        planner::make_problem(topo, plan::Tensor{"x", {96, 48, 10}, plan::DType::bf16}, "hosts=0-1",
+        planner::make_problem(topo, plan::Tensor{"x", {96, 48, 12}, plan::DType::bf16}, "hosts=0-1",
                               "S0 R S1", "hosts=2-4", "R S01 R");
     const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), s, planner::Balance::host_order);
     const auto r = run(plan);

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
+
 using namespace meshsim;
 using namespace meshsim::planner;
 
@@ -36,4 +38,22 @@ TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-
   CHECK(seconds(64) > 3 * flops_at_peak);
   CHECK(seconds(64) > seconds(512) / 8);
   CHECK(seconds(512) > seconds(64));
+}
+
+TEST_CASE("calibrate --layers measures each layer shape's forward and backward GEMMs", "[layer-kernels]") {
+  // GPT-3 1B (h 2048, 16 heads, 2048 tokens): tp {1, 2} x microbatches
+  // {1, 4} gives 4 shapes, each a forward list and its backward.
+  const Model m = gpt_model("1b", 24, 2048, 16, 2048, 50257);
+  const auto lists = gpt_layer_kernel_lists(m, {1, 2}, {1, 4});
+  REQUIRE(lists.size() == 8);
+  // tp 2, microbatch 4: T = 8192 tokens, the QKV GEMM 8192 x 3h/2 x h.
+  const LayerShape s{2048, 16, 4, 2048, 0, 2, plan::DType::f16};
+  CHECK(lists[6] == gpt_layer_forward(s));
+  CHECK(lists[7] == gpt_layer_backward(lists[6]));
+  CHECK(lists[6].gemms[0] == plan::KernelList::Gemm{8192, 3072, 2048, 1});
+  CHECK_THROWS_AS(gpt_layer_kernel_lists(m, {3}, {1}), UsageError);  // 3 does not divide 16 heads
+  CHECK_THROWS_AS(gpt_layer_kernel_lists(m, {1}, {0}), UsageError);
+  Model layers_only = m;
+  layers_only.hidden = 0;
+  CHECK_THROWS_AS(gpt_layer_kernel_lists(layers_only, {1}, {1}), UsageError);
 }

@@ -139,3 +139,118 @@ TEST_CASE("virtual devices of one GPU share its copy bandwidth", "[calibration][
   CHECK_THROWS_AS(topology::virtual_gpu_topology({}, "H200", Bandwidth::GBps(1), Bandwidth::GBps(1), Time{}),
                   UsageError);
 }
+
+TEST_CASE("every copy of a collective or broadcast on virtual devices crosses the one memory",
+          "[calibration][virtual]") {
+  // Single copy 100 GB/s, aggregate 150 GB/s, latency 10 us.
+  const auto v = topology::virtual_gpu_topology({"h0/gpu0", "h0/gpu1", "h0/gpu2", "h0/gpu3"}, "H200",
+                                                Bandwidth::GBps(100), Bandwidth::GBps(150), Time::us(10));
+  SimOptions o;
+  o.shared_link = v.memory;
+  // All-gather of 1.2 GB over 4 devices: each receives 0.9 GB, 3.6 GB in all
+  // through the memory: 24 ms at 150 GB/s (one device's 0.9 GB alone would
+  // take 9 ms at 100 GB/s), plus the ring's latencies (well under 0.5 ms).
+  Plan ag;
+  Task t;
+  t.id = "ag";
+  t.kind = TaskKind::collective;
+  t.op = CollectiveOp::all_gather;
+  for (const char* d : {"h0/gpu0", "h0/gpu1", "h0/gpu2", "h0/gpu3"}) t.devices.push_back(device_index(ag, d));
+  t.size = Bytes(1'200'000'000);
+  ag.tasks.push_back(t);
+  const double s = simulate(ag, v.topology, o).makespan.seconds();
+  CHECK(s >= 24e-3);
+  CHECK(s < 24.5e-3);
+  // A fluid broadcast of 1 GB down a chain of 3 devices copies it twice:
+  // 2 GB through the memory, 13.33 ms (each hop alone: 10 ms).
+  Plan bc;
+  Task b;
+  b.id = "bc";
+  b.kind = TaskKind::broadcast;
+  for (const char* d : {"h0/gpu0", "h0/gpu1", "h0/gpu2"}) b.devices.push_back(device_index(bc, d));
+  b.size = Bytes(1'000'000'000);
+  b.chunk = Bytes::MiB(1);
+  bc.tasks.push_back(b);
+  o.fluid_broadcast = true;
+  const double f = simulate(bc, v.topology, o).makespan.seconds();
+  CHECK(f >= 2.0 / 150);
+  CHECK(f < 2.0 / 150 + 0.2e-3);
+}
+
+TEST_CASE("the cuda backend's virtual devices are the calibrated GPU", "[calibration][virtual]") {
+  // A plan made for p3.8xlarge (V100) runs its compute on the GPU the
+  // calibration measured, so the cuda prediction uses that GPU's model; the
+  // host backend keeps the topology's.
+  topology::ClusterSpec cs;
+  cs.host_preset = "p3.8xlarge";
+  cs.hosts = 1;
+  const auto topo = topology::build_cluster(cs);
+  Plan p;
+  (void)device_index(p, "h0/gpu0");
+  (void)device_index(p, "h0/gpu1");
+  Calibration c;
+  c.backend = "cuda";
+  c.copy = CopyFit{Bandwidth::GBps(1500), Time::us(2), std::nullopt, {}};
+  ComputeCalibration h100;
+  h100.gpu_model = "H100";
+  c.compute.push_back(h100);
+  const auto cuda = virtual_machine(p, topo, c);
+  CHECK(cuda.topology.node(cuda.topology.at("h0/gpu1")).model == "H100");
+  c.backend = "host";
+  const auto host = virtual_machine(p, topo, c);
+  CHECK(host.topology.node(host.topology.at("h0/gpu1")).model == "V100");
+  c.copy.reset();
+  CHECK_THROWS_AS(virtual_machine(p, topo, c), UsageError);
+}
+
+TEST_CASE("measured GEMMs replace the model for exactly their shapes", "[calibration][gemm]") {
+  Json j = minimal();
+  j["compute"][0]["points"] = Json::parse(R"([
+    {"dtype": "f16", "m": 2048, "n": 6144, "k": 2048, "batch": 1, "time": "83.4us"},
+    {"dtype": "bf16", "n": 8192, "flops": 1.1e12, "time": "1.4ms"}])");
+  const Calibration c = calibration_from_json(j, "c.json");
+  REQUIRE(c.compute[0].points.size() == 2);
+  CHECK(c.compute[0].points[1].shape == KernelList::Gemm{8192, 8192, 8192, 1});  // the older square form
+  CHECK(to_json(calibration_from_json(to_json(c), "c.json")) == to_json(c));
+
+  const auto models = calibrated_models(c, "c.json");
+  const DeviceModel& h = models.at(0);
+  DeviceModel plain = h;
+  plain.measured_gemms.clear();
+  CHECK(h.gemm_time(2048, 6144, 2048, DType::f16) == Time::ns(83400));
+  CHECK(h.gemm_time(8192, 8192, 8192, DType::bf16) == Time::us(1400));
+  CHECK(plain.gemm_time(2048, 6144, 2048, DType::f16) != Time::ns(83400));
+  // Another dtype, shape or batch: the model, as calibrated.
+  CHECK(h.gemm_time(2048, 6144, 2048, DType::bf16) == plain.gemm_time(2048, 6144, 2048, DType::bf16));
+  CHECK(h.gemm_time(6144, 2048, 2048, DType::f16) == plain.gemm_time(6144, 2048, 2048, DType::f16));
+  CHECK(h.gemm_time(2048, 6144, 2048, DType::f16, 2) == plain.gemm_time(2048, 6144, 2048, DType::f16, 2));
+  // A kernel list: measured GEMMs plus modelled memory-bound kernels.
+  KernelList k;
+  k.dtype = DType::f16;
+  k.gemms = {{2048, 6144, 2048, 1}, {2048, 6144, 2048, 1}};
+  k.memory_bytes = {Bytes::MiB(8)};
+  CHECK(h.kernels_time(k) == Time::ns(2 * 83400) + h.kernel_time(0, Bytes::MiB(8), DType::f16));
+  // A second measurement of a shape replaces the first.
+  DeviceModel r = h;
+  r.add_measured_gemm({DType::f16, {2048, 6144, 2048, 1}, Time::us(90)});
+  CHECK(r.measured_gemms.size() == 2);
+  CHECK(r.gemm_time(2048, 6144, 2048, DType::f16) == Time::us(90));
+
+  auto bad = [](const char* point, const std::string& path) {
+    Json b = minimal();
+    b["compute"][0]["points"] = Json::array({Json::parse(point)});
+    try {
+      (void)calibration_from_json(b, "c.json");
+      FAIL("accepted a bad GEMM point, expected an error at " << path);
+    } catch (const ConfigError& e) {
+      CHECK(e.json_path() == path);
+    }
+  };
+  bad(R"({"dtype": "f16", "n": 8, "k": 8, "time": "1us"})", "compute[0].points[0].k");
+  bad(R"({"dtype": "f16", "m": 8, "n": 8, "k": 0, "time": "1us"})", "compute[0].points[0].k");
+  bad(R"({"dtype": "f16", "m": 8, "n": 8, "k": 8, "time": "0us"})", "compute[0].points[0].time");
+  bad(R"({"dtype": "f16", "m": 8, "n": 8, "k": 8, "batch": 1.5, "time": "1us"})",
+      "compute[0].points[0].batch");
+  bad(R"({"dtype": "f16", "m": 8, "n": 8, "k": 8, "time": "1us", "tflops": 3})",
+      "compute[0].points[0].tflops");
+}

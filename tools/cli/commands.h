@@ -17,6 +17,7 @@ void add_redistribute_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_study_command(CLI::App& app);
 void add_runtime_commands(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_terapipe_command(CLI::App& app);
 

@@ -1,6 +1,6 @@
-// `meshsim run`, `meshsim calibrate` and `meshsim validate`: the plan on
-// real memory (host, cuda, nccl backends), the machine measured, and the
-// simulator's prediction compared with the measurement.
+// `meshsim run` and `meshsim validate`: the plan on
+// real memory (host, cuda, nccl backends), and the simulator's prediction
+// compared with the measurement.
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +17,6 @@
 #include "plan/calibration.h"
 #include "plan/compare.h"
 #include "plan/plan_json.h"
-#include "runtime/calibrate.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/executor.h"
 #include "runtime/host_backend.h"
@@ -226,47 +225,6 @@ void run_run(RunArgs& a) {
     throw VerificationFailed(fmt::format("{} elements did not arrive as planned", rep.check.bad_elements));
 }
 
-// ---- calibrate ----
-
-struct CalibrateArgs {
-  std::string backend = "host";
-  std::string out;
-  std::string min = "4KiB";
-  std::string max;
-  int repeats = 5;
-  int threads = 0;
-  bool json = false;
-};
-
-void run_calibrate(const CalibrateArgs& a) {
-  runtime::CalibrateOptions o;
-  o.backend = a.backend;
-  auto size = [](const char* opt, const std::string& s) {
-    try {
-      return parse_bytes(s);
-    } catch (const ParseError& e) {
-      throw UsageError(fmt::format("{}: {}", opt, e.what()));
-    }
-  };
-  o.min_size = size("--min", a.min);
-  o.max_size = a.max.empty() ? (a.backend == "host" ? Bytes::MiB(256) : Bytes::GiB(1)) : size("--max", a.max);
-  o.repeats = a.repeats;
-  o.threads = a.threads;
-  o.progress = [](const std::string& line) { fmt::print(stderr, "calibrate: {}\n", line); };
-  o.peak_flops = [](std::string_view gpu_model, plan::DType dt) {
-    const sim::DeviceModel* m = sim::find_device_model(gpu_model);
-    return m == nullptr ? 0.0 : m->peak(dt);
-  };
-  const plan::Calibration c = runtime::calibrate(o);
-  const std::string text = dump_json(plan::to_json(c));
-  if (!a.out.empty()) write_text_file(a.out, text);
-  if (a.json || a.out.empty()) {
-    fmt::print("{}", text);
-  } else {
-    fmt::print("calibration ({} backend) written to {}\n", c.backend, a.out);
-  }
-}
-
 // ---- validate ----
 
 struct ValidateArgs {
@@ -379,7 +337,7 @@ void run_validate(ValidateArgs& a) {
   // host and cuda the plan devices are virtual devices of one memory.
   std::optional<topology::VirtualGpu> virt;
   if (a.backend.backend != "nccl") {
-    virt = sim::virtual_machine(plan, topo, *cal->copy);
+    virt = sim::virtual_machine(plan, topo, *cal);
     opts.shared_link = virt->memory;
   }
   const topology::Topology& model_topo = virt ? virt->topology : topo;
@@ -424,27 +382,6 @@ void add_runtime_commands(CLI::App& app) {
     cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task");
     cmd->add_flag("--json", a->json, "Print one JSON document instead of text");
     cmd->callback([a] { run_run(*a); });
-  }
-  {
-    auto a = std::make_shared<CalibrateArgs>();
-    auto* cmd = app.add_subcommand(
-        "calibrate",
-        "Measure this machine and write meshsim.calibration/1 (docs/calibration-format.md):\n"
-        "  host  memcpy latency and bandwidth versus size, and on every thread at once\n"
-        "  cuda  device copies (one and 8 streams at once), host<->device, every peer pair,\n"
-        "        cuBLAS GEMM efficiency per dtype, kernel launch overhead\n"
-        "  nccl  all-reduce, all-gather and broadcast busbw versus size over every GPU");
-    cmd->add_option("--backend,-b", a->backend, "host, cuda or nccl (default host)")
-        ->check(CLI::IsMember({"host", "cuda", "nccl"}));
-    cmd->add_option("--out,-o", a->out, "Write the calibration here (default: print it)");
-    cmd->add_option("--min", a->min, "Smallest size (default 4KiB); sizes grow 4x");
-    cmd->add_option("--max", a->max, "Largest size (default 256MiB host, 1GiB GPU)");
-    cmd->add_option("--repeats", a->repeats, "Runs per size; the fastest counts (default 5)")
-        ->check(CLI::Range(1, 1000));
-    cmd->add_option("--threads", a->threads, "host: threads for the aggregate copy (default: the hardware's)")
-        ->check(CLI::Range(0, 4096));
-    cmd->add_flag("--json", a->json, "Also print the calibration when writing it");
-    cmd->callback([a] { run_calibrate(*a); });
   }
   {
     auto a = std::make_shared<ValidateArgs>();
