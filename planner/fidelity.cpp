@@ -10,6 +10,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "planner/fidelity_gemms.h"
 #include "planner/study.h"
 #include "planner/terapipe_eval.h"
 #include "sim/compute_model.h"
@@ -125,22 +126,6 @@ Verdict verdict_of(double v, const Band& target, const Band& bound) {
   return bound.holds(v) ? Verdict::known_gap : Verdict::outside_bound;
 }
 
-FidelityResult relative(std::string group, std::string name, std::string unit, double published, double ours,
-                        double target, double bound, std::string source) {
-  FidelityResult r{std::move(group),
-                   std::move(name),
-                   std::move(unit),
-                   FigureKind::relative,
-                   published,
-                   ours,
-                   ours / published - 1,
-                   {published * (1 - target), published * (1 + target)},
-                   {published * (1 - bound), published * (1 + bound)},
-                   std::move(source)};
-  r.verdict = verdict_of(ours, r.target, r.bound);
-  return r;
-}
-
 void run_terapipe(const Fidelity& f, const std::function<void(const std::string&)>& progress,
                   std::vector<FidelityResult>& out) {
   if (f.terapipe_rows.empty()) return;
@@ -167,22 +152,39 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
     const std::string name = fmt::format("{} {}, {} GPUs: ", s.id, s.model, s.gpus);
     const std::string source = "Li et al., TeraPipe (ICML 2021), Table 1 and Fig. 5";
     if (row.figure == "without")
-      out.push_back(relative("TeraPipe", name + "without slicing", "s", s.without_s, without, row.target,
-                             row.bound, source));
+      out.push_back(fidelity_relative("TeraPipe", name + "without slicing", "s", s.without_s, without,
+                                      row.target, row.bound, source));
     else if (row.figure == "with")
-      out.push_back(relative("TeraPipe", name + "with slicing (DP)", "s", s.with_s, with, row.target,
-                             row.bound, source));
+      out.push_back(fidelity_relative("TeraPipe", name + "with slicing (DP)", "s", s.with_s, with, row.target,
+                                      row.bound, source));
     else if (row.figure == "speedup")
-      out.push_back(relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s, without / with,
-                             row.target, row.bound, source));
+      out.push_back(fidelity_relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s,
+                                      without / with, row.target, row.bound, source));
     else
-      out.push_back(relative("TeraPipe", name + fmt::format("{} uniform slices, microbatch 1", row.slices),
-                             "s", *ablation_time(row.setting, row.slices), o.iteration(o.fixed), row.target,
-                             row.bound, "Li et al., TeraPipe (ICML 2021), ablation of the slice count"));
+      out.push_back(
+          fidelity_relative("TeraPipe", name + fmt::format("{} uniform slices, microbatch 1", row.slices),
+                            "s", *ablation_time(row.setting, row.slices), o.iteration(o.fixed), row.target,
+                            row.bound, "Li et al., TeraPipe (ICML 2021), ablation of the slice count"));
   }
 }
 
 }  // namespace
+
+FidelityResult fidelity_relative(std::string group, std::string name, std::string unit, double published,
+                                 double ours, double target, double bound, std::string source) {
+  FidelityResult r{std::move(group),
+                   std::move(name),
+                   std::move(unit),
+                   FigureKind::relative,
+                   published,
+                   ours,
+                   ours / published - 1,
+                   {published * (1 - target), published * (1 + target)},
+                   {published * (1 - bound), published * (1 + bound)},
+                   std::move(source)};
+  r.verdict = verdict_of(ours, r.target, r.bound);
+  return r;
+}
 
 bool is_fidelity(const std::string& file) {
   return has_format(read_json_file(file), kFormat);
@@ -193,12 +195,13 @@ Fidelity load_fidelity(const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail("a fidelity report is a JSON object");
   root.require_format(kFormat);
-  root.allow_only({"format", "name", "description", "terapipe", "pipeline", "collectives"});
+  root.allow_only({"format", "name", "description", "terapipe", "pipeline", "collectives", "gemms"});
   Fidelity f;
   f.name = root["name"].as_name();
   if (auto d = root.find("description")) f.description = d->as_string();
   if (auto t = root.find("terapipe")) load_terapipe(file, *t, f);
   if (auto p = root.find("pipeline")) load_pipeline(file, *p, f);
+  if (auto g = root.find("gemms")) load_fidelity_gemms(file, *g, f);
   if (auto c = root.find("collectives")) {
     c->allow_only({"study"});
     f.collectives = load_collective_study(resolve_beside(file, (*c)["study"].as_string()));
@@ -267,8 +270,8 @@ void run_collectives(const Fidelity& f, const std::function<void(const std::stri
   if (progress) progress(fmt::format("collective study {}", s.name));
   for (const auto& row : s.rows) {
     const CollectiveStudyResult c = run_collective_row(row);
-    out.push_back(relative(s.name, row.name, std::string(published_unit(row)), row.published, c.predicted,
-                           row.tolerance, row.tolerance, row.source));
+    out.push_back(fidelity_relative(s.name, row.name, std::string(published_unit(row)), row.published,
+                                    c.predicted, row.tolerance, row.tolerance, row.source));
   }
 }
 
@@ -280,6 +283,7 @@ std::vector<FidelityResult> run_fidelity(const Fidelity& f,
   run_terapipe(f, progress, out);
   run_pipeline(f, progress, out);
   run_collectives(f, progress, out);
+  run_fidelity_gemms(f, progress, out);
   return out;
 }
 

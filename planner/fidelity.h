@@ -13,7 +13,8 @@
 //               "ours": method,
 //               "order": [methods, fastest first],
 //               "rows": [{"case": name, "target": [0.03, 0.25], "bound": [0.0, 0.3]}]},
-//  "collectives": {"study": a meshsim.collective-study/1 file (relative)}}
+//  "collectives": {"study": a meshsim.collective-study/1 file (relative)},
+//  "gemms": measured GEMMs against the GEMM model (planner/fidelity_gemms.h)}
 //
 // Published values live where they are documented once: TeraPipe's
 // measured times and its slice-count ablation in planner/terapipe_eval.h, each pipeline case's gain in
@@ -60,6 +61,14 @@ struct FidelityGainRow {
   Band bound;
 };
 
+struct FidelityGemmRow {  // planner/fidelity_gemms.h
+  std::string model;
+  int tp = 1;
+  int microbatch = 1;
+  double target = 0;
+  double bound = 0;
+};
+
 struct Fidelity {
   std::string name;
   std::string description;
@@ -76,6 +85,10 @@ struct Fidelity {
   std::vector<FidelityGainRow> gain_rows;
   // A collective study (none without it).
   std::optional<CollectiveStudy> collectives;
+  // Measured GEMMs against the GEMM model (empty rows: none).
+  std::string gemm_calibration;
+  std::string gemm_models;
+  std::vector<FidelityGemmRow> gemm_rows;
 };
 
 [[nodiscard]] bool is_fidelity(const std::string& file);
@@ -103,6 +116,11 @@ struct FidelityResult {
 /// Runs every row; `progress` (may be empty) is told what runs next.
 [[nodiscard]] std::vector<FidelityResult> run_fidelity(
     const Fidelity& f, const std::function<void(const std::string&)>& progress);
+
+/// A relative row: |ours / published − 1| within target, else bound.
+[[nodiscard]] FidelityResult fidelity_relative(std::string group, std::string name, std::string unit,
+                                               double published, double ours, double target, double bound,
+                                               std::string source);
 
 [[nodiscard]] std::string_view to_string(Verdict v);
 /// {"name", "description", "rows": [{group, name, unit, published, ours,

@@ -93,13 +93,16 @@ void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
     measured_gemms.insert(it, g);
 }
 
+const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
+  if (measured_gemms.empty()) return nullptr;
+  const plan::GemmPoint key{d, g, Time{}};
+  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), key, gemm_before);
+  return it != measured_gemms.end() && !gemm_before(key, *it) ? &*it : nullptr;
+}
+
 Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
   MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
-  if (!measured_gemms.empty()) {
-    const plan::GemmPoint key{d, {m, n, k, batch}, Time{}};
-    const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), key, gemm_before);
-    if (it != measured_gemms.end() && !gemm_before(key, *it)) return it->time;
-  }
+  if (const plan::GemmPoint* p = measured_gemm({m, n, k, batch}, d)) return p->time;
   const double elem = static_cast<double>(plan::dtype_size(d));
   const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];

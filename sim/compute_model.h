@@ -66,6 +66,8 @@ struct DeviceModel {
 
   /// Adds (or replaces) a measured GEMM.
   void add_measured_gemm(const plan::GemmPoint& g);
+  /// The measurement of exactly this GEMM, or nullptr.
+  [[nodiscard]] const plan::GemmPoint* measured_gemm(const plan::KernelList::Gemm& g, plan::DType d) const;
 
   [[nodiscard]] double peak(plan::DType d) const;
   /// Roofline time of a kernel; InternalError for negative inputs.

@@ -1,0 +1,113 @@
+#include "planner/fidelity_gemms.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "plan/calibration.h"
+#include "planner/layer_kernels.h"
+#include "planner/study.h"
+#include "sim/calibrate_apply.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+struct LayerTimes {
+  double measured = 0;  // s
+  double model = 0;     // s
+};
+
+// The calibration's first compute model: with its measurements, and without.
+std::pair<sim::DeviceModel, sim::DeviceModel> gemm_models(const std::string& file) {
+  const plan::Calibration c = plan::load_calibration_file(file);
+  const std::vector<sim::DeviceModel> models = sim::calibrated_models(c, file);
+  if (models.empty()) throw ConfigError(file, "compute", "a GEMM fidelity row needs a compute calibration");
+  sim::DeviceModel plain = models.front();
+  plain.measured_gemms.clear();
+  return {models.front(), plain};
+}
+
+// Σ over the layer's GEMMs; the first shape the calibration lacks, if any.
+LayerTimes layer_times(const FidelityGemmRow& row, const Model& m, const sim::DeviceModel& measured,
+                       const sim::DeviceModel& plain, std::string* missing) {
+  LayerTimes t;
+  for (const plan::KernelList& k : gpt_layer_kernel_lists(m, {row.tp}, {row.microbatch}))
+    for (const auto& g : k.gemms) {
+      const plan::GemmPoint* p = measured.measured_gemm(g, k.dtype);
+      if (p == nullptr) {
+        if (missing != nullptr && missing->empty())
+          *missing =
+              fmt::format("{} x {} x {} (batch {}) in {}", g.m, g.n, g.k, g.batch, plan::to_string(k.dtype));
+        continue;
+      }
+      t.measured += p->time.seconds();
+      t.model += plain.gemm_time(g.m, g.n, g.k, k.dtype, g.batch).seconds();
+    }
+  return t;
+}
+
+double tolerance(const JsonCursor& c) {
+  const double v = c.as_number();
+  if (!(v > 0 && v < 100)) c.fail("a tolerance is a fraction above 0 and below 100 (0.1: 10 %)");
+  return v;
+}
+
+}  // namespace
+
+void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity& f) {
+  g.allow_only({"calibration", "models", "rows"});
+  f.gemm_calibration = resolve_beside(file, g["calibration"].as_string());
+  if (!std::filesystem::is_regular_file(f.gemm_calibration))
+    g["calibration"].fail(fmt::format("no calibration file {}", f.gemm_calibration));
+  f.gemm_models = resolve_beside(file, g["models"].as_string());
+  const auto [measured, plain] = gemm_models(f.gemm_calibration);
+  const JsonCursor rows = g["rows"];
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const JsonCursor r = rows.at(i);
+    r.allow_only({"model", "tp", "microbatch", "target", "bound"});
+    FidelityGemmRow row;
+    row.model = r["model"].as_name();
+    const std::string model_file = f.gemm_models + "/" + row.model + ".json";
+    if (!std::filesystem::is_regular_file(model_file))
+      r["model"].fail(fmt::format("no model file {}", model_file));
+    row.tp = static_cast<int>(r["tp"].as_int_in(1, 1 << 20));
+    row.microbatch = static_cast<int>(r["microbatch"].as_int_in(1, 1 << 20));
+    row.target = tolerance(r["target"]);
+    row.bound = row.target;
+    if (auto b = r.find("bound")) row.bound = tolerance(*b);
+    if (row.bound < row.target) r["bound"].fail("a bound cannot be narrower than the target");
+    std::string missing;
+    try {
+      (void)layer_times(row, load_model_file(model_file), measured, plain, &missing);
+    } catch (const UsageError& e) {
+      r.fail(e.what());
+    }
+    if (!missing.empty())
+      r.fail(
+          fmt::format("{} measures no GEMM {} (meshsim calibrate --layers {} --tp {} --microbatch-sizes {})",
+                      f.gemm_calibration, missing, row.model, row.tp, row.microbatch));
+    f.gemm_rows.push_back(row);
+  }
+}
+
+void run_fidelity_gemms(const Fidelity& f, const std::function<void(const std::string&)>& progress,
+                        std::vector<FidelityResult>& out) {
+  if (f.gemm_rows.empty()) return;
+  if (progress) progress(fmt::format("GEMMs measured in {}", f.gemm_calibration));
+  const auto [measured, plain] = gemm_models(f.gemm_calibration);
+  const std::string group = fmt::format("GEMMs ({})", measured.name);
+  const std::string source = fmt::format("cuBLAS, measured by meshsim calibrate --layers ({})",
+                                         std::filesystem::path(f.gemm_calibration).filename().string());
+  for (const auto& row : f.gemm_rows) {
+    const Model m = load_model_file(f.gemm_models + "/" + row.model + ".json");
+    const LayerTimes t = layer_times(row, m, measured, plain, nullptr);
+    out.push_back(fidelity_relative(group,
+                                    fmt::format("{} layer GEMMs, forward and backward, tp {}, microbatch {}",
+                                                row.model, row.tp, row.microbatch),
+                                    "s", t.measured, t.model, row.target, row.bound, source));
+  }
+}
+
+}  // namespace meshsim::planner
