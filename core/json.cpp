@@ -23,39 +23,16 @@ Json read_json_file(const std::string& file) {
   if (ec || !std::filesystem::exists(status)) throw ConfigError(file, "", "no such file");
   if (std::filesystem::is_directory(status)) throw ConfigError(file, "", "is a directory, not a JSON file");
   if (!std::filesystem::is_regular_file(status)) throw ConfigError(file, "", "is not a regular file");
+  const auto bytes = std::filesystem::file_size(file, ec);
+  if (!ec && bytes > kMaxJsonFileBytes)
+    throw ConfigError(file, "",
+                      fmt::format("is {:.1f} MiB; a meshsim input may be at most {} MiB",
+                                  static_cast<double>(bytes) / (1 << 20), kMaxJsonFileBytes >> 20));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ConfigError(file, "", "cannot open file");
   std::ostringstream ss;
   ss << in.rdbuf();
   return parse_json_text(ss.str(), file);
-}
-
-Json parse_json_text(std::string_view text, const std::string& file) {
-  try {
-    return Json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    // e.byte is 1-based; turn it into line and column for a human.
-    std::size_t line = 1;
-    std::size_t col = 1;
-    const std::size_t end = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
-    for (std::size_t i = 0; i < end; ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    std::string what = e.what();
-    // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "
-    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
-    throw ConfigError(file, "", fmt::format("invalid JSON at line {}, column {}: {}", line, col, what));
-  } catch (const nlohmann::json::out_of_range& e) {
-    // A number literal beyond a double's range (1e400): nlohmann names it.
-    std::string what = e.what();
-    if (auto p = what.find("number overflow"); p != std::string::npos) what = what.substr(p);
-    throw ConfigError(file, "", fmt::format("invalid JSON: {} (beyond a double's range)", what));
-  }
 }
 
 std::string dump_json(const Json& j) {

@@ -90,10 +90,11 @@ PipelineStudy load_pipeline_study(const std::string& file) {
     cfg.pp = static_cast<int>(c["pp"].as_int_in(1, 1 << 20));
     cfg.microbatches = static_cast<int>(c["microbatches"].as_int_in(1, 1 << 20));
     const auto batch = c["batch"].as_int_in(1, 1 << 30);
-    if (batch % (cfg.dp * cfg.microbatches) != 0)
+    const std::int64_t split = std::int64_t{cfg.dp} * cfg.microbatches;  // both ≤ 2^20: no overflow
+    if (batch % split != 0)
       c["batch"].fail(fmt::format("a batch of {} does not split into dp {} x {} microbatches", batch, cfg.dp,
                                   cfg.microbatches));
-    cfg.microbatch_size = static_cast<int>(batch / (cfg.dp * cfg.microbatches));
+    cfg.microbatch_size = static_cast<int>(batch / split);
     if (auto rc = c.find("recompute")) {
       cfg.recompute = rc->as_bool();
       for (const PipelineMethod& m : s.methods)

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/thread_group.h"
 #include "core/unit_strings.h"
 
 namespace meshsim::runtime {
@@ -52,10 +53,11 @@ plan::Calibration calibrate_host(const CalibrateOptions& opts) {
   Time best = Time::max();
   for (int r = 0; r < opts.repeats; ++r) {
     const auto t0 = Clock::now();
-    std::vector<std::thread> pool;
+    ThreadGroup pool("threads for the aggregate copy (--threads)");
     for (std::size_t k = 0; k < static_cast<std::size_t>(threads); ++k)
-      pool.emplace_back([&, k] { std::memcpy(dst[k].data(), src[k].data(), each); });
-    for (auto& th : pool) th.join();
+      pool.start([&, k] { std::memcpy(dst[k].data(), src[k].data(), each); },
+                 static_cast<std::size_t>(threads));
+    pool.join();
     best = std::min(best, elapsed(t0, Clock::now()));
   }
   const double bytes = static_cast<double>(each) * threads;

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/thread_group.h"
 #include "runtime/executor.h"
 #include "runtime/values.h"
 #include "runtime/work.h"
@@ -95,11 +96,11 @@ class HostBackend final : public Backend {
         cv.notify_all();
       }
     };
-    std::vector<std::thread> pool;
+    ThreadGroup pool("host backend worker threads (--threads)");
     const auto workers =
         std::min<std::size_t>(static_cast<std::size_t>(opts_.threads), std::max<std::size_t>(n, 1));
-    for (std::size_t w = 0; w < workers; ++w) pool.emplace_back(worker);
-    for (auto& th : pool) th.join();
+    for (std::size_t w = 0; w < workers; ++w) pool.start(worker, workers);
+    pool.join();
     if (failure) std::rethrow_exception(failure);
     return spans;
   }

@@ -10,6 +10,7 @@
 
 #include "core/append_lists.h"
 #include "core/error.h"
+#include "core/thread_group.h"
 
 namespace meshsim::planner::search {
 
@@ -151,10 +152,11 @@ std::vector<Result> run(const std::vector<ParallelConfig>& configs, const Model&
       if (report && progress) progress(d, configs.size());
     }
   };
-  std::vector<std::thread> workers;
-  for (int k = 1; k < std::max(1, o.threads); ++k) workers.emplace_back(work, false);
+  ThreadGroup workers("search threads (--threads)");
+  for (int k = 1; k < std::max(1, o.threads); ++k)
+    workers.start([&] { work(false); }, static_cast<std::size_t>(o.threads - 1));
   work(true);
-  for (auto& w : workers) w.join();
+  workers.join();
   if (progress) progress(configs.size(), configs.size());
   return results;
 }

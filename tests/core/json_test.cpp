@@ -1,5 +1,8 @@
 #include "core/json.h"
 
+#include <cstdio>
+#include <string>
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -60,4 +63,42 @@ TEST_CASE("JSON syntax errors give line and column", "[json]") {
   // A number beyond a double's range is the file's mistake, not an internal error.
   CHECK_THAT(config_error([] { (void)parse_json_text(R"({"flops": 1e400})", "big.json"); }).message(),
              Contains("number overflow parsing '1e400'"));
+}
+
+TEST_CASE("JSON inputs are bounded: depth, duplicate keys, file size", "[json]") {
+  // The document is built as parsed: values, nesting and order as written.
+  const Json j = parse_json_text(R"({"a": [1, {"b": [true, null, "x"]}], "c": 2.5})", "ok.json");
+  CHECK(j == Json::parse(R"({"a": [1, {"b": [true, null, "x"]}], "c": 2.5})"));
+  // kMaxJsonDepth arrays nest; one more is refused with the path of the
+  // innermost container that was accepted.
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  CHECK(parse_json_text(ok, "deep.json").is_array());
+  const std::string deep =
+      "{\"a\": " + std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']') + "}";
+  const ConfigError d = config_error([&] { (void)parse_json_text(deep, "deep.json"); });
+  CHECK_THAT(d.message(), Contains("nested deeper than 100"));
+  CHECK(d.json_path().rfind("a[0][0]", 0) == 0);
+  // 200,000 levels: refused, not a stack overflow.
+  const std::string huge = std::string(200000, '[') + std::string(200000, ']');
+  CHECK_THAT(config_error([&] { (void)parse_json_text(huge, "huge.json"); }).message(),
+             Contains("nested deeper"));
+  // A key twice in one object: the path of that object and the key.
+  const ConfigError dup =
+      config_error([] { (void)parse_json_text(R"({"x": [0, {"c": 2, "c": 3}], "y": 1})", "dup.json"); });
+  CHECK(dup.json_path() == "x[1]");
+  CHECK_THAT(dup.message(), Contains("duplicate key \"c\""));
+  CHECK(config_error([] { (void)parse_json_text(R"({"f": 1, "f": 1})", "dup.json"); }).json_path().empty());
+  // The same key in two objects is fine.
+  CHECK(parse_json_text(R"([{"k": 1}, {"k": 2}])", "ok.json").size() == 2);
+  // A file over kMaxJsonFileBytes is refused before it is read.
+  const std::string big = "/tmp/meshsim_json_test_big.json";
+  {
+    std::FILE* f = std::fopen(big.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fseek(f, static_cast<long>(kMaxJsonFileBytes), SEEK_SET) == 0);
+    REQUIRE(std::fputc(' ', f) != EOF);
+    std::fclose(f);
+  }
+  CHECK_THAT(config_error([&] { (void)read_json_file(big); }).message(), Contains("at most 64 MiB"));
+  std::remove(big.c_str());
 }

@@ -53,6 +53,14 @@ TEST_CASE("pipeline studies report mistakes with their JSON path", "[pipeline-st
   } catch (const ConfigError& e) {
     CHECK_THAT(e.what(), Catch::Contains("cases[0].batch") && Catch::Contains("does not split"));
   }
+  // dp x microbatches = 2^32 does not wrap to 0 (which divided by zero).
+  try {
+    (void)load_pipeline_study(MESHSIM_TEST_DATA "/bad_pipeline_overflow.json");
+    FAIL("accepted dp 65536 x 65536 microbatches for a batch of 64");
+  } catch (const ConfigError& e) {
+    CHECK_THAT(e.what(),
+               Catch::Contains("cases[0].batch") && Catch::Contains("dp 65536 x 65536 microbatches"));
+  }
 }
 
 TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]") {

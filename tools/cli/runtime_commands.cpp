@@ -94,11 +94,10 @@ struct BackendArgs {
   }
 
   [[nodiscard]] std::unique_ptr<runtime::Backend> make(runtime::ComputeTime compute) const {
+    const Time limit = timeout_time();  // checked on every backend, used by the GPU ones
     if (backend == "cuda")
-      return runtime::make_cuda_backend(
-          {.device = device, .timeout = timeout_time(), .compute_time = compute});
-    if (backend == "nccl")
-      return runtime::make_nccl_backend({.timeout = timeout_time(), .compute_time = compute});
+      return runtime::make_cuda_backend({.device = device, .timeout = limit, .compute_time = compute});
+    if (backend == "nccl") return runtime::make_nccl_backend({.timeout = limit, .compute_time = compute});
     return runtime::make_host_backend({.threads = threads, .compute_time = compute});
   }
 };

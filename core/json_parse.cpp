@@ -1,0 +1,130 @@
+// parse_json_text: nlohmann's SAX parser (iterative) into a document built
+// here, so that nesting deeper than kMaxJsonDepth and duplicate keys are
+// ConfigErrors with the JSON path instead of a stack overflow or a silently
+// dropped value.
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/json.h"
+
+namespace meshsim {
+
+namespace {
+
+// 1-based line and column of byte offset `end` (nlohmann's positions count
+// from 1; 0 is before the first byte).
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t end) {
+  std::size_t line = 1;
+  std::size_t col = 1;
+  end = std::min(end, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+class Builder : public nlohmann::json_sax<Json> {
+ public:
+  Builder(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+  Json root;
+
+  bool null() override { return value(nullptr); }
+  bool boolean(bool v) override { return value(v); }
+  bool number_integer(number_integer_t v) override { return value(v); }
+  bool number_unsigned(number_unsigned_t v) override { return value(v); }
+  bool number_float(number_float_t v, const string_t& /*text*/) override { return value(v); }
+  bool string(string_t& v) override { return value(std::move(v)); }
+  bool binary(binary_t& v) override { return value(Json::binary(std::move(v))); }
+  bool start_object(std::size_t /*size*/) override { return open(Json::object()); }
+  bool start_array(std::size_t /*size*/) override { return open(Json::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    Json& object = *stack_.back().value;
+    if (object.contains(k))
+      throw ConfigError(file_, path(), fmt::format("duplicate key \"{}\" (each key may appear once)", k));
+    key_ = k;
+    slot_ = &object[k];
+    return true;
+  }
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& e) override {
+    std::string what = e.what();
+    // nlohmann prefixes "[json.exception.parse_error.101] parse error at line 1, column 2: "
+    if (auto p = what.find("syntax error"); p != std::string::npos) what = what.substr(p);
+    if (auto p = what.find("number overflow"); p != std::string::npos)
+      throw ConfigError(file_, path(),
+                        fmt::format("invalid JSON: {} (beyond a double's range)", what.substr(p)));
+    const auto [line, col] = line_column(text_, position == 0 ? 0 : position - 1);
+    throw ConfigError(file_, "", fmt::format("invalid JSON at line {}, column {}: {}", line, col, what));
+  }
+
+ private:
+  struct Level {
+    Json* value;
+    std::string segment;  // how the path names this container
+  };
+
+  // Where the next value goes, and the path segment naming it.
+  std::pair<Json*, std::string> place(Json v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return {&root, ""};
+    }
+    Json& parent = *stack_.back().value;
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return {&parent.back(), fmt::format("[{}]", parent.size() - 1)};
+    }
+    *slot_ = std::move(v);
+    return {slot_, (stack_.size() > 1 ? "." : "") + key_};
+  }
+  bool value(Json v) {
+    (void)place(std::move(v));
+    return true;
+  }
+  bool open(Json container) {
+    if (stack_.size() >= kMaxJsonDepth)
+      throw ConfigError(
+          file_, path(),
+          fmt::format("nested deeper than {} arrays and objects, the most a meshsim input may be",
+                      kMaxJsonDepth));
+    auto [slot, segment] = place(std::move(container));
+    stack_.push_back({slot, std::move(segment)});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+  [[nodiscard]] std::string path() const {
+    std::string p;
+    for (const Level& l : stack_) p += l.segment;
+    return p;
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  std::vector<Level> stack_;
+  Json* slot_ = nullptr;
+  std::string key_;
+};
+
+}  // namespace
+
+Json parse_json_text(std::string_view text, const std::string& file) {
+  Builder b(text, file);
+  (void)Json::sax_parse(text, &b);
+  return std::move(b.root);
+}
+
+}  // namespace meshsim
