@@ -12,6 +12,7 @@
 #include "runtime/host_backend.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/table.h"
 
 namespace meshsim::cli {
@@ -52,11 +53,7 @@ void run_redistribution_study(const std::string& file, const std::string& out, b
   const rd::RedistStudy s = rd::load_redistribution_study(file);
   const auto rows = rd::run_redistribution_study(
       s, [](const plan::Plan& p) { return runtime::verify_on_host(p).ok; },
-      [&](std::size_t done, std::size_t total) {
-        if (!json && (done % 50 == 0 || done == total))
-          fmt::print(stderr, "\rstudy {}: pair {}/{}", s.name, done, total);
-      });
-  if (!json) fmt::print(stderr, "\n");
+      progress_reporter("study " + s.name, "pairs", json));
   const auto summary = rd::summarise(s, rows);
   const Json doc = rd::redistribution_study_json(s, rows);
   if (!out.empty()) {

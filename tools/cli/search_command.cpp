@@ -20,6 +20,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/search_store.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -122,25 +123,6 @@ SearchJob make_job(SearchArgs& a) {
   return j;
 }
 
-// Progress on rank 0: a bar with rate and time left on a terminal, a line
-// per tenth in logs, nothing with --json.
-std::function<void(std::size_t, std::size_t)> progress_printer(bool json, bool root) {
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto last = std::make_shared<std::size_t>(0);
-  return [=](std::size_t done, std::size_t total) {
-    if (json || !root || total == 0) return;
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double rate = s > 0 ? static_cast<double>(done) / s : 0;
-    if (tty)
-      fmt::print(stderr, "\rsearch: {}/{} configurations, {:.0f}/s, {:.0f} s left   {}", done, total, rate,
-                 rate > 0 ? static_cast<double>(total - done) / rate : 0, done == total ? "\n" : "");
-    else if (done * 10 / total > *last * 10 / total && done < total)
-      fmt::print(stderr, "search: {}/{} configurations\n", done, total);
-    *last = done;
-  };
-}
-
 void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps::Result>& results,
                   const std::size_t (&counts)[3], double memory, double seconds, std::size_t reused,
                   const std::string& dir, const std::string& plots) {
@@ -235,7 +217,8 @@ void run_search(SearchArgs& a) {
     if (partial) partial->append(ps::csv_row(r, keys[todo[k]]));
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const auto ran = ps::run(mine, j.model, j.topo, o, progress_printer(a.json, rank == 0));
+  const auto ran =
+      ps::run(mine, j.model, j.topo, o, progress_reporter("search", "configurations", a.json || rank != 0));
   for (std::size_t k = 0; k < todo.size(); ++k) results[todo[k]] = ran[k];
   gather_search_rows(results, todo, keys);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -22,6 +22,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/redistribution_study.h"
 #include "tools/cli/table.h"
 #include "topology/cluster.h"
@@ -155,10 +156,8 @@ void run_pipeline_study(StudyArgs& a) {
   a.calibration.apply(topo, opts);
   const std::string compute = planner::prepare_study_options(s, topo, opts);
   const bool tty = !a.json;
-  const auto rows = planner::run_pipeline_study(s, topo, opts, [&](std::size_t done, std::size_t total) {
-    if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);
-  });
-  if (tty) fmt::print(stderr, "\n");
+  const auto rows =
+      planner::run_pipeline_study(s, topo, opts, progress_reporter("study " + s.name, "cases", a.json));
   const Json doc = planner::pipeline_study_json(s, rows);
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);
@@ -247,10 +246,7 @@ void run_study(StudyArgs& a) {
   topology::Topology topo = planner::load_study_topology(s.topology);
   a.calibration.apply(topo);
   const bool tty = !a.json;
-  const auto rows = planner::run_study(s, topo, [&](std::size_t done, std::size_t total) {
-    if (tty) fmt::print(stderr, "\rstudy {}: case {}/{}", s.name, done, total);
-  });
-  if (tty) fmt::print(stderr, "\n");
+  const auto rows = planner::run_study(s, topo, progress_reporter("study " + s.name, "cases", a.json));
 
   if (!a.out.empty()) {
     std::filesystem::create_directories(a.out);

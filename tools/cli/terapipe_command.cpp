@@ -15,6 +15,7 @@
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/progress.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/topology_json.h"
@@ -68,10 +69,12 @@ void run_paper(TeraPipeArgs& a) {
   Json rows = Json::array();
   Table tab({"setting", "model", "GPUs", "batch", "d/p/o", "paper w/o", "paper with", "paper x", "ours none",
              "ours uniform", "ours DP", "ours x", "DP/uniform"});
-  for (const auto& s : planner::terapipe_paper_settings()) {
+  const auto settings = planner::terapipe_paper_settings();
+  const auto progress = progress_reporter("TeraPipe's settings", "done", a.json);
+  for (const auto& s : settings) {
+    progress(static_cast<std::size_t>(&s - settings.data()), settings.size());
     const planner::Model model = load_model_arg(std::string(s.model));
     compute = sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
-    if (!a.json) fmt::print(stderr, "\rsetting {} ({})...   ", s.id, s.model);
     Shape sh = planner::paper_shape(s);  // with the user's granularity, ablation and memory limit
     sh.granularity = a.shape.granularity;
     sh.uniform_slices = a.shape.uniform_slices;
@@ -101,12 +104,12 @@ void run_paper(TeraPipeArgs& a) {
                         {"dp_seconds", o.dp_seconds}});
     if (sh.uniform_slices > 0) rows.back()["uniform_fixed"] = slicing_json(o.fixed, o);
   }
+  progress(settings.size(), settings.size());
   if (a.json) {
     fmt::print("{}",
                dump_json(Json{{"topology", topo.name}, {"compute", compute}, {"settings", std::move(rows)}}));
     return;
   }
-  fmt::print(stderr, "\r{:40}\r", "");
   fmt::print("TeraPipe's settings on {} (iteration times in seconds; x = without / with slicing)\n",
              topo.name);
   fmt::print("compute {}\n\n{}", compute,
