@@ -86,7 +86,7 @@ void add_calibrate_command(CLI::App& app) {
       "  nccl  all-reduce, all-gather and broadcast busbw versus size over every GPU");
   cmd->add_option("--backend,-b", a->backend, "host, cuda or nccl (default host)")
       ->check(CLI::IsMember({"host", "cuda", "nccl"}));
-  cmd->add_option("--out,-o", a->out, "Write the calibration here (default: print it)");
+  cmd->add_option("--out,-o", a->out, "Write the calibration here (default: print it)")->check(output_file());
   cmd->add_option("--min", a->min, "Smallest size (default 4KiB); sizes grow 4x");
   cmd->add_option("--max", a->max, "Largest size (default 256MiB host, 1GiB GPU)");
   cmd->add_option("--repeats", a->repeats, "Runs per size; the fastest counts (default 5)")

@@ -1,6 +1,7 @@
 #include "tools/cli/output.h"
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -46,6 +47,35 @@ int run_plot_script(const std::string& script, const std::string& csv, const std
 void require_verifiable(const plan::Tensor& t) {
   if (static_cast<double>(t.bytes().count() / plan::dtype_size(t.dtype)) > 64e6)
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
+}
+
+void prepare_output_dir(const std::string& dir, std::string_view option) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw UsageError(fmt::format("{} {}: cannot create the directory ({})", option, dir, ec.message()));
+  if (!std::filesystem::is_directory(dir, ec))
+    throw UsageError(fmt::format("{} {}: not a directory", option, dir));
+  if (access(dir.c_str(), W_OK) != 0)
+    throw UsageError(fmt::format("{} {}: not writable ({})", option, dir, std::strerror(errno)));
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (path.empty()) return "an empty file name";
+        if (fs::is_directory(path, ec)) return fmt::format("{} is a directory; name a file to write", path);
+        const fs::path parent =
+            fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+        if (!fs::is_directory(parent, ec))
+          return fmt::format("no directory {} to write {} in", parent.string(), path);
+        if (access(parent.c_str(), W_OK) != 0)
+          return fmt::format("cannot write in {} ({})", parent.string(), std::strerror(errno));
+        return {};
+      },
+      "FILE");
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

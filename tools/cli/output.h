@@ -4,7 +4,10 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "core/json.h"
 #include "plan/plan.h"
@@ -33,6 +36,15 @@ void require_verifiable(const plan::Tensor& t);
 
 /// Writes `text` to `path`; UsageError naming the path when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
+/// Creates the output directory `dir` named by `option` ("--out") before any
+/// work, so that a bad one fails at once: UsageError when it cannot be
+/// created, is not a directory or is not writable. Nothing for "".
+void prepare_output_dir(const std::string& dir, std::string_view option);
+/// A CLI11 check for an option that names a file to write (--trace,
+/// --plan-out, --csv, ...), run while the command line is parsed, before any
+/// work: the path is not a directory and its directory exists and is
+/// writable.
+[[nodiscard]] CLI::Validator output_file();
 /// Opens `path` and lets `write` fill it, the same way.
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 

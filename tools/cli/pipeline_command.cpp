@@ -301,9 +301,10 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
       ->check(CLI::NonNegativeNumber)
       ->default_val(0);
-  cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace");
+  cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace")->check(output_file());
   a->trace_detail.add_to(*cmd);
-  cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)");
+  cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)")
+      ->check(output_file());
   cmd->add_flag("--chunked-broadcasts", a->chunked_broadcasts,
                 "Simulate broadcasts chunk by chunk (512 KiB pieces) instead of as one fluid chain each: "
                 "exact on unequal chains, and much slower on large runs");

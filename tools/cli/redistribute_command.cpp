@@ -217,8 +217,8 @@ void add_redistribute_command(CLI::App& app) {
   cmd->add_flag("--no-network-budget", a->no_budget,
                 "synth: take the fastest sequence even when it sends more bytes into the fabric than "
                 "XLA-style (by default it does not, when it can avoid it)");
-  cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
-  cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
+  cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)")->check(output_file());
+  cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace")->check(output_file());
   a->trace_detail.add_to(*cmd);
   cmd->add_flag("--verify", a->verify, "Run each plan on the host backend and check every element");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");

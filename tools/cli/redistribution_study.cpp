@@ -51,13 +51,13 @@ void print_summary(const rd::RedistStudy& s, const std::vector<rd::GroupSummary>
 
 void run_redistribution_study(const std::string& file, const std::string& out, bool json, bool no_plots) {
   const rd::RedistStudy s = rd::load_redistribution_study(file);
+  prepare_output_dir(out, "--out");
   const auto rows = rd::run_redistribution_study(
       s, [](const plan::Plan& p) { return runtime::verify_on_host(p).ok; },
       progress_reporter("study " + s.name, "pairs", json));
   const auto summary = rd::summarise(s, rows);
   const Json doc = rd::redistribution_study_json(s, rows);
   if (!out.empty()) {
-    std::filesystem::create_directories(out);
     write_text_file(out + "/results.csv", rd::redistribution_study_csv(rows));
     write_text_file(out + "/results.json", dump_json(doc));
   }

@@ -192,8 +192,8 @@ void add_reshard_command(CLI::App& app) {
       ->check(CLI::IsMember(with({"all"}, with(planner::kStrategyNames.names(), {"auto"}))));
   cmd->add_option("--balance", a->balance, "all (default), none, device, host-size, host-order or search")
       ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
-  cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)");
-  cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace");
+  cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)")->check(output_file());
+  cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace")->check(output_file());
   a->trace_detail.add_to(*cmd);
   cmd->add_flag("--verify", a->verify,
                 "Execute each plan's data movement on host arrays and check every element");

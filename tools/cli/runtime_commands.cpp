@@ -376,9 +376,10 @@ void add_runtime_commands(CLI::App& app) {
         "Topology for the trace's hosts and, on the host backend, the roofline that compute tasks "
         "wait for (default: compute tasks without a duration take no time)");
     a->calibration.add_to(*cmd);
-    cmd->add_option("--trace", a->trace, "Write the measured timeline as a Perfetto trace");
+    cmd->add_option("--trace", a->trace, "Write the measured timeline as a Perfetto trace")
+        ->check(output_file());
     a->trace_detail.add_to(*cmd);
-    cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task");
+    cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task")->check(output_file());
     cmd->add_flag("--json", a->json, "Print one JSON document instead of text");
     cmd->callback([a] { run_run(*a); });
   }
@@ -395,8 +396,10 @@ void add_runtime_commands(CLI::App& app) {
     a->backend.warmup = 1;
     a->backend.add_to(*cmd, 5);
     a->calibration.add_to(*cmd);
-    cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)");
-    cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)");
+    cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)")
+        ->check(output_file());
+    cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)")
+        ->check(output_file());
     a->trace_detail.add_to(*cmd);
     cmd->add_option("--top", a->top, "Tasks listed, largest errors first (default 15)")
         ->check(CLI::Range(1, 100000));

@@ -181,6 +181,7 @@ void run_search(SearchArgs& a) {
   const std::string dir = a.resume.empty() ? a.out : a.resume;
   if (!a.resume.empty() && !std::filesystem::is_directory(a.resume))
     throw UsageError(fmt::format("--resume {}: no such directory", a.resume));
+  prepare_output_dir(dir, a.resume.empty() ? "--out" : "--resume");
   SearchJob j = make_job(a);
   const auto configs = ps::enumerate(j.space, j.model, j.topo);
   const std::string fp = ps::fingerprint(j.model, j.topo, j.so.device_models, MESHSIM_VERSION);

@@ -106,9 +106,10 @@ void add_sim_commands(CLI::App& app) {
     cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
     a->topology.add_to(*cmd, "--topology");
     a->calibration.add_to(*cmd);
-    cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)");
+    cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
+        ->check(output_file());
     a->trace_detail.add_to(*cmd);
-    cmd->add_option("--csv", a->csv, "Write one row per task");
+    cmd->add_option("--csv", a->csv, "Write one row per task")->check(output_file());
     cmd->add_option("--top", a->top, "How many bottleneck links to list, by utilisation (default 5)")
         ->check(CLI::Range(1, 1000));
     cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
