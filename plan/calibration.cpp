@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -85,6 +86,11 @@ Bandwidth round_rate(double bytes_per_second) {
 
 Time CopyFit::predict(Bytes s) const {
   return latency + s / bandwidth;
+}
+
+bool gemm_before(const GemmPoint& a, const GemmPoint& b) {
+  return std::tuple(a.dtype, a.shape.m, a.shape.n, a.shape.k, a.shape.batch) <
+         std::tuple(b.dtype, b.shape.m, b.shape.n, b.shape.k, b.shape.batch);
 }
 
 CopyFit fit_copy(std::vector<CopyPoint> points) {

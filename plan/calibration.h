@@ -81,6 +81,10 @@ struct GemmPoint {
   [[nodiscard]] double flops() const { return 2 * shape.m * shape.n * shape.k * shape.batch; }
 };
 
+/// The order of measured GEMMs: by (dtype, m, n, k, batch), times ignored;
+/// two points neither of which comes first measure the same GEMM.
+[[nodiscard]] bool gemm_before(const GemmPoint& a, const GemmPoint& b);
+
 struct ComputeCalibration {
   std::string gpu_model;
   std::array<std::optional<double>, 4> efficiency;  // by DTypeClass

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -174,8 +174,80 @@ std::vector<plan::PeerFit> peer_fits(Bench& x, int gpus) {
   return out;
 }
 
-// Square GEMMs per dtype through cuBLAS, on non-zero operands; the best
-// efficiency against the peak goes to the dtype's class.
+// cuBLAS and its workspace, shared by the GEMM measurements.
+struct Gemms {
+  Bench& x;
+  Cublas& blas;
+  const CudaMemory& workspace;
+
+  /// The best of the repeats of `calls` back-to-back calls of one GEMM, per
+  /// call, on fresh operands like data (fill_gemm_operands); nullopt when its
+  /// operands do not fit in the GPU's free memory.
+  std::optional<Time> time(plan::DType dt, const plan::KernelList::Gemm& g, int calls) const {
+    const auto bytes = static_cast<std::size_t>(Cublas::work_bytes(g, dt));
+    void* w = nullptr;
+    if (cudaMalloc(&w, bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return std::nullopt;
+    }
+    const CudaMemory work = CudaMemory::adopt(w);
+    fill_gemm_operands(w, static_cast<std::int64_t>(bytes));
+    Timer t(x.s.get(), &x.gate);
+    return t.best(x.o.repeats, calls, [&] { blas.gemm(g, dt, w, x.s.get(), workspace.get()); });
+  }
+};
+
+// Square GEMMs per dtype; the best efficiency against the peak goes to the
+// dtype's class.
+void measure_square_gemms(const Gemms& gemms, const std::string& model, plan::ComputeCalibration& cc) {
+  const CalibrateOptions& o = gemms.x.o;
+  auto peak = [&](plan::DType dt) { return o.peak_flops ? o.peak_flops(model, dt) : 0.0; };
+  for (plan::DType dt : {plan::DType::f32, plan::DType::f16, plan::DType::bf16}) {
+    double best_eff = 0;
+    for (double n : {1024.0, 2048.0, 4096.0, 8192.0}) {
+      const std::optional<Time> tm = gemms.time(dt, {n, n, n, 1}, 5);
+      if (!tm) break;
+      const plan::GemmPoint p{dt, {n, n, n, 1}, *tm};
+      cc.points.push_back(p);
+      if (peak(dt) > 0) best_eff = std::max(best_eff, p.flops() / tm->seconds() / peak(dt));
+    }
+    auto& slot = cc.efficiency[static_cast<std::size_t>(plan::dtype_class(dt))];  // f16 and bf16 share one
+    if (best_eff > 0) slot = std::min(1.0, std::max(slot.value_or(0.0), best_eff));
+    gemms.x.say(fmt::format("GEMM {}: {:.0f} % of the {} peak", plan::to_string(dt), 100 * best_eff, model));
+  }
+}
+
+// Every distinct GEMM of the options' kernel lists, one at a time; each
+// one's time replaces the model's for that shape.
+void measure_layer_gemms(const Gemms& gemms, plan::ComputeCalibration& cc) {
+  std::vector<plan::GemmPoint> todo;
+  for (const plan::KernelList& k : gemms.x.o.layers)
+    for (const auto& g : k.gemms) todo.push_back({k.dtype, g, Time{}});
+  std::sort(todo.begin(), todo.end(), plan::gemm_before);
+  todo.erase(std::unique(todo.begin(), todo.end(),
+                         [](const auto& a, const auto& b) { return !plan::gemm_before(a, b); }),
+             todo.end());
+  if (todo.empty()) return;
+  std::size_t done = 0;
+  std::size_t skipped = 0;
+  for (plan::GemmPoint& p : todo) {
+    // Batches of at least ~0.2 ms at 500 TFLOP/s, so the events' resolution does not matter.
+    const int calls = static_cast<int>(std::clamp(std::ceil(1e11 / std::max(p.flops(), 1.0)), 1.0, 100.0));
+    const std::optional<Time> tm = Cublas::runs(p.dtype) ? gemms.time(p.dtype, p.shape, calls) : std::nullopt;
+    if (!tm) {  // a dtype cuBLAS does not run here, or too large for what is free: left to the model
+      ++skipped;
+      continue;
+    }
+    p.time = *tm;
+    cc.points.push_back(p);
+    if (++done % 50 == 0) gemms.x.say(fmt::format("layer GEMMs: {} of {} timed", done, todo.size()));
+  }
+  gemms.x.say(
+      fmt::format("layer GEMMs: {} timed{}", done,
+                  skipped > 0 ? fmt::format(", {} left to the model (dtype or memory)", skipped) : ""));
+}
+
+// The square GEMMs, then the layers' GEMMs, through one cuBLAS handle.
 void measure_gemms(Bench& x, const std::string& model, plan::ComputeCalibration& cc) {
   Cublas blas;
   if (!blas.available()) {
@@ -184,77 +256,9 @@ void measure_gemms(Bench& x, const std::string& model, plan::ComputeCalibration&
   }
   const CudaMemory workspace =
       CudaMemory::device(static_cast<std::size_t>(Cublas::kWorkspaceBytes), "cudaMalloc (cuBLAS)");
-  auto peak = [&](plan::DType dt) { return x.o.peak_flops ? x.o.peak_flops(model, dt) : 0.0; };
-  for (plan::DType dt : {plan::DType::f32, plan::DType::f16, plan::DType::bf16}) {
-    double best_eff = 0;
-    for (std::int64_t n : {1024, 2048, 4096, 8192}) {
-      const auto bytes = static_cast<std::size_t>(Cublas::work_bytes(n, dt));
-      void* w = nullptr;
-      if (cudaMalloc(&w, bytes) != cudaSuccess) {
-        (void)cudaGetLastError();
-        break;
-      }
-      const CudaMemory work = CudaMemory::adopt(w);
-      fill_gemm_operands(w, static_cast<std::int64_t>(bytes));
-      Timer t(x.s.get(), &x.gate);
-      const Time tm = t.best(x.o.repeats, 5, [&] { blas.gemm(n, dt, w, x.s.get(), workspace.get()); });
-      const auto d = static_cast<double>(n);
-      const plan::GemmPoint p{dt, {d, d, d, 1}, tm};
-      cc.points.push_back(p);
-      if (peak(dt) > 0) best_eff = std::max(best_eff, p.flops() / tm.seconds() / peak(dt));
-    }
-    auto& slot = cc.efficiency[static_cast<std::size_t>(plan::dtype_class(dt))];  // f16 and bf16 share one
-    if (best_eff > 0) slot = std::min(1.0, std::max(slot.value_or(0.0), best_eff));
-    x.say(fmt::format("GEMM {}: {:.0f} % of the {} peak", plan::to_string(dt), 100 * best_eff, model));
-  }
-}
-
-// Every distinct GEMM of the options' kernel lists, one at a time, on
-// operands like data; each one's time replaces the model's for that shape.
-void measure_layer_gemms(Bench& x, plan::ComputeCalibration& cc) {
-  std::vector<plan::GemmPoint> todo;
-  for (const plan::KernelList& k : x.o.layers)
-    for (const auto& g : k.gemms) todo.push_back({k.dtype, g, Time{}});
-  auto key = [](const plan::GemmPoint& p) {
-    return std::tuple(p.dtype, p.shape.m, p.shape.n, p.shape.k, p.shape.batch);
-  };
-  std::sort(todo.begin(), todo.end(), [&](const auto& a, const auto& b) { return key(a) < key(b); });
-  todo.erase(
-      std::unique(todo.begin(), todo.end(), [&](const auto& a, const auto& b) { return key(a) == key(b); }),
-      todo.end());
-  if (todo.empty()) return;
-  Cublas blas;
-  if (!blas.available()) {
-    x.say(fmt::format("layer GEMMs not measured: {}", blas.why_not()));
-    return;
-  }
-  const CudaMemory workspace =
-      CudaMemory::device(static_cast<std::size_t>(Cublas::kWorkspaceBytes), "cudaMalloc (cuBLAS)");
-  std::size_t done = 0;
-  std::size_t skipped = 0;
-  for (plan::GemmPoint& p : todo) {
-    if (!Cublas::runs(p.dtype)) {
-      ++skipped;
-      continue;
-    }
-    void* w = nullptr;
-    const auto bytes = static_cast<std::size_t>(Cublas::work_bytes(p.shape, p.dtype));
-    if (cudaMalloc(&w, bytes) != cudaSuccess) {  // too large for what is free: left to the model
-      (void)cudaGetLastError();
-      ++skipped;
-      continue;
-    }
-    const CudaMemory work = CudaMemory::adopt(w);
-    fill_gemm_operands(w, static_cast<std::int64_t>(bytes));
-    // Batches of at least ~0.2 ms at 500 TFLOP/s, so the events' resolution does not matter.
-    const int batch = static_cast<int>(std::clamp(std::ceil(1e11 / std::max(p.flops(), 1.0)), 1.0, 100.0));
-    Timer t(x.s.get(), &x.gate);
-    p.time = t.best(x.o.repeats, batch, [&] { blas.gemm(p.shape, p.dtype, w, x.s.get(), workspace.get()); });
-    cc.points.push_back(p);
-    if (++done % 50 == 0) x.say(fmt::format("layer GEMMs: {} of {} timed", done, todo.size()));
-  }
-  x.say(fmt::format("layer GEMMs: {} timed{}", done,
-                    skipped > 0 ? fmt::format(", {} left to the model (dtype or memory)", skipped) : ""));
+  const Gemms gemms{x, blas, workspace};
+  measure_square_gemms(gemms, model, cc);
+  measure_layer_gemms(gemms, cc);
 }
 
 }  // namespace
@@ -292,7 +296,6 @@ plan::Calibration calibrate_cuda(const CalibrateOptions& o) {
   cc.launch_overhead = launch;
   cc.memory_bandwidth = c.copy->bandwidth * 2;  // a copy reads and writes each byte
   measure_gemms(x, model, cc);
-  measure_layer_gemms(x, cc);
   if (o.peak_flops && o.peak_flops(model, plan::DType::f32) > 0)
     c.compute.push_back(std::move(cc));
   else

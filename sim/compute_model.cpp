@@ -4,7 +4,6 @@
 #include <array>
 #include <cmath>
 #include <limits>
-#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -78,16 +77,9 @@ Time DeviceModel::kernels_time(const plan::KernelList& k) const {
   return t;
 }
 
-namespace {
-bool gemm_before(const plan::GemmPoint& a, const plan::GemmPoint& b) {
-  return std::tuple(a.dtype, a.shape.m, a.shape.n, a.shape.k, a.shape.batch) <
-         std::tuple(b.dtype, b.shape.m, b.shape.n, b.shape.k, b.shape.batch);
-}
-}  // namespace
-
 void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
-  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), g, gemm_before);
-  if (it != measured_gemms.end() && !gemm_before(g, *it))
+  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), g, plan::gemm_before);
+  if (it != measured_gemms.end() && !plan::gemm_before(g, *it))
     *it = g;
   else
     measured_gemms.insert(it, g);
@@ -96,8 +88,8 @@ void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
 const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
   if (measured_gemms.empty()) return nullptr;
   const plan::GemmPoint key{d, g, Time{}};
-  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), key, gemm_before);
-  return it != measured_gemms.end() && !gemm_before(key, *it) ? &*it : nullptr;
+  const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), key, plan::gemm_before);
+  return it != measured_gemms.end() && !plan::gemm_before(key, *it) ? &*it : nullptr;
 }
 
 Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
