@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -27,12 +28,6 @@ Band band_of(const JsonCursor& c) {
   const Band b{c.at(0).as_number(), c.at(1).as_number()};
   if (!(b.lo <= b.hi)) c.fail("a band's low end is above its high end");
   return b;
-}
-
-double fraction_of(const JsonCursor& c) {
-  const double v = c.as_number();
-  if (!(v > 0 && v < 100)) c.fail("a tolerance is a fraction above 0 and below 100 (0.2: 20 %)");
-  return v;
 }
 
 // The ablation's measured time for (setting, slices), if we hold it.
@@ -80,10 +75,7 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
     } else if (r.find("slices")) {
       r["slices"].fail("\"slices\" belongs to the figure \"slices\"");
     }
-    row.target = fraction_of(r["target"]);
-    row.bound = row.target;
-    if (auto b = r.find("bound")) row.bound = fraction_of(*b);
-    if (row.bound < row.target) r["bound"].fail("a bound cannot be narrower than the target");
+    std::tie(row.target, row.bound) = relative_tolerance(r);
     f.terapipe_rows.push_back(row);
   }
 }
@@ -184,6 +176,19 @@ FidelityResult fidelity_relative(std::string group, std::string name, std::strin
                    std::move(source)};
   r.verdict = verdict_of(ours, r.target, r.bound);
   return r;
+}
+
+std::pair<double, double> relative_tolerance(const JsonCursor& row) {
+  auto fraction = [](const JsonCursor& c) {
+    const double v = c.as_number();
+    if (!(v > 0 && v < 100)) c.fail("a tolerance is a fraction above 0 and below 100 (0.2: 20 %)");
+    return v;
+  };
+  const double target = fraction(row["target"]);
+  double bound = target;
+  if (auto b = row.find("bound")) bound = fraction(*b);
+  if (bound < target) row["bound"].fail("a bound cannot be narrower than the target");
+  return {target, bound};
 }
 
 bool is_fidelity(const std::string& file) {

@@ -30,6 +30,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -117,6 +118,10 @@ struct FidelityResult {
 [[nodiscard]] std::vector<FidelityResult> run_fidelity(
     const Fidelity& f, const std::function<void(const std::string&)>& progress);
 
+/// A relative row's "target" and "bound" (the bound defaults to the
+/// target): fractions above 0 and below 100. ConfigError (the row's JSON
+/// path) otherwise, or for a bound narrower than the target.
+[[nodiscard]] std::pair<double, double> relative_tolerance(const JsonCursor& row);
 /// A relative row: |ours / published − 1| within target, else bound.
 [[nodiscard]] FidelityResult fidelity_relative(std::string group, std::string name, std::string unit,
                                                double published, double ours, double target, double bound,

@@ -1,6 +1,7 @@
 #include "planner/fidelity_gemms.h"
 
 #include <filesystem>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -48,12 +49,6 @@ LayerTimes layer_times(const FidelityGemmRow& row, const Model& m, const sim::De
   return t;
 }
 
-double tolerance(const JsonCursor& c) {
-  const double v = c.as_number();
-  if (!(v > 0 && v < 100)) c.fail("a tolerance is a fraction above 0 and below 100 (0.1: 10 %)");
-  return v;
-}
-
 }  // namespace
 
 void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity& f) {
@@ -74,10 +69,7 @@ void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity&
       r["model"].fail(fmt::format("no model file {}", model_file));
     row.tp = static_cast<int>(r["tp"].as_int_in(1, 1 << 20));
     row.microbatch = static_cast<int>(r["microbatch"].as_int_in(1, 1 << 20));
-    row.target = tolerance(r["target"]);
-    row.bound = row.target;
-    if (auto b = r.find("bound")) row.bound = tolerance(*b);
-    if (row.bound < row.target) r["bound"].fail("a bound cannot be narrower than the target");
+    std::tie(row.target, row.bound) = relative_tolerance(r);
     std::string missing;
     try {
       (void)layer_times(row, load_model_file(model_file), measured, plain, &missing);
