@@ -6,8 +6,10 @@
 // Broken internal invariants throw InternalError through MESHSIM_ASSERT; the
 // CLI reports those as bugs (exit code 3). Library code never calls exit().
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace meshsim {
 
@@ -53,6 +55,12 @@ class InternalError : public std::logic_error {
  public:
   using std::logic_error::logic_error;
 };
+
+/// A message made safe to print: bytes that are not valid UTF-8 and
+/// control characters other than newline and tab become `\xNN`, so an
+/// input's raw bytes never reach a terminal or log; a message longer than
+/// `max_bytes` keeps its head and tail around a note of what was left out.
+[[nodiscard]] std::string printable(std::string_view text, std::size_t max_bytes = 4000);
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line, const std::string& message);
 

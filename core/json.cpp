@@ -1,13 +1,11 @@
 #include "core/json.h"
 
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/unit_strings.h"
 
 namespace meshsim {
@@ -18,21 +16,7 @@ bool has_format(const Json& j, std::string_view format) {
 }
 
 Json read_json_file(const std::string& file) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(file, ec);
-  if (ec || !std::filesystem::exists(status)) throw ConfigError(file, "", "no such file");
-  if (std::filesystem::is_directory(status)) throw ConfigError(file, "", "is a directory, not a JSON file");
-  if (!std::filesystem::is_regular_file(status)) throw ConfigError(file, "", "is not a regular file");
-  const auto bytes = std::filesystem::file_size(file, ec);
-  if (!ec && bytes > kMaxJsonFileBytes)
-    throw ConfigError(file, "",
-                      fmt::format("is {:.1f} MiB; a meshsim input may be at most {} MiB",
-                                  static_cast<double>(bytes) / (1 << 20), kMaxJsonFileBytes >> 20));
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw ConfigError(file, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_json_text(ss.str(), file);
+  return parse_json_text(read_input_file(file, "a JSON file"), file);
 }
 
 std::string dump_json(const Json& j) {

@@ -17,12 +17,11 @@ namespace meshsim {
 using Json = nlohmann::ordered_json;
 
 /// The limits on every JSON input (docs/limits.md).
-inline constexpr std::uintmax_t kMaxJsonFileBytes = std::uintmax_t{64} << 20;
 inline constexpr std::size_t kMaxJsonDepth = 100;
 
 /// Reads a JSON document; syntax errors become ConfigError with line and
 /// column. `file` is used in messages; an unreadable file, one over
-/// kMaxJsonFileBytes, nesting deeper than kMaxJsonDepth, a key twice in one
+/// kMaxInputFileBytes (core/input_file.h), nesting deeper than kMaxJsonDepth, a key twice in one
 /// object or a number beyond a double's range is a ConfigError (with the
 /// JSON path where there is one).
 [[nodiscard]] Json read_json_file(const std::string& file);

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "topology/link_params.h"
 #include "topology/nccl_xml_detail.h"
 
@@ -264,16 +263,7 @@ Topology import_nccl_xml_text(std::string_view xml, const std::string& file, con
 }
 
 Topology import_nccl_xml(const std::string& path, const NcclImportOptions& opts) {
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw ConfigError(path, "", "no such file");
-  if (std::filesystem::is_directory(status)) throw ConfigError(path, "", "is a directory, not an XML file");
-  if (!std::filesystem::is_regular_file(status)) throw ConfigError(path, "", "is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, "", "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return import_nccl_xml_text(ss.str(), path, opts);
+  return import_nccl_xml_text(read_input_file(path, "an XML file"), path, opts);
 }
 
 }  // namespace meshsim::topology

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "topology/nccl_xml_detail.h"
+#include "topology/xml_check.h"
 
 namespace meshsim::topology {
 
@@ -20,60 +21,8 @@ namespace pt = boost::property_tree;
 // Far deeper than any machine's PCIe tree (a handful of bridge levels).
 // The XML parser, the property tree and our walk all recurse per level, so
 // a hostile file nested a million deep would overflow the stack: the text
-// is checked before it is parsed.
+// is checked (xml_problem) before it is parsed.
 constexpr int kMaxDepth = 64;
-
-// Line of the first element nested deeper than kMaxDepth, if any. A quick
-// scan, not a parser: it skips comments, CDATA, declarations and quoted
-// attribute values; on malformed text the parser reports the real mistake.
-std::optional<int> too_deep(std::string_view text) {
-  int depth = 0;
-  int line = 1;
-  std::size_t i = 0;
-  auto skip_to = [&](std::string_view end) {
-    const std::size_t at = text.find(end, i);
-    const std::size_t stop = at == std::string_view::npos ? text.size() : at + end.size();
-    line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(i),
-                                        text.begin() + static_cast<std::ptrdiff_t>(stop), '\n'));
-    i = stop;
-  };
-  while (i < text.size()) {
-    const std::string_view rest = text.substr(i);
-    if (rest[0] == '\n') ++line;
-    if (rest[0] != '<') {
-      ++i;
-      continue;
-    }
-    if (rest.starts_with("<!--")) {
-      skip_to("-->");
-    } else if (rest.starts_with("<![CDATA[")) {
-      skip_to("]]>");
-    } else if (rest.starts_with("<?") || rest.starts_with("<!")) {
-      skip_to(">");
-    } else if (rest.starts_with("</")) {
-      --depth;
-      skip_to(">");
-    } else {
-      char quote = 0;
-      char last = 0;
-      for (++i; i < text.size(); ++i) {
-        const char c = text[i];
-        if (c == '\n') ++line;
-        if (quote != 0) {
-          if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-          quote = c;
-        } else if (c == '>') {
-          break;
-        }
-        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') last = c;
-      }
-      ++i;
-      if (last != '/' && ++depth > kMaxDepth) return line;
-    }
-  }
-  return std::nullopt;
-}
 
 // An element of the dump and its XML path, for error messages.
 class Element {
@@ -328,11 +277,7 @@ class Reader {
 }  // namespace
 
 NcclDump read_nccl_dump(std::string_view xml, const std::string& file) {
-  if (const auto line = too_deep(xml))
-    throw ConfigError(file, "",
-                      fmt::format("elements nested deeper than {} levels at line {}; an NCCL topology dump "
-                                  "is a few levels deep",
-                                  kMaxDepth, *line));
+  if (const auto problem = xml_problem(xml, kMaxDepth)) throw ConfigError(file, "", *problem);
   pt::ptree doc;
   try {
     std::istringstream in{std::string(xml)};

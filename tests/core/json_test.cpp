@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 using namespace meshsim;
 using Catch::Matchers::Contains;
@@ -90,12 +91,12 @@ TEST_CASE("JSON inputs are bounded: depth, duplicate keys, file size", "[json]")
   CHECK(config_error([] { (void)parse_json_text(R"({"f": 1, "f": 1})", "dup.json"); }).json_path().empty());
   // The same key in two objects is fine.
   CHECK(parse_json_text(R"([{"k": 1}, {"k": 2}])", "ok.json").size() == 2);
-  // A file over kMaxJsonFileBytes is refused before it is read.
+  // A file over kMaxInputFileBytes is refused before it is read.
   const std::string big = "/tmp/meshsim_json_test_big.json";
   {
     std::FILE* f = std::fopen(big.c_str(), "wb");
     REQUIRE(f != nullptr);
-    REQUIRE(std::fseek(f, static_cast<long>(kMaxJsonFileBytes), SEEK_SET) == 0);
+    REQUIRE(std::fseek(f, static_cast<long>(kMaxInputFileBytes), SEEK_SET) == 0);
     REQUIRE(std::fputc(' ', f) != EOF);
     std::fclose(f);
   }

@@ -409,8 +409,45 @@ TEST_CASE("nccl import: malformed dumps are rejected with the file and XML path"
   std::string deep = R"(<system version="1">)";
   for (int i = 0; i < 100'000; ++i) deep += "<pci>";
   CHECK_THROWS_WITH(import_text(deep),
-                    Catch::StartsWith("dump.xml: elements nested deeper than 64 levels at line 1"));
+                    Catch::StartsWith("dump.xml: line 1: elements nested deeper than 64 levels"));
   // Files that cannot be read.
   CHECK_THROWS_WITH(import_nccl_xml("/nonexistent/topo.xml"), Catch::Contains("no such file"));
   CHECK_THROWS_WITH(import_nccl_xml(MESHSIM_SOURCE_DIR), Catch::Contains("is a directory"));
+}
+
+TEST_CASE("nccl import: XML the property-tree parser would let through is refused", "[nccl][bad-input]") {
+  // Each text below parses with boost's lenient reader (which then imports
+  // a topology from it); meshsim refuses it, naming the line.
+  const std::string gpu = gpu_pci("0000:01:00.0", 0, 80);
+  struct Case {
+    const char* what;
+    std::string xml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"duplicate attribute",
+       "<system version=\"1\">\n<cpu numaid=\"0\" numaid=\"1\">" + gpu + "</cpu></system>",
+       R"(dump.xml: line 2: attribute "numaid" given twice in one <cpu> element)"},
+      {"unknown entity", R"(<system version="1"><cpu arch="&bogus;">)" + gpu + "</cpu></system>",
+       "dump.xml: line 1: unknown entity &bogus;: XML predefines only"},
+      {"NUL reference", R"(<system version="1"><cpu arch="&#0;">)" + gpu + "</cpu></system>",
+       "dump.xml: line 1: character reference &#0; names no character XML allows"},
+      {"bad hex reference", R"(<system version="1"><cpu arch="&#xD800;">)" + gpu + "</cpu></system>",
+       "dump.xml: line 1: character reference &#xD800; names no character XML allows"},
+      {"internal DTD", "<?xml version=\"1.0\"?>\n<!DOCTYPE system [<!ENTITY x \"lol\">]>\n" + one_cpu(gpu),
+       "dump.xml: line 2: a document type declaration (<!DOCTYPE ...>)"},
+      {"control character", "<system version=\"1\">\x01" + std::string("<cpu>") + gpu + "</cpu></system>",
+       "dump.xml: line 1: control character 0x01, which XML does not allow"},
+      {"bare ampersand", R"(<system version="1"><cpu arch="a & b">)" + gpu + "</cpu></system>",
+       "dump.xml: line 1: a '&' that starts no reference"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    CHECK_THROWS_WITH(import_text(c.xml), Catch::StartsWith(c.message));
+  }
+  // The five predefined entities and references to allowed characters pass.
+  CHECK(import_text(R"(<system version="1"><cpu arch="&lt;&gt;&amp;&quot;&apos;&#65;&#x42;">)" + gpu +
+                    "</cpu></system>")
+            .gpus()
+            .size() == 1);
 }

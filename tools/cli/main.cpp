@@ -39,16 +39,16 @@ int run_cli(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   } catch (const VerificationFailed& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "meshsim: {}\n", e.what());
+    fmt::print(stderr, "meshsim: {}\n", printable(e.what(), std::string_view::npos));
     return 1;
   } catch (const Error& e) {
     std::fflush(stdout);
-    fmt::print(stderr, "meshsim: error: {}\n", e.what());
+    fmt::print(stderr, "meshsim: error: {}\n", printable(e.what()));
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     fmt::print(stderr, "meshsim: {}\nThis is a bug in meshsim; please report it with the command line.\n",
-               e.what());
+               printable(e.what()));
     return 3;
   }
   return 0;

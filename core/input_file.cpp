@@ -1,0 +1,32 @@
+#include "core/input_file.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim {
+
+std::string read_input_file(const std::string& file, std::string_view kind) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (ec || !std::filesystem::exists(status)) throw ConfigError(file, "", "no such file");
+  if (std::filesystem::is_directory(status))
+    throw ConfigError(file, "", fmt::format("is a directory, not {}", kind));
+  if (!std::filesystem::is_regular_file(status)) throw ConfigError(file, "", "is not a regular file");
+  const auto bytes = std::filesystem::file_size(file, ec);
+  if (!ec && bytes > kMaxInputFileBytes)
+    throw ConfigError(file, "",
+                      fmt::format("is {:.1f} MiB; a meshsim input may be at most {} MiB",
+                                  static_cast<double>(bytes) / (1 << 20), kMaxInputFileBytes >> 20));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ConfigError(file, "", "cannot open file");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return std::move(ss).str();
+}
+
+}  // namespace meshsim

@@ -1,0 +1,18 @@
+#pragma once
+// Reading an input file whole, with the checks every input gets: it must
+// exist, be a regular file and be at most kMaxInputFileBytes
+// (docs/limits.md). Failures are ConfigErrors naming the file.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace meshsim {
+
+inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{64} << 20;
+
+/// The bytes of `file`; `kind` names what it should be in messages
+/// ("a JSON file", "an XML file").
+[[nodiscard]] std::string read_input_file(const std::string& file, std::string_view kind);
+
+}  // namespace meshsim
