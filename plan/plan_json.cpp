@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <set>
+#include <span>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -102,12 +106,6 @@ Box box_from_json(const JsonCursor& box, const Tensor& tensor) {
   return out;
 }
 
-Json box_to_json(const Box& box) {
-  Json out = Json::array();
-  for (const auto& [b, e] : box) out.push_back(Json::array({b, e}));
-  return out;
-}
-
 Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& task) {
   c.allow_only({"tensor", "box", "src_buffer", "src_offset", "dst_buffer", "dst_offset", "reduce"});
   const Plan& plan = *ctx.plan;
@@ -121,17 +119,21 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   r.box = box_from_json(c["box"], tensor);
   const Bytes bytes = box_bytes(tensor, r.box);
   // Buffers: must exist, sit on the right device, and hold the region.
-  auto buffer = [&](const char* key, const char* offset_key, std::optional<std::size_t> device,
-                    std::size_t& index, Bytes& offset) {
+  // `on`: the devices the buffer may sit on; `who` names them in a message,
+  // as one device ("the root") or as a set ("receivers").
+  auto buffer = [&](const char* key, const char* offset_key, std::span<const std::size_t> on, const char* who,
+                    bool one, std::size_t& index, Bytes& offset) {
     const JsonCursor bc = c[key];
     const std::string name = bc.as_name();
     const auto bi = ctx.buffers.find(name);
     if (bi == ctx.buffers.end()) bc.fail(fmt::format("unknown buffer \"{}\"", name));
     index = bi->second;
     const Buffer& buf = plan.buffers[index];
-    if (device && buf.device != *device)
-      bc.fail(fmt::format("buffer \"{}\" is on {}, not on {}", name, plan.devices[buf.device],
-                          plan.devices[*device]));
+    if (std::find(on.begin(), on.end(), buf.device) == on.end())
+      bc.fail(one ? fmt::format("buffer \"{}\" is on {}, not on {} ({})", name, plan.devices[buf.device],
+                                plan.devices[on[0]], who)
+                  : fmt::format("buffer \"{}\" is on {}, which is not one of the task's {}", name,
+                                plan.devices[buf.device], who));
     if (auto oc = c.find(offset_key)) {
       offset = oc->as_bytes();
       if (offset.count() < 0) oc->fail("offset must not be negative");
@@ -152,15 +154,25 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
       bc.fail(fmt::format("the region ({}) at offset {} does not fit in buffer \"{}\" ({})",
                           exact_string(bytes), exact_string(offset), name, exact_string(buf.size)));
   };
-  // A send reads on its source and writes on its destination; broadcast
-  // and collective payloads may involve any member, so only existence and
-  // bounds are checked for them.
-  const bool p2p = task.kind == TaskKind::send;
-  using Device = std::optional<std::size_t>;
-  buffer("src_buffer", "src_offset", p2p ? Device(task.devices[0]) : std::nullopt, r.src_buffer,
-         r.src_offset);
-  buffer("dst_buffer", "dst_offset", p2p ? Device(task.devices[1]) : std::nullopt, r.dst_buffer,
-         r.dst_offset);
+  // A send reads on its source and writes on its destination; a broadcast
+  // reads on its root and writes on its receivers; a collective reads and
+  // writes on its group's members.
+  const std::span<const std::size_t> all(task.devices);
+  switch (task.kind) {
+    case TaskKind::send:
+      buffer("src_buffer", "src_offset", all.first(1), "the source", true, r.src_buffer, r.src_offset);
+      buffer("dst_buffer", "dst_offset", all.subspan(1, 1), "the destination", true, r.dst_buffer,
+             r.dst_offset);
+      break;
+    case TaskKind::broadcast:
+      buffer("src_buffer", "src_offset", all.first(1), "the root", true, r.src_buffer, r.src_offset);
+      buffer("dst_buffer", "dst_offset", all.subspan(1), "receivers", false, r.dst_buffer, r.dst_offset);
+      break;
+    default:
+      buffer("src_buffer", "src_offset", all, "group's members", false, r.src_buffer, r.src_offset);
+      buffer("dst_buffer", "dst_offset", all, "group's members", false, r.dst_buffer, r.dst_offset);
+      break;
+  }
   if (auto rc = c.find("reduce")) {
     if (rc->as_string() != "sum")
       rc->fail(fmt::format("unknown reduction \"{}\" (expected sum)", rc->as_string()));
@@ -268,6 +280,22 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
     // one region per receiver; a collective's regions are its own account.
     const std::int64_t copies =
         t.kind == TaskKind::broadcast ? static_cast<std::int64_t>(t.devices.size()) - 1 : 1;
+    if (t.kind == TaskKind::collective) {
+      // Whatever the op, no member ends up with more than the task's size.
+      // Regions that sum into one place (the parts of an all-reduce) fill it once.
+      std::map<std::size_t, Bytes> written;
+      std::set<std::tuple<std::size_t, Bytes, Box>> summed;
+      for (std::size_t i = 0; i < t.payload.size(); ++i) {
+        const Region& r = t.payload[i];
+        if (r.reduce && !summed.emplace(r.dst_buffer, r.dst_offset, r.box).second) continue;
+        const std::size_t dev = ctx.plan->buffers[r.dst_buffer].device;
+        Bytes& w = written[dev];
+        w += region_bytes(*ctx.plan, r);
+        if (w > t.size)
+          p->at(i).fail(fmt::format("the regions written on {} add up to {}, more than the task's size {}",
+                                    ctx.plan->devices[dev], exact_string(w), exact_string(t.size)));
+      }
+    }
     if (t.kind != TaskKind::collective && total != t.size * copies)
       p->fail(t.kind == TaskKind::broadcast
                   ? fmt::format("the regions add up to {}, but {} receivers of {} each get {}",
@@ -277,14 +305,6 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
                                 exact_string(t.size)));
   }
   return t;
-}
-
-Json region_to_json(const Plan& p, const Region& r) {
-  Json j{{"tensor", p.tensors[r.tensor].name},         {"box", box_to_json(r.box)},
-         {"src_buffer", p.buffers[r.src_buffer].name}, {"src_offset", exact_string(r.src_offset)},
-         {"dst_buffer", p.buffers[r.dst_buffer].name}, {"dst_offset", exact_string(r.dst_offset)}};
-  if (r.reduce) j["reduce"] = "sum";
-  return j;
 }
 
 }  // namespace
@@ -400,92 +420,6 @@ LoadedPlan load_plan(const std::string& file) {
 
 Plan load_plan_file(const std::string& file) {
   return plan_from_json(read_json_file(file), file);
-}
-
-Json plan_to_json(const Plan& p) {
-  Json j;
-  j["format"] = kPlanFormat;
-  j["name"] = p.name;
-  Json tensors = Json::array();
-  for (const Tensor& t : p.tensors) {
-    Json o{{"name", t.name}, {"shape", t.shape}, {"dtype", std::string(to_string(t.dtype))}};
-    if (t.parts > 1) o["parts"] = t.parts;
-    tensors.push_back(std::move(o));
-  }
-  j["tensors"] = std::move(tensors);
-  Json buffers = Json::array();
-  for (const Buffer& b : p.buffers) {
-    Json o{{"name", b.name}, {"device", p.devices[b.device]}, {"size", exact_string(b.size)}};
-    if (b.tensor) {
-      o["tensor"] = p.tensors[*b.tensor].name;
-      o["box"] = box_to_json(b.box);
-      if (b.part >= 0) o["part"] = b.part;
-    }
-    buffers.push_back(std::move(o));
-  }
-  j["buffers"] = std::move(buffers);
-  if (!p.kernel_sets.empty()) j["kernel_sets"] = kernel_sets_to_json(p.kernel_sets);
-  Json tasks = Json::array();
-  const auto name = [&](std::size_t d) { return p.devices[d]; };
-  const auto names = [&](auto first, auto last) {
-    std::vector<std::string> out;
-    for (auto it = first; it != last; ++it) out.push_back(p.devices[*it]);
-    return out;
-  };
-  for (const Task& t : p.tasks) {
-    Json o;
-    o["id"] = t.id;
-    o["kind"] = std::string(to_string(t.kind));
-    switch (t.kind) {
-      case TaskKind::compute:
-        if (t.devices.size() == 1)
-          o["device"] = name(t.devices[0]);
-        else
-          o["devices"] = names(t.devices.begin(), t.devices.end());
-        if (t.duration) {
-          o["duration"] = exact_string(*t.duration);
-        } else {
-          o["flops"] = t.flops;
-          o["bytes"] = exact_string(t.mem_bytes);
-        }
-        if (t.kernels) o["kernels"] = p.kernel_sets[*t.kernels].name;
-        o["dtype"] = std::string(to_string(t.dtype));
-        break;
-      case TaskKind::send:
-        o["src"] = name(t.devices[0]);
-        o["dst"] = name(t.devices[1]);
-        o["size"] = exact_string(t.size);
-        break;
-      case TaskKind::broadcast:
-        o["root"] = name(t.devices[0]);
-        o["receivers"] = names(t.devices.begin() + 1, t.devices.end());
-        o["size"] = exact_string(t.size);
-        o["chunk"] = exact_string(t.chunk);
-        break;
-      case TaskKind::collective:
-        o["op"] = std::string(to_string(t.op));
-        o["group"] = names(t.devices.begin(), t.devices.end());
-        o["size"] = exact_string(t.size);
-        o["algorithm"] = t.algorithm ? std::string(to_string(*t.algorithm)) : "auto";
-        o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
-        o["channels"] = t.channels;
-        if (t.listed_order) o["ring_order"] = "listed";
-        o["dtype"] = std::string(to_string(t.dtype));
-        break;
-    }
-    o["stream"] = t.stream;
-    Json deps = Json::array();
-    for (std::size_t d : t.deps) deps.push_back(p.tasks[d].id);
-    o["deps"] = std::move(deps);
-    if (!t.payload.empty()) {
-      Json payload = Json::array();
-      for (const Region& r : t.payload) payload.push_back(region_to_json(p, r));
-      o["payload"] = std::move(payload);
-    }
-    tasks.push_back(std::move(o));
-  }
-  j["tasks"] = std::move(tasks);
-  return j;
 }
 
 }  // namespace meshsim::plan

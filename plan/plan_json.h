@@ -3,8 +3,12 @@
 // Every mistake is a ConfigError naming the file and JSON path: unknown or
 // duplicate ids, dependency cycles (the cycle is spelled out), empty or
 // negative sizes, regions outside their tensor, regions outside their
-// buffers, payloads that do not add up to the task's size. (Devices are
-// checked against a topology by the simulator: sim/executor.h.)
+// buffers, regions on devices the task does not reach (a send reads on
+// its source and writes on its destination, a broadcast on its root and
+// receivers, a collective on its members), payloads that do not add up to
+// the task's size or, for a collective, write more than its size on one
+// member. (Devices are checked against a topology by the simulator:
+// sim/executor.h.)
 
 #include <string>
 

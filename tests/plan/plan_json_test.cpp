@@ -270,3 +270,56 @@ TEST_CASE("sum payloads: parts, part buffers and reduce regions are checked", "[
     CHECK_THAT(e.message(), Contains(c.fragment));
   }
 }
+
+TEST_CASE("broadcast and collective payloads stay on their task's devices and inside its size",
+          "[plan][bad-input]") {
+  // T is 16 f32 = 64 B. Buffers a0, b0, c0 sit on devices a, b, c; b0 holds two copies.
+  auto plan_text = [](const std::string& task) {
+    return R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "T", "shape": [16], "dtype": "f32"}],
+      "buffers": [{"name": "a0", "device": "a", "size": "64B"}, {"name": "b0", "device": "b", "size": "128B"},
+                  {"name": "c0", "device": "c", "size": "64B"}],
+      "tasks": [)" +
+           task + "]}";
+  };
+  auto region = [](const std::string& src, const std::string& dst, const std::string& dst_offset = "0B") {
+    return R"({"tensor": "T", "box": [[0, 16]], "src_buffer": ")" + src + R"(", "dst_buffer": ")" + dst +
+           R"(", "dst_offset": ")" + dst_offset + R"("})";
+  };
+  auto broadcast = [](const std::string& payload) {
+    return R"({"id": "bc", "kind": "broadcast", "root": "a", "receivers": ["b"], "size": "64B", "payload": [)" +
+           payload + "]}";
+  };
+  auto gather = [](const std::string& payload) {
+    return R"({"id": "ag", "kind": "collective", "op": "all_gather", "group": ["a", "b"], "size": "64B",
+               "payload": [)" +
+           payload + "]}";
+  };
+  // What is allowed: the root sends to its receiver; a member writes the whole size.
+  CHECK(parse(plan_text(broadcast(region("a0", "b0")))).tasks[0].payload.size() == 1);
+  CHECK(parse(plan_text(gather(region("a0", "b0")))).tasks[0].payload.size() == 1);
+
+  struct Case {
+    std::string text, path, fragment;
+  };
+  const std::vector<Case> cases{
+      // A broadcast writing on a device that is not one of its receivers.
+      {plan_text(broadcast(region("a0", "c0"))), "tasks[0].payload[0].dst_buffer",
+       "is on c, which is not one of the task's receivers"},
+      // ... or reading anywhere but on its root.
+      {plan_text(broadcast(region("b0", "b0", "64B"))), "tasks[0].payload[0].src_buffer",
+       "is on b, not on a (the root)"},
+      // A collective writing outside its group.
+      {plan_text(gather(region("a0", "c0"))), "tasks[0].payload[0].dst_buffer",
+       "is on c, which is not one of the task's group's members"},
+      // Two full copies into one member: 128 B where the task moves 64 B.
+      {plan_text(gather(region("a0", "b0") + "," + region("a0", "b0", "64B"))), "tasks[0].payload[1]",
+       "the regions written on b add up to 128B, more than the task's size 64B"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.text);
+    const ConfigError e = plan_error(c.text);
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
+}
