@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/unit_strings.h"
 #include "plan/kernels.h"
+#include "plan/races.h"
 #include "plan/schedule.h"
 
 namespace meshsim::plan {
@@ -193,6 +194,41 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
   return r;
 }
 
+// The regions of task t at `p`, checked against its kind and size.
+void read_payload(const JsonCursor& p, const Context& ctx, Task& t) {
+  Bytes total;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    t.payload.push_back(region_from_json(p.at(i), ctx, t));
+    total += region_bytes(*ctx.plan, t.payload.back());
+  }
+  // A send moves its regions; a broadcast delivers `size` to each receiver,
+  // one region per receiver; a collective's regions are its own account.
+  const std::int64_t copies =
+      t.kind == TaskKind::broadcast ? static_cast<std::int64_t>(t.devices.size()) - 1 : 1;
+  if (t.kind == TaskKind::collective) {
+    // Whatever the op, no member ends up with more than the task's size.
+    // Regions that sum into one place (the parts of an all-reduce) fill it once.
+    std::map<std::size_t, Bytes> written;
+    std::set<std::tuple<std::size_t, Bytes, Box>> summed;
+    for (std::size_t i = 0; i < t.payload.size(); ++i) {
+      const Region& r = t.payload[i];
+      if (r.reduce && !summed.emplace(r.dst_buffer, r.dst_offset, r.box).second) continue;
+      const std::size_t dev = ctx.plan->buffers[r.dst_buffer].device;
+      Bytes& w = written[dev];
+      w += region_bytes(*ctx.plan, r);
+      if (w > t.size)
+        p.at(i).fail(fmt::format("the regions written on {} add up to {}, more than the task's size {}",
+                                 ctx.plan->devices[dev], exact_string(w), exact_string(t.size)));
+    }
+  }
+  if (t.kind != TaskKind::collective && total != t.size * copies)
+    p.fail(t.kind == TaskKind::broadcast
+               ? fmt::format("the regions add up to {}, but {} receivers of {} each get {}",
+                             exact_string(total), copies, exact_string(t.size), exact_string(t.size * copies))
+               : fmt::format("the regions add up to {}, but the task moves {}", exact_string(total),
+                             exact_string(t.size)));
+}
+
 Task task_from_json(const JsonCursor& c, Context& ctx) {
   Task t;
   const JsonCursor kind = c["kind"];
@@ -270,40 +306,7 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
       break;
   }
   if (auto s = c.find("stream")) t.stream = static_cast<int>(s->as_int_in(0, 1023));
-  if (auto p = c.find("payload")) {
-    Bytes total;
-    for (std::size_t i = 0; i < p->size(); ++i) {
-      t.payload.push_back(region_from_json(p->at(i), ctx, t));
-      total += region_bytes(*ctx.plan, t.payload.back());
-    }
-    // A send moves its regions; a broadcast delivers `size` to each receiver,
-    // one region per receiver; a collective's regions are its own account.
-    const std::int64_t copies =
-        t.kind == TaskKind::broadcast ? static_cast<std::int64_t>(t.devices.size()) - 1 : 1;
-    if (t.kind == TaskKind::collective) {
-      // Whatever the op, no member ends up with more than the task's size.
-      // Regions that sum into one place (the parts of an all-reduce) fill it once.
-      std::map<std::size_t, Bytes> written;
-      std::set<std::tuple<std::size_t, Bytes, Box>> summed;
-      for (std::size_t i = 0; i < t.payload.size(); ++i) {
-        const Region& r = t.payload[i];
-        if (r.reduce && !summed.emplace(r.dst_buffer, r.dst_offset, r.box).second) continue;
-        const std::size_t dev = ctx.plan->buffers[r.dst_buffer].device;
-        Bytes& w = written[dev];
-        w += region_bytes(*ctx.plan, r);
-        if (w > t.size)
-          p->at(i).fail(fmt::format("the regions written on {} add up to {}, more than the task's size {}",
-                                    ctx.plan->devices[dev], exact_string(w), exact_string(t.size)));
-      }
-    }
-    if (t.kind != TaskKind::collective && total != t.size * copies)
-      p->fail(t.kind == TaskKind::broadcast
-                  ? fmt::format("the regions add up to {}, but {} receivers of {} each get {}",
-                                exact_string(total), copies, exact_string(t.size),
-                                exact_string(t.size * copies))
-                  : fmt::format("the regions add up to {}, but the task moves {}", exact_string(total),
-                                exact_string(t.size)));
-  }
+  if (auto p = c.find("payload")) read_payload(*p, ctx, t);
   return t;
 }
 
@@ -405,6 +408,7 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
     }
   }
   Schedule schedule = make_schedule(p, file);
+  check_races(p, schedule, file);
   return {std::move(p), std::move(schedule)};
 }
 

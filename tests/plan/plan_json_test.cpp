@@ -323,3 +323,50 @@ TEST_CASE("broadcast and collective payloads stay on their task's devices and in
     CHECK_THAT(e.message(), Contains(c.fragment));
   }
 }
+
+TEST_CASE("a plan whose tasks race on a buffer is refused", "[plan][bad-input]") {
+  // "in" sends a0 to b0; "out" forwards b0 to c0. T is 16 f32 = 64 B.
+  // Unless "out" waits for "in" (a dep, or the same stream on b), it may
+  // read b0 before the bytes arrive.
+  auto plan_text = [](const std::string& out_extra) {
+    return R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "T", "shape": [16], "dtype": "f32"}],
+      "buffers": [{"name": "a0", "device": "a", "size": "64B"}, {"name": "b0", "device": "b", "size": "64B"},
+                  {"name": "c0", "device": "c", "size": "64B"}],
+      "tasks": [
+        {"id": "in", "kind": "send", "src": "a", "dst": "b", "size": "64B",
+         "payload": [{"tensor": "T", "box": [[0, 16]], "src_buffer": "a0", "dst_buffer": "b0"}]},
+        {"id": "out", "kind": "send", "src": "b", "dst": "c", "size": "64B")" +
+           out_extra + R"(,
+         "payload": [{"tensor": "T", "box": [[0, 16]], "src_buffer": "b0", "dst_buffer": "c0"}]}]})";
+  };
+  // Ordered: by a dep, or by sharing stream 0 on b.
+  CHECK_NOTHROW(parse(plan_text(R"(, "deps": ["in"], "stream": 1)")));
+  CHECK_NOTHROW(parse(plan_text("")));
+  // Not ordered: "out" runs on stream 1 with no dep.
+  const ConfigError e = plan_error(plan_text(R"(, "stream": 1)"));
+  CHECK(e.json_path() == "tasks[1]");
+  CHECK_THAT(e.message(), Contains("task \"out\" reads bytes [0B, 64B) of buffer \"b0\" on b, which task \"in\" "
+                                   "writes, and neither waits for the other"));
+}
+
+TEST_CASE("a plan whose tasks race on a tile buffer is refused", "[plan][bad-input]") {
+  // Two sends write halves of T into b's tile buffer: disjoint halves are
+  // fine on any streams; the same rows from two unordered tasks race.
+  auto plan_text = [](const std::string& second_rows) {
+    return R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "T", "shape": [4, 4], "dtype": "f32"}],
+      "buffers": [{"name": "a0", "device": "a", "size": "64B"}, {"name": "c0", "device": "c", "size": "64B"},
+                  {"name": "bt", "device": "b", "size": "64B", "tensor": "T", "box": [[0, 4], [0, 4]]}],
+      "tasks": [
+        {"id": "x", "kind": "send", "src": "a", "dst": "b", "size": "32B",
+         "payload": [{"tensor": "T", "box": [[0, 2], [0, 4]], "src_buffer": "a0", "dst_buffer": "bt"}]},
+        {"id": "y", "kind": "send", "src": "c", "dst": "b", "size": "32B", "stream": 1,
+         "payload": [{"tensor": "T", "box": [)" +
+           second_rows + R"(, [0, 4]], "src_buffer": "c0", "dst_buffer": "bt"}]}]})";
+  };
+  CHECK_NOTHROW(parse(plan_text("[2, 4]")));
+  const ConfigError e = plan_error(plan_text("[1, 3]"));
+  CHECK_THAT(e.message(), Contains("task \"y\" writes the box [1, 2) x [0, 4) of buffer \"bt\" on b, which task "
+                                   "\"x\" writes"));
+}
