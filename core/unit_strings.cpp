@@ -230,7 +230,10 @@ std::string human_with(double v, std::span<const Unit> order) {
     if (mag >= static_cast<double>(u.factor) || &u == &order.back()) {
       std::string name(u.name);
       if (name.ends_with("ps") && name != "ps") name.replace(name.size() - 2, 2, "/s");
-      return fmt::format("{:.4g} {}", v / static_cast<double>(u.factor), name);
+      // Four significant digits; a large count in the biggest unit is
+      // written whole ("100000 s"), not as 1e+05.
+      const double x = v / static_cast<double>(u.factor);
+      return std::fabs(x) >= 1e4 ? fmt::format("{:.0f} {}", x, name) : fmt::format("{:.4g} {}", x, name);
     }
   }
   return "?";

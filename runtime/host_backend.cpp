@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/thread_group.h"
+#include "core/unit_strings.h"
 #include "runtime/executor.h"
 #include "runtime/values.h"
 #include "runtime/work.h"
@@ -54,6 +55,7 @@ class HostBackend final : public Backend {
   [[nodiscard]] std::vector<TaskSpan> run(const plan::Plan& plan, const Schedule& schedule) override {
     MESHSIM_ASSERT(work_.tasks.size() == plan.tasks.size(), "run() before load()");
     const std::size_t n = plan.tasks.size();
+    refuse_long_compute(plan);
     std::vector<TaskSpan> spans(n);
     std::vector<std::size_t> waiting(n);
     for (std::size_t i = 0; i < n; ++i) waiting[i] = schedule.preds[i].size();
@@ -110,6 +112,20 @@ class HostBackend final : public Backend {
   }
 
  private:
+  // Host compute is a sleep: one past the timeout would hold the run (a
+  // "100000s" task, 28 hours) with nothing to show.
+  void refuse_long_compute(const plan::Plan& plan) const {
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+      if (!work_.tasks[i].compute) continue;
+      const Time t = compute_time_of(opts_.compute_time, plan, plan.tasks[i]);
+      if (t > opts_.timeout)
+        throw UsageError(
+            fmt::format("compute task \"{}\" would take {} on the host backend, longer than the "
+                        "timeout of {} (--timeout)",
+                        plan.tasks[i].id, human_string(t), human_string(opts_.timeout)));
+    }
+  }
+
   void execute(const plan::Plan& plan, const plan::Task& task, const TaskWork& w) {
     if (w.compute) {
       const Time t = compute_time_of(opts_.compute_time, plan, task);

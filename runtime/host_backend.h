@@ -22,6 +22,9 @@ namespace meshsim::runtime {
 struct HostBackendOptions {
   int threads = 0;  // workers; 0: the hardware's threads (at least 2)
   ComputeTime compute_time;
+  /// No task may keep the run waiting longer: a compute task that would
+  /// sleep past it is refused before the run starts.
+  Time timeout = Time::s(60);
 };
 
 [[nodiscard]] std::unique_ptr<Backend> make_host_backend(const HostBackendOptions& opts = {});

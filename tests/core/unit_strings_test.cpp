@@ -103,4 +103,7 @@ TEST_CASE("human strings are short and carry their unit", "[units][format]") {
   CHECK(human_string(Bytes::GiB(1)) == "1 GiB");
   CHECK(human_string(Bytes(12)) == "12 B");
   CHECK(human_string(Time::ns(1500)) == "1.5 us");
+  // Beyond four digits in the largest unit, the whole count (not 1e+05).
+  CHECK(human_string(Time::s(100000)) == "100000 s");
+  CHECK(human_string(Bytes((std::int64_t{1} << 40) * 20000)) == "20000 TiB");
 }

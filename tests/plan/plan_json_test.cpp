@@ -346,8 +346,9 @@ TEST_CASE("a plan whose tasks race on a buffer is refused", "[plan][bad-input]")
   // Not ordered: "out" runs on stream 1 with no dep.
   const ConfigError e = plan_error(plan_text(R"(, "stream": 1)"));
   CHECK(e.json_path() == "tasks[1]");
-  CHECK_THAT(e.message(), Contains("task \"out\" reads bytes [0B, 64B) of buffer \"b0\" on b, which task \"in\" "
-                                   "writes, and neither waits for the other"));
+  CHECK_THAT(e.message(),
+             Contains("task \"out\" reads bytes [0B, 64B) of buffer \"b0\" on b, which task \"in\" "
+                      "writes, and neither waits for the other"));
 }
 
 TEST_CASE("a plan whose tasks race on a tile buffer is refused", "[plan][bad-input]") {
@@ -367,6 +368,7 @@ TEST_CASE("a plan whose tasks race on a tile buffer is refused", "[plan][bad-inp
   };
   CHECK_NOTHROW(parse(plan_text("[2, 4]")));
   const ConfigError e = plan_error(plan_text("[1, 3]"));
-  CHECK_THAT(e.message(), Contains("task \"y\" writes the box [1, 2) x [0, 4) of buffer \"bt\" on b, which task "
-                                   "\"x\" writes"));
+  CHECK_THAT(e.message(),
+             Contains("task \"y\" writes the box [1, 2) x [0, 4) of buffer \"bt\" on b, which task "
+                      "\"x\" writes"));
 }

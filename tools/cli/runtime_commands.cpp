@@ -64,7 +64,8 @@ struct BackendArgs {
         ->check(CLI::Range(0, 4096));
     cmd.add_option("--device", device, "cuda: the GPU to use (default 0)")->check(CLI::Range(0, 1023));
     cmd.add_option("--timeout", timeout,
-                   "cuda, nccl: give up when no task finishes for this long (default 60s)");
+                   "Give up when no task finishes for this long (default 60s); on host, a compute task "
+                   "longer than this is refused before the run");
     auto* nv = cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
     cmd.add_flag("--verify", require_verify,
                  "Insist on the byte check: refuse a plan that carries no payloads (a timing-only plan, "
@@ -98,7 +99,7 @@ struct BackendArgs {
     if (backend == "cuda")
       return runtime::make_cuda_backend({.device = device, .timeout = limit, .compute_time = compute});
     if (backend == "nccl") return runtime::make_nccl_backend({.timeout = limit, .compute_time = compute});
-    return runtime::make_host_backend({.threads = threads, .compute_time = compute});
+    return runtime::make_host_backend({.threads = threads, .compute_time = compute, .timeout = limit});
   }
 };
 
