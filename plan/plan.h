@@ -194,6 +194,11 @@ struct Task {
 /// index. Names live only in these tables (and in the JSON, which the loader
 /// resolves and the writer spells out). Executors number devices as the
 /// table does: device d is the NCCL backend's rank d.
+/// The most tasks a plan may have (docs/limits.md): about 4 GB of plan and
+/// simulator state at roughly 0.5 KB a task. Plans built by the planners
+/// are refused before they grow past it.
+inline constexpr std::size_t kMaxPlanTasks = std::size_t{1} << 23;
+
 struct Plan {
   std::string name;
   std::vector<std::string> devices;  // "h0/gpu3", each once

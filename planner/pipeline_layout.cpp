@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "plan/plan.h"
 #include "sim/numeric.h"
 
 namespace meshsim::planner {
@@ -190,6 +191,18 @@ std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<Vi
     out.push_back(mem);
   }
   return out;
+}
+
+void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const ParallelConfig& cfg) {
+  double passes = 0;
+  for (const auto& device : ops) passes += static_cast<double>(device.size());
+  const double tasks = passes * cfg.dp * (cfg.tp > 1 ? 2 : 1);
+  if (tasks > static_cast<double>(plan::kMaxPlanTasks))
+    throw UsageError(fmt::format(
+        "the iteration's plan would have at least {:.0f} tasks ({:.0f} passes x {} replicas{}), more than "
+        "the {} "
+        "a plan may have: use fewer or larger microbatches, or fewer virtual stages",
+        tasks, passes, cfg.dp, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
 }
 
 }  // namespace meshsim::planner

@@ -66,4 +66,9 @@ struct PassCost {
                                                       const std::vector<std::vector<PipelineOp>>& ops,
                                                       const ParallelConfig& cfg);
 
+/// UsageError when the iteration's plan would pass plan::kMaxPlanTasks:
+/// every pass is a compute task per replica, and with tensor parallelism
+/// an all-reduce too (transfers come on top). Checked before building.
+void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const ParallelConfig& cfg);
+
 }  // namespace meshsim::planner

@@ -123,6 +123,11 @@ class PipelineBuilder {
   // good until the next call.
   plan::Task& next_task(Kind k) {
     auto& tasks = it_.plan.tasks;
+    if (used_ >= plan::kMaxPlanTasks)
+      throw UsageError(
+          fmt::format("the iteration's plan grows past the {} tasks a plan may have: use fewer or "
+                      "larger microbatches, or fewer virtual stages",
+                      plan::kMaxPlanTasks));
     if (used_ == tasks.size()) {
       tasks.emplace_back();
     } else {
@@ -412,6 +417,7 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
     throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
   const PipelineRanks ranks(topo, cfg, device_models);
   const auto ops = checked_ops(model, cfg);
+  refuse_huge_plan(ops, cfg);  // before anything big is allocated
   const int stages = cfg.pp * cfg.virtual_stages;
   std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them
   it = PipelineIteration{};

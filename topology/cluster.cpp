@@ -77,13 +77,40 @@ std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
   return out;
 }
 
+namespace {
+// Refuses clusters whose fabric alone would not fit in memory (every leaf
+// joins every spine: leaves x spines links).
+void refuse_huge_fabric(const ClusterSpec& spec, const HostPreset& preset) {
+  const FabricSpec& f = spec.fabric;
+  const auto nics = static_cast<std::int64_t>(spec.hosts) * preset.nics;
+  std::int64_t leaves = 0;
+  std::int64_t spines = 0;
+  if (f.kind == FabricKind::fat_tree) {
+    leaves = (nics + f.nics_per_leaf - 1) / f.nics_per_leaf;
+    spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
+  } else if (f.kind == FabricKind::rail) {
+    const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
+    leaves = units * preset.nics;
+    spines = f.spines > 0
+                 ? f.spines
+                 : default_rail_spines(static_cast<int>(units), f.hosts_per_unit, f.oversubscription);
+  }
+  constexpr std::int64_t kMaxFabricLinks = 20'000'000;
+  if (leaves * spines + nics > kMaxFabricLinks)
+    throw UsageError(
+        fmt::format("the fabric would have {} links ({} leaves x {} spines + {} NIC links); the limit is "
+                    "{}: use fewer spines, larger leaves or more hosts per unit",
+                    leaves * spines + nics, leaves, spines, nics, kMaxFabricLinks));
+}
+}  // namespace
+
 Topology build_cluster(const ClusterSpec& spec) {
   const HostPreset* preset = find_host_preset(spec.host_preset);
   if (preset == nullptr)
     throw UsageError(
         fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset, host_preset_names()));
-  if (spec.hosts < 1 || spec.hosts > 100'000)
-    throw UsageError(fmt::format("hosts must be between 1 and 100000, got {}", spec.hosts));
+  if (spec.hosts < 1 || spec.hosts > kMaxHosts)
+    throw UsageError(fmt::format("hosts must be between 1 and {}, got {}", kMaxHosts, spec.hosts));
   const FabricSpec& f = spec.fabric;
   if (!(f.oversubscription >= 1.0) || !std::isfinite(f.oversubscription))
     throw UsageError(fmt::format("oversubscription must be >= 1, got {}", f.oversubscription));
@@ -97,29 +124,7 @@ Topology build_cluster(const ClusterSpec& spec) {
     if (t < Time::zero() || t > kMaxHopLatency)
       throw UsageError(fmt::format("{} must be between 0 and 1s, got {}", what, exact_string(t)));
 
-  // Refuse clusters whose fabric alone would not fit in memory (every leaf
-  // joins every spine: leaves x spines links).
-  {
-    const auto nics = static_cast<std::int64_t>(spec.hosts) * preset->nics;
-    std::int64_t leaves = 0;
-    std::int64_t spines = 0;
-    if (f.kind == FabricKind::fat_tree) {
-      leaves = (nics + f.nics_per_leaf - 1) / f.nics_per_leaf;
-      spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
-    } else if (f.kind == FabricKind::rail) {
-      const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
-      leaves = units * preset->nics;
-      spines = f.spines > 0
-                   ? f.spines
-                   : default_rail_spines(static_cast<int>(units), f.hosts_per_unit, f.oversubscription);
-    }
-    constexpr std::int64_t kMaxFabricLinks = 20'000'000;
-    if (leaves * spines + nics > kMaxFabricLinks)
-      throw UsageError(
-          fmt::format("the fabric would have {} links ({} leaves x {} spines + {} NIC links); the limit is "
-                      "{}: use fewer spines, larger leaves or more hosts per unit",
-                      leaves * spines + nics, leaves, spines, nics, kMaxFabricLinks));
-  }
+  refuse_huge_fabric(spec, *preset);
   const NetParams p{spec.nic_bandwidth.value_or(preset->nic_bandwidth),
                     spec.nic_latency.value_or(preset->nic_latency), preset->nic_efficiency,
                     spec.switch_latency};

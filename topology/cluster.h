@@ -53,6 +53,12 @@ struct FabricSpec {
   int spines = 0;                 // 0: the default above
 };
 
+/// The most hosts a cluster may have (docs/limits.md): 131,072 GPUs of
+/// 8-GPU hosts, beyond the largest machines built. Building and routing
+/// grow with it: 16,384 DGX H100 hosts take seconds to build and minutes
+/// for one all-reduce over every GPU.
+inline constexpr int kMaxHosts = 16'384;
+
 struct ClusterSpec {
   std::string host_preset;
   int hosts = 1;

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "topology/cluster.h"
 #include "topology/link_params.h"
 #include "topology/presets.h"
 
@@ -220,7 +221,7 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
   s.host_preset = host.as_string();
   if (find_host_preset(s.host_preset) == nullptr)
     host.fail(fmt::format("unknown host preset \"{}\" (known: {})", s.host_preset, host_preset_names()));
-  s.hosts = static_cast<int>(c["hosts"].as_int_in(1, 100'000));
+  s.hosts = static_cast<int>(c["hosts"].as_int_in(1, kMaxHosts));
   if (auto f = c.find("fabric")) s.fabric = fabric_from_json(*f);
   if (auto v = c.find("nic_bandwidth")) s.nic_bandwidth = lane_rate(*v);
   if (auto v = c.find("nic_latency")) s.nic_latency = hop_latency(*v);

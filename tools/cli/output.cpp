@@ -83,10 +83,33 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-  write(out);
-  if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+  // Written beside its place and renamed into it once complete: a failure
+  // part way (a full disk, an error while the content is made) leaves no
+  // truncated file, and an earlier file of that name stands.
+  std::error_code exists;
+  const auto status = std::filesystem::status(path, exists);
+  if (!exists && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    std::ofstream out(path, std::ios::binary);  // a device or pipe (/dev/stdout): written in place
+    if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
+    write(out);
+    if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+    return;
+  }
+  const std::string part = fmt::format("{}.part-{}", path, getpid());
+  try {
+    std::ofstream out(part, std::ios::binary);
+    if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
+    write(out);
+    if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+    out.close();
+    std::error_code ec;
+    std::filesystem::rename(part, path, ec);
+    if (ec) throw UsageError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(part, ignored);
+    throw;
+  }
 }
 
 }  // namespace meshsim::cli

@@ -34,7 +34,10 @@ namespace meshsim::cli {
 /// commands allow (64M elements).
 void require_verifiable(const plan::Tensor& t);
 
-/// Writes `text` to `path`; UsageError naming the path when it cannot.
+/// Writes `text` to `path`; UsageError naming the path when it cannot. The
+/// file appears whole or not at all: it is written beside `path` and
+/// renamed into place (devices and pipes such as /dev/stdout are written
+/// directly).
 void write_text_file(const std::string& path, const std::string& text);
 /// Creates the output directory `dir` named by `option` ("--out") before any
 /// work, so that a bad one fails at once: UsageError when it cannot be
@@ -45,7 +48,8 @@ void prepare_output_dir(const std::string& dir, std::string_view option);
 /// work: the path is not a directory and its directory exists and is
 /// writable.
 [[nodiscard]] CLI::Validator output_file();
-/// Opens `path` and lets `write` fill it, the same way.
+/// Opens `path` and lets `write` fill it, the same way (whole or not at
+/// all; an exception from `write` leaves no file behind).
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace meshsim::cli

@@ -19,7 +19,7 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
          fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
       ->required(required);
   auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");
-  g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, 100000));
+  g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, topology::kMaxHosts));
   g->add_option("--fabric", fabric, "Network fabric: switch (default), fat-tree or rail")
       ->check(CLI::IsMember(topology::kFabricNames.names()));
   g->add_option("--nic-bandwidth", nic_bandwidth,
