@@ -35,6 +35,9 @@ AlphaBeta fit(const topology::Topology& topo, const std::function<void(plan::Pla
   return ab;
 }
 
+// Memory the dynamic program's tables may take (docs/limits.md).
+constexpr double kMaxTableBytes = 2e9;
+
 // Slice times of one microbatch size, by (end unit i, length k): index
 // i(i − 1)/2 + k − 1 for 1 ≤ k ≤ i ≤ U.
 struct Table {
@@ -271,6 +274,14 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
   check_sizes(tokens, batch, K, granularity);
   const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
+  // Refused before allocating: a table of every slice per microbatch size,
+  // and the sorted caps drawn from them.
+  const double table_bytes = 2.0 * bmax * (static_cast<double>(units) * (units + 1) / 2) * sizeof(double);
+  if (table_bytes > kMaxTableBytes)
+    throw UsageError(fmt::format(
+        "the slicing tables would take {:.1f} GB ({} units of {} tokens, microbatches of 1 to {} sequences); "
+        "the limit is {:.0f} GB: give a coarser --granularity or a smaller batch",
+        table_bytes / 1e9, units, granularity, bmax, kMaxTableBytes / 1e9));
   std::vector<Table> tables;
   std::vector<double> caps;
   for (int b = 1; b <= bmax; ++b) {
