@@ -69,6 +69,15 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
   return m;
 }
 
+void check_tensor_parallel(const Model& m, int tp) {
+  if (tp < 1) throw UsageError("the tensor-parallel degree must be at least 1");
+  if (m.heads > 0 && m.heads % tp != 0)
+    throw UsageError(
+        fmt::format("tensor parallelism splits the attention heads: {}'s {} heads do not split "
+                    "over {} tensor ranks (the degree must divide {})",
+                    m.name, m.heads, tp, m.heads));
+}
+
 double activation_bytes(const Model& m, const LayerCost& l, int tp) {
   if (!l.transformer || tp <= 1) return l.activation_bytes / std::max(tp, 1);
   const auto h = static_cast<double>(m.hidden);

@@ -69,6 +69,10 @@ struct Model {
                               std::int64_t heads, std::int64_t sequence, std::int64_t vocabulary,
                               plan::DType dtype = plan::DType::f16);
 
+/// UsageError when Megatron tensor parallelism of degree `tp` cannot split
+/// the model: its attention heads (GPT models) must divide evenly.
+void check_tensor_parallel(const Model& m, int tp);
+
 /// Stored activation bytes per sample of layer `l` on one of `tp` tensor-parallel ranks.
 [[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, int tp);
 

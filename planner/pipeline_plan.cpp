@@ -393,6 +393,7 @@ std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const Paral
   if (static_cast<int>(model.layers.size()) < stages)
     throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
                                  model.layers.size(), stages));
+  check_tensor_parallel(model, cfg.tp);
   if (cfg.recompute && cfg.schedule == Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "

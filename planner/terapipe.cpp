@@ -179,8 +179,7 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   if (m.hidden <= 0 || m.sequence <= 0)
     throw UsageError(
         fmt::format("TeraPipe needs a GPT model (hidden size and sequence); {} is a layer list", m.name));
-  if (tp >= 1 && m.heads % tp != 0)
-    throw UsageError(fmt::format("{} attention heads do not split over {} tensor ranks (op)", m.heads, tp));
+  if (tp >= 1) check_tensor_parallel(m, tp);
   int transformer = 0;
   for (const auto& l : m.layers) transformer += l.transformer ? 1 : 0;
   if (pp < 1 || tp < 1 || dp < 1 || transformer % pp != 0)

@@ -78,6 +78,8 @@ DeviceMesh select_mesh(const Topology& t, std::string_view selector) {
   DeviceMesh mesh;
   const bool all = names.size() == 1 && names[0] == "all";
   if (all) names.clear();
+  if (all && keyed.contains("hosts"))
+    bad(selector, "\"all\" already takes every host; give \"all\" or hosts=..., not both");
   if (!names.empty()) {
     if (keyed.contains("hosts") || keyed.contains("gpus"))
       bad(selector, "device names cannot be mixed with hosts=/gpus=");
