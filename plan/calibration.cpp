@@ -23,6 +23,18 @@ Bandwidth positive_bandwidth(const JsonCursor& c) {
   return b;
 }
 
+Time measured_time(const JsonCursor& c) {
+  const Time t = c.as_time();
+  if (t <= Time::zero()) c.fail("a measured time is greater than zero");
+  return t;
+}
+
+Bytes positive_size(const JsonCursor& c) {
+  const Bytes b = c.as_bytes();
+  if (b.count() <= 0) c.fail("a measured size is greater than zero");
+  return b;
+}
+
 Time non_negative_time(const JsonCursor& c) {
   const Time t = c.as_time();
   if (t < Time::zero()) c.fail("must not be negative");
@@ -39,7 +51,7 @@ CopyFit copy_from(const JsonCursor& c) {
     for (std::size_t i = 0; i < p->size(); ++i) {
       const JsonCursor pt = p->at(i);
       pt.allow_only({"size", "time"});
-      f.points.push_back({pt["size"].as_bytes(), pt["time"].as_time()});
+      f.points.push_back({positive_size(pt["size"]), measured_time(pt["time"])});
     }
   return f;
 }
@@ -72,8 +84,7 @@ GemmPoint gemm_point(const JsonCursor& pt) {
   const bool square = !pt.find("m");
   if (square && pt.find("k")) pt["k"].fail("\"k\" needs \"m\" (without both, the GEMM is n x n x n)");
   g.shape = {square ? n : dim("m"), n, square ? n : dim("k"), pt.find("batch") ? dim("batch") : 1.0};
-  g.time = pt["time"].as_time();
-  if (g.time <= Time::zero()) pt["time"].fail("a measured time is greater than zero");
+  g.time = measured_time(pt["time"]);
   return g;
 }
 
@@ -179,8 +190,10 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
     for (std::size_t i = 0; i < cl->size(); ++i) {
       const JsonCursor e = cl->at(i);
       e.allow_only({"op", "gpus", "size", "time", "busbw_GBps"});
+      const double busbw = e["busbw_GBps"].as_number();
+      if (!(busbw >= 0)) e["busbw_GBps"].fail("a bandwidth is not negative");
       c.collectives.push_back({e["op"].as_name(), static_cast<int>(e["gpus"].as_int_in(1, 1 << 20)),
-                               e["size"].as_bytes(), e["time"].as_time(), e["busbw_GBps"].as_number()});
+                               positive_size(e["size"]), measured_time(e["time"]), busbw});
     }
   return c;
 }

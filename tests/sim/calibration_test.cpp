@@ -65,6 +65,24 @@ TEST_CASE("calibration files round-trip and name the path of mistakes", "[calibr
   bad("/backend", "rocm", "backend");
   bad("/compute/0/efficiency/fp8", 0.5, "compute[0].efficiency.fp8");
   bad("/links/nvlink/latency", "-1us", "links.nvlink.latency");
+  // A measurement of a negative or zero time or size is no measurement.
+  bad("/copy/points/0/time", "-5ns", "copy.points[0].time");
+  bad("/copy/points/0/size", "0B", "copy.points[0].size");
+  Json with_collective = minimal();
+  with_collective["collectives"] =
+      Json::parse(R"([{"op": "all_reduce", "gpus": 8, "size": "1GiB", "time": "5ms", "busbw_GBps": 375.8}])");
+  CHECK(calibration_from_json(with_collective, "c.json").collectives.size() == 1);
+  for (const auto& [key, v] :
+       {std::pair<std::string, Json>{"time", "-1ms"}, {"size", "0B"}, {"busbw_GBps", -3.0}}) {
+    Json j = with_collective;
+    j["collectives"][0][key] = v;
+    try {
+      (void)calibration_from_json(j, "c.json");
+      FAIL("accepted a bad collective " << key);
+    } catch (const ConfigError& e) {
+      CHECK(e.json_path() == "collectives[0]." + key);
+    }
+  }
 
   // Link kinds are the topology's: checked when the calibration is applied.
   Json j = minimal();
