@@ -60,7 +60,7 @@ class InternalError : public std::logic_error {
 /// control characters other than newline and tab become `\xNN`, so an
 /// input's raw bytes never reach a terminal or log; a message longer than
 /// `max_bytes` keeps its head and tail around a note of what was left out.
-[[nodiscard]] std::string printable(std::string_view text, std::size_t max_bytes = 4000);
+[[nodiscard]] std::string printable(std::string_view text, std::size_t max_bytes = 2000);
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line, const std::string& message);
 

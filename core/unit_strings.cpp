@@ -296,6 +296,7 @@ std::string human_string(Bandwidth v, RateStyle style) {
 }
 
 std::string human_string(Time v) {
+  if (v == Time::zero()) return "0 s";  // not "0 ps", which suggests a tiny time
   return human_with(static_cast<double>(v.count_ps()), kTimeDesc);
 }
 

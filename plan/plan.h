@@ -70,14 +70,18 @@ inline constexpr EnumNames<TaskKind, 4> kTaskKindNames{"task kind",
 
 /// Element types, with their size in bytes.
 enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
-inline constexpr EnumNames<DType, 7> kDTypeNames{"dtype",
-                                                 {{{DType::f32, "f32"},
-                                                   {DType::f16, "f16"},
-                                                   {DType::bf16, "bf16"},
-                                                   {DType::f64, "f64"},
-                                                   {DType::i32, "i32"},
-                                                   {DType::i8, "i8"},
-                                                   {DType::u8, "u8"}}}};
+// fp32, fp16 and fp64 (the names GPU datasheets use) read as f32, f16 and f64.
+inline constexpr EnumNames<DType, 10> kDTypeNames{"dtype",
+                                                  {{{DType::f32, "f32"},
+                                                    {DType::f16, "f16"},
+                                                    {DType::bf16, "bf16"},
+                                                    {DType::f64, "f64"},
+                                                    {DType::i32, "i32"},
+                                                    {DType::i8, "i8"},
+                                                    {DType::u8, "u8"},
+                                                    {DType::f32, "fp32"},
+                                                    {DType::f16, "fp16"},
+                                                    {DType::f64, "fp64"}}}};
 [[nodiscard]] inline std::string_view to_string(DType d) {
   return kDTypeNames.name(d);
 }

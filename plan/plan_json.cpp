@@ -40,7 +40,9 @@ std::optional<E> auto_or(const JsonCursor& c, const EnumNames<E, N>& names) {
 }  // namespace
 
 DType dtype_from_json(const JsonCursor& c) {
-  return named(c, kDTypeNames);
+  // The datasheet names (fp16, ...) read too; files are written with the canonical ones.
+  if (auto v = kDTypeNames.parse(c.as_string())) return *v;
+  return named(c, kDTypeNames);  // the message listing the names
 }
 
 namespace {

@@ -105,5 +105,6 @@ TEST_CASE("human strings are short and carry their unit", "[units][format]") {
   CHECK(human_string(Time::ns(1500)) == "1.5 us");
   // Beyond four digits in the largest unit, the whole count (not 1e+05).
   CHECK(human_string(Time::s(100000)) == "100000 s");
+  CHECK(human_string(Time::zero()) == "0 s");
   CHECK(human_string(Bytes((std::int64_t{1} << 40) * 20000)) == "20000 TiB");
 }

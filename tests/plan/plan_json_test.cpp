@@ -372,3 +372,14 @@ TEST_CASE("a plan whose tasks race on a tile buffer is refused", "[plan][bad-inp
              Contains("task \"y\" writes the box [1, 2) x [0, 4) of buffer \"bt\" on b, which task "
                       "\"x\" writes"));
 }
+
+TEST_CASE("dtypes read under their datasheet names too", "[plan]") {
+  // fp32, fp16, fp64 are the names GPU datasheets use; they read as f32, f16, f64.
+  for (const auto& [alias, dtype] :
+       {std::pair{"fp32", DType::f32}, {"fp16", DType::f16}, {"fp64", DType::f64}, {"bf16", DType::bf16}}) {
+    const Json j = Json::parse(std::string(R"({"dtype": ")") + alias + "\"}");
+    CHECK(dtype_from_json(JsonCursor(j, "d.json")["dtype"]) == dtype);
+  }
+  // The name written back is the canonical one.
+  CHECK(to_string(DType::f16) == "f16");
+}

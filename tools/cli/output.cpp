@@ -49,8 +49,10 @@ void require_verifiable(const plan::Tensor& t) {
     throw UsageError("--verify holds every element on the host: use a tensor of at most 64M elements");
 }
 
-void prepare_output_dir(const std::string& dir, std::string_view option) {
-  if (dir.empty()) return;
+std::string prepare_output_dir(std::string dir, std::string_view option) {
+  if (dir.empty()) return dir;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();  // "out/" names out: files are out/x, not out//x
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw UsageError(fmt::format("{} {}: cannot create the directory ({})", option, dir, ec.message()));
@@ -58,6 +60,7 @@ void prepare_output_dir(const std::string& dir, std::string_view option) {
     throw UsageError(fmt::format("{} {}: not a directory", option, dir));
   if (access(dir.c_str(), W_OK) != 0)
     throw UsageError(fmt::format("{} {}: not writable ({})", option, dir, std::strerror(errno)));
+  return dir;
 }
 
 CLI::Validator output_file() {

@@ -41,8 +41,9 @@ void require_verifiable(const plan::Tensor& t);
 void write_text_file(const std::string& path, const std::string& text);
 /// Creates the output directory `dir` named by `option` ("--out") before any
 /// work, so that a bad one fails at once: UsageError when it cannot be
-/// created, is not a directory or is not writable. Nothing for "".
-void prepare_output_dir(const std::string& dir, std::string_view option);
+/// created, is not a directory or is not writable. Nothing for "". Returns
+/// the directory without trailing slashes, the form to join names onto.
+[[nodiscard]] std::string prepare_output_dir(std::string dir, std::string_view option);
 /// A CLI11 check for an option that names a file to write (--trace,
 /// --plan-out, --csv, ...), run while the command line is parsed, before any
 /// work: the path is not a directory and its directory exists and is

@@ -49,9 +49,10 @@ void print_summary(const rd::RedistStudy& s, const std::vector<rd::GroupSummary>
 
 }  // namespace
 
-void run_redistribution_study(const std::string& file, const std::string& out, bool json, bool no_plots) {
+void run_redistribution_study(const std::string& file, const std::string& out_option, bool json,
+                              bool no_plots) {
   const rd::RedistStudy s = rd::load_redistribution_study(file);
-  prepare_output_dir(out, "--out");
+  const std::string out = prepare_output_dir(out_option, "--out");
   const auto rows = rd::run_redistribution_study(
       s, [](const plan::Plan& p) { return runtime::verify_on_host(p).ok; },
       progress_reporter("study " + s.name, "pairs", json));

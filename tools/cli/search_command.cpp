@@ -178,10 +178,10 @@ void run_search(SearchArgs& a) {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   if (!a.resume.empty() && !a.out.empty() && a.resume != a.out)
     throw UsageError("--resume DIR writes its results to DIR: leave out --out, or give the same directory");
-  const std::string dir = a.resume.empty() ? a.out : a.resume;
+  std::string dir = a.resume.empty() ? a.out : a.resume;
   if (!a.resume.empty() && !std::filesystem::is_directory(a.resume))
     throw UsageError(fmt::format("--resume {}: no such directory", a.resume));
-  prepare_output_dir(dir, a.resume.empty() ? "--out" : "--resume");
+  dir = prepare_output_dir(dir, a.resume.empty() ? "--out" : "--resume");
   SearchJob j = make_job(a);
   const auto configs = ps::enumerate(j.space, j.model, j.topo);
   const std::string fp = ps::fingerprint(j.model, j.topo, j.so.device_models, MESHSIM_VERSION);

@@ -45,7 +45,7 @@ struct StudyArgs {
 // Exits with an error when a row leaves its tolerance.
 void run_collective_study(StudyArgs& a) {
   const planner::CollectiveStudy s = planner::load_collective_study(a.file);
-  prepare_output_dir(a.out, "--out");
+  a.out = prepare_output_dir(a.out, "--out");
   std::vector<planner::CollectiveStudyResult> results;
   Table tab({"row", "chosen", "predicted", "published", "error", "within"});
   std::size_t outside = 0;
@@ -99,7 +99,7 @@ void run_fidelity_report(StudyArgs& a) {
         "a fidelity report compares meshsim's built-in models with published figures of other machines: "
         "--calibration does not apply");
   const planner::Fidelity f = planner::load_fidelity(a.file);
-  prepare_output_dir(a.out, "--out");  // before the runs, not after
+  a.out = prepare_output_dir(a.out, "--out");  // before the runs, not after
   const auto rows = planner::run_fidelity(f, [&](const std::string& step) {
     if (!a.json) fmt::print(stderr, "{}: {}\n", f.name, step);
   });
@@ -151,7 +151,7 @@ void run_fidelity_report(StudyArgs& a) {
 // A meshsim.pipeline-study/1 file: iteration time per case and method.
 void run_pipeline_study(StudyArgs& a) {
   const planner::PipelineStudy s = planner::load_pipeline_study(a.file);
-  prepare_output_dir(a.out, "--out");
+  a.out = prepare_output_dir(a.out, "--out");
   topology::Topology topo = planner::load_study_topology(s.topology);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
@@ -243,7 +243,7 @@ void run_study(StudyArgs& a) {
     throw UsageError(
         fmt::format("{} is a search space (meshsim.search/1): run `meshsim search {}`", a.file, a.file));
   const planner::Study s = planner::load_study(a.file);
-  prepare_output_dir(a.out, "--out");
+  a.out = prepare_output_dir(a.out, "--out");
   topology::Topology topo = planner::load_study_topology(s.topology);
   a.calibration.apply(topo);
   const bool tty = !a.json;
