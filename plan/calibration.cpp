@@ -29,12 +29,6 @@ Time measured_time(const JsonCursor& c) {
   return t;
 }
 
-Bytes positive_size(const JsonCursor& c) {
-  const Bytes b = c.as_bytes();
-  if (b.count() <= 0) c.fail("a measured size is greater than zero");
-  return b;
-}
-
 Time non_negative_time(const JsonCursor& c) {
   const Time t = c.as_time();
   if (t < Time::zero()) c.fail("must not be negative");

@@ -39,6 +39,18 @@ bool carries_payload(const Plan& p) {
   return false;
 }
 
+Box intersect(const Box& a, const Box& b) {
+  MESHSIM_ASSERT(a.size() == b.size(), "boxes of one tensor");
+  Box out;
+  for (std::size_t d = 0; d < a.size(); ++d) {
+    const std::int64_t lo = std::max(a[d].first, b[d].first);
+    const std::int64_t hi = std::min(a[d].second, b[d].second);
+    if (lo >= hi) return {};
+    out.emplace_back(lo, hi);
+  }
+  return out;
+}
+
 Bytes box_bytes(const Tensor& t, const Box& box) {
   MESHSIM_ASSERT(box.size() == t.shape.size(), "box rank matches its tensor");
   std::int64_t n = dtype_size(t.dtype);

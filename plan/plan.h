@@ -225,6 +225,8 @@ void check_indices(const Plan& p);
 [[nodiscard]] bool carries_payload(const Plan& p);
 
 /// Bytes of a box of a tensor (product of extents × element size).
+/// The common part of two boxes of one tensor; an empty Box when they are disjoint.
+[[nodiscard]] Box intersect(const Box& a, const Box& b);
 [[nodiscard]] Bytes box_bytes(const Tensor& t, const Box& box);
 /// Bytes a region moves: box_bytes of its tensor and box.
 [[nodiscard]] Bytes region_bytes(const Plan& p, const Region& r);

@@ -45,13 +45,13 @@ DType dtype_from_json(const JsonCursor& c) {
   return named(c, kDTypeNames);  // the message listing the names
 }
 
-namespace {
-
 Bytes positive_size(const JsonCursor& c) {
   const Bytes b = c.as_bytes();
   if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));
   return b;
 }
+
+namespace {
 
 struct Context {
   std::unordered_map<std::string, std::size_t> tensors;

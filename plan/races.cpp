@@ -19,18 +19,11 @@ struct Access {
   const Box* box = nullptr;  // tile buffers: the region's box
 };
 
-bool boxes_meet(const Box& a, const Box& b) {
-  for (std::size_t d = 0; d < a.size() && d < b.size(); ++d)
-    if (a[d].second <= b[d].first || b[d].second <= a[d].first) return false;
-  return true;
-}
-
-// The common part of two boxes that meet, as "[0, 4) x [2, 8)".
-std::string common_box(const Box& a, const Box& b) {
+// A box as "[0, 4) x [2, 8)".
+std::string box_text(const Box& b) {
   std::string out;
-  for (std::size_t d = 0; d < a.size() && d < b.size(); ++d)
-    out += fmt::format("{}[{}, {})", d == 0 ? "" : " x ", std::max(a[d].first, b[d].first),
-                       std::min(a[d].second, b[d].second));
+  for (std::size_t d = 0; d < b.size(); ++d)
+    out += fmt::format("{}[{}, {})", d == 0 ? "" : " x ", b[d].first, b[d].second);
   return out;
 }
 
@@ -63,7 +56,7 @@ class RaceCheck {
       if (!tile) std::erase_if(open, [&](const Access* o) { return o->hi <= a.lo; });
       for (const Access* o : open) {
         if (o->task == a.task || (!o->write && !a.write)) continue;
-        if (tile && !boxes_meet(*o->box, *a.box)) continue;
+        if (tile && intersect(*o->box, *a.box).empty()) continue;
         check_pair(b, *o, a, tile);
       }
       open.push_back(&a);
@@ -77,7 +70,7 @@ class RaceCheck {
     if (!checked_.insert(early.task * plan_.tasks.size() + late.task).second) return;
     if (waits_for(late.task, early.task)) return;
     const Buffer& buf = plan_.buffers[b];
-    const std::string where = tile ? fmt::format("the box {} of", common_box(*x.box, *y.box))
+    const std::string where = tile ? fmt::format("the box {} of", box_text(intersect(*x.box, *y.box)))
                                    : fmt::format("bytes [{}, {}) of", exact_string(std::max(x.lo, y.lo)),
                                                  exact_string(std::min(x.hi, y.hi)));
     auto does = [](const Access& a) { return a.write ? "writes" : "reads"; };

@@ -200,8 +200,7 @@ void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const Par
   if (tasks > static_cast<double>(plan::kMaxPlanTasks))
     throw UsageError(fmt::format(
         "the iteration's plan would have at least {:.0f} tasks ({:.0f} passes x {} replicas{}), more than "
-        "the {} "
-        "a plan may have: use fewer or larger microbatches, or fewer virtual stages",
+        "the {} a plan may have: use fewer or larger microbatches, or fewer virtual stages",
         tasks, passes, cfg.dp, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
 }
 

@@ -81,18 +81,6 @@ std::vector<Box> tiles(const std::vector<std::int64_t>& shape, const ShardingSpe
   return out;
 }
 
-Box intersect(const Box& a, const Box& b) {
-  MESHSIM_ASSERT(a.size() == b.size(), "boxes of one tensor");
-  Box out;
-  for (std::size_t d = 0; d < a.size(); ++d) {
-    const std::int64_t lo = std::max(a[d].first, b[d].first);
-    const std::int64_t hi = std::min(a[d].second, b[d].second);
-    if (lo >= hi) return {};
-    out.emplace_back(lo, hi);
-  }
-  return out;
-}
-
 std::int64_t volume(const Box& b) {
   if (b.empty()) return 0;
   std::int64_t v = 1;

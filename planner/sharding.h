@@ -39,8 +39,8 @@ struct ShardingSpec {
 [[nodiscard]] std::vector<Box> tiles(const std::vector<std::int64_t>& shape, const ShardingSpec& spec,
                                      int rows, int cols);
 
-[[nodiscard]] Box intersect(const Box& a, const Box& b);  // empty Box when disjoint
-[[nodiscard]] std::int64_t volume(const Box& b);          // 0 for an empty Box
-[[nodiscard]] std::string box_str(const Box& b);          // "[0:512, 0:1024]"
+using plan::intersect;                            // empty Box when disjoint
+[[nodiscard]] std::int64_t volume(const Box& b);  // 0 for an empty Box
+[[nodiscard]] std::string box_str(const Box& b);  // "[0:512, 0:1024]"
 
 }  // namespace meshsim::planner

@@ -88,29 +88,23 @@ void write_text_file(const std::string& path, const std::string& text) {
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
   // Written beside its place and renamed into it once complete: a failure
   // part way (a full disk, an error while the content is made) leaves no
-  // truncated file, and an earlier file of that name stands.
-  std::error_code exists;
-  const auto status = std::filesystem::status(path, exists);
-  if (!exists && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    std::ofstream out(path, std::ios::binary);  // a device or pipe (/dev/stdout): written in place
-    if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-    write(out);
-    if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
-    return;
-  }
-  const std::string part = fmt::format("{}.part-{}", path, getpid());
+  // truncated file, and an earlier file of that name stands. A device or
+  // pipe (/dev/stdout) is written in place.
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  const bool in_place = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+  const std::string target = in_place ? path : fmt::format("{}.part-{}", path, getpid());
   try {
-    std::ofstream out(part, std::ios::binary);
+    std::ofstream out(target, std::ios::binary);
     if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
     write(out);
     if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+    if (in_place) return;
     out.close();
-    std::error_code ec;
-    std::filesystem::rename(part, path, ec);
+    std::filesystem::rename(target, path, ec);
     if (ec) throw UsageError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
   } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(part, ignored);
+    if (!in_place) std::filesystem::remove(target, ec);
     throw;
   }
 }
