@@ -3,6 +3,7 @@
 //
 // User and configuration mistakes throw typed exceptions derived from
 // meshsim::Error; the CLI turns them into one message and exit code 2.
+// A device that fails while it runs a plan throws DeviceError (exit code 4).
 // Broken internal invariants throw InternalError through MESHSIM_ASSERT; the
 // CLI reports those as bugs (exit code 3). Library code never calls exit().
 
@@ -46,6 +47,17 @@ class ConfigError : public Error {
 /// A request that names something that does not exist or cannot be done on
 /// this topology (unknown device, no route, bad mesh selector).
 class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A device fault while a plan or a calibration runs: a CUDA, cuBLAS or
+/// NCCL call that fails, or a task that makes no progress within the
+/// run's timeout. Not the input's fault, and not a bug in meshsim: the
+/// GPU, its driver, the interconnect or a peer rank. (A machine that has
+/// no GPU or no driver at all is an environment the user chose: a
+/// UsageError.)
+class DeviceError : public Error {
  public:
   using Error::Error;
 };

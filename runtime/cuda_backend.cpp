@@ -265,9 +265,9 @@ class CudaBackend final : public Backend {
       } else if (Clock::now() - last_progress > limit) {
         for (std::size_t i : schedule.order)
           if (!done[i])
-            throw UsageError(fmt::format("timed out after {}: task \"{}\" on {} has not finished",
-                                         human_string(opts_.timeout), plan.tasks[i].id,
-                                         plan.devices[plan.tasks[i].devices[0]]));
+            throw DeviceError(fmt::format("timed out after {}: task \"{}\" on {} has not finished",
+                                          human_string(opts_.timeout), plan.tasks[i].id,
+                                          plan.devices[plan.tasks[i].devices[0]]));
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }

@@ -15,8 +15,24 @@ Time ms_to_time(float ms) {
   return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
 }
 
+bool cuda_environment_error(cudaError_t e) {
+  switch (e) {
+    case cudaErrorNoDevice:
+    case cudaErrorInvalidDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorCallRequiresNewerDriver:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice:
+    case cudaErrorDevicesUnavailable: return true;
+    default: return false;
+  }
+}
+
 void cuda_check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw UsageError(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+  if (e == cudaSuccess) return;
+  std::string message = fmt::format("{}: {}", what, cudaGetErrorString(e));
+  if (cuda_environment_error(e)) throw UsageError(std::move(message));
+  throw DeviceError(std::move(message));
 }
 
 std::string gpu_model_of(const std::string& device_name) {
@@ -86,10 +102,10 @@ std::int64_t Cublas::work_bytes(const plan::KernelList::Gemm& g, plan::DType dty
 
 void Cublas::use_stream(cudaStream_t stream, void* workspace) {
   MESHSIM_ASSERT(available(), "gemm without cuBLAS");
-  if (set_stream_(handle_, stream) != CUBLAS_STATUS_SUCCESS) throw UsageError("cublasSetStream failed");
+  if (set_stream_(handle_, stream) != CUBLAS_STATUS_SUCCESS) throw DeviceError("cublasSetStream failed");
   if (workspace != nullptr && set_workspace_ != nullptr &&
       set_workspace_(handle_, workspace, static_cast<std::size_t>(kWorkspaceBytes)) != CUBLAS_STATUS_SUCCESS)
-    throw UsageError("cublasSetWorkspace failed");
+    throw DeviceError("cublasSetWorkspace failed");
 }
 
 void Cublas::gemm(std::int64_t n, plan::DType dtype, void* work, cudaStream_t stream, void* workspace) {
@@ -120,8 +136,8 @@ void Cublas::gemm(const plan::KernelList::Gemm& g, plan::DType dtype, void* work
                  : gemm_batched_(handle_, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &alpha, a, t, m, sa, b, t, k, sb,
                                  &beta, c, t, m, sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw UsageError(fmt::format("cuBLAS GEMM {}x{}x{} (batch {}) failed (status {})", m, n, k, batch,
-                                 static_cast<int>(s)));
+    throw DeviceError(fmt::format("cuBLAS GEMM {}x{}x{} (batch {}) failed (status {})", m, n, k, batch,
+                                  static_cast<int>(s)));
 }
 
 void enqueue_copy(std::byte* dst, const std::byte* src, const StridedCopy& c, cudaStream_t s, HostGate* gate,

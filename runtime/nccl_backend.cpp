@@ -435,7 +435,7 @@ class NcclBackend final : public Backend {
                   human_string(opts_.timeout), plan.tasks[i].id, r,
                   prog_.devices[static_cast<std::size_t>(r)]);
               release(true);
-              throw UsageError(msg);
+              throw DeviceError(msg);
             }
       }
       std::this_thread::sleep_for(std::chrono::microseconds(50));

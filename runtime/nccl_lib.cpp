@@ -28,7 +28,7 @@ Nccl::Nccl() {
 }
 
 void Nccl::check(ncclResult_t r, const char* what) const {
-  if (r != ncclSuccess) throw UsageError(fmt::format("{}: {}", what, error_string(r)));
+  if (r != ncclSuccess) throw DeviceError(fmt::format("{}: {}", what, error_string(r)));
 }
 
 void Nccl::issue(const NcclCall& c, std::size_t me, std::size_t nm, ncclComm_t comm, void* p,

@@ -2,7 +2,8 @@
 # cli_gpu_test.sh MESHSIM SOURCE_DIR OUT: on a GPU machine, `meshsim calibrate
 # --backend cuda` writes a calibration that loads, and `meshsim validate`
 # runs the strided plan on virtual devices with every byte verified and a
-# finite error. Without a GPU: exit 77 (skipped).
+# finite error; a task that outlasts --timeout is a device fault (exit 4,
+# "device fault: timed out ..."). Without a GPU: exit 77 (skipped).
 set -euo pipefail
 m=$1 src=$2 out=$3
 if ! "$m" info --json | grep -q '"index"'; then echo "skipped: no GPU"; exit 77; fi
@@ -22,4 +23,13 @@ EOF
   --calibration "$out/calib-cuda.json" --json > "$out/validate-cuda.json"
 grep -q '"ok": true' "$out/validate-cuda.json"
 grep -q '"error": [-0-9]' "$out/validate-cuda.json"
+cat > "$out/spin-5s.json" <<'EOF'
+{"format": "meshsim.plan/1", "name": "spin-5s",
+ "tasks": [{"id": "spin", "kind": "compute", "device": "h0/gpu0", "duration": "5s"}]}
+EOF
+rc=0
+"$m" run "$out/spin-5s.json" -t dgx-h100 --backend cuda --warmup 0 --timeout 300ms 2> "$out/spin.err" || rc=$?
+cat "$out/spin.err"
+[ "$rc" = 4 ] || { echo "a run past --timeout exited $rc, not 4"; exit 1; }
+grep -q 'device fault: timed out after 300 ms: task "spin"' "$out/spin.err"
 echo "ok"

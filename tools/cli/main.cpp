@@ -1,6 +1,8 @@
 // The meshsim command line, shared by `meshsim` and `meshsim-mpi`. Exit
 // codes: 0 success, 1 a plan ran but its bytes did not verify, 2 bad input
-// (a message names the file, JSON path or argument), 3 internal error (a bug).
+// or environment (a message names the file, JSON path or argument), 3
+// internal error (a bug), 4 a device fault (CUDA, cuBLAS or NCCL error, or
+// a run past its --timeout).
 
 #include <cstdio>
 
@@ -41,6 +43,10 @@ int run_cli(int argc, char** argv) {
     std::fflush(stdout);
     fmt::print(stderr, "meshsim: {}\n", printable(e.what(), std::string_view::npos));
     return 1;
+  } catch (const DeviceError& e) {
+    std::fflush(stdout);
+    fmt::print(stderr, "meshsim: device fault: {}\n", printable(e.what()));
+    return 4;
   } catch (const Error& e) {
     std::fflush(stdout);
     fmt::print(stderr, "meshsim: error: {}\n", printable(e.what()));

@@ -64,8 +64,8 @@ struct BackendArgs {
         ->check(CLI::Range(0, 4096));
     cmd.add_option("--device", device, "cuda: the GPU to use (default 0)")->check(CLI::Range(0, 1023));
     cmd.add_option("--timeout", timeout,
-                   "Give up when no task finishes for this long (default 60s); on host, a compute task "
-                   "longer than this is refused before the run");
+                   "Give up when no task finishes for this long (default 60s; exit status 4, as for a CUDA "
+                   "or NCCL fault); on host, a compute task longer than this is refused before the run");
     auto* nv = cmd.add_flag("--no-verify", no_verify, "Skip the byte check after the run");
     cmd.add_flag("--verify", require_verify,
                  "Insist on the byte check: refuse a plan that carries no payloads (a timing-only plan, "
