@@ -1,5 +1,7 @@
 // A libFuzzer target over every input reader: the first byte picks the
-// reader, the rest is its input. A reader may accept the input or refuse
+// reader (mod 11: JSON, topology, plan, calibration, model, NCCL XML, and
+// the study and search-space files, which are read from a file), the rest
+// is its input. A reader may accept the input or refuse
 // it with a user-facing error (meshsim::Error: exit status 2); anything
 // else -- an internal error, std::bad_alloc, a crash, a sanitizer report --
 // stops the fuzzer with the input that caused it. Loaded plans are also
@@ -7,16 +9,27 @@
 //   build/asan/tests/fuzz/fuzz_inputs CORPUS_DIR -max_total_time=60
 // (tests/fuzz/run_fuzz.sh builds a seed corpus from the bundled inputs).
 
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
+#include <unistd.h>
 
 #include "core/error.h"
 #include "core/json.h"
 #include "plan/calibration.h"
 #include "plan/plan_json.h"
+#include "planner/collective_study.h"
 #include "planner/model.h"
+#include "planner/pipeline_study.h"
+#include "planner/redistribute/study.h"
+#include "planner/search/space_file.h"
+#include "planner/study.h"
 #include "sim/executor.h"
 #include "topology/cluster.h"
 #include "topology/nccl_xml.h"
@@ -36,6 +49,44 @@ bool small_cluster(const Json& j) {
   return !hosts.is_number() || hosts.get<double>() <= static_cast<double>(kMaxFuzzHosts);
 }
 
+// The same for study and space files, read as text: any number within a
+// few characters after a "hosts" key that is over kMaxFuzzHosts skips it.
+bool few_hosts(std::string_view text) {
+  for (std::size_t at = text.find("\"hosts\""); at != std::string_view::npos;
+       at = text.find("\"hosts\"", at + 1)) {
+    std::int64_t n = 0;
+    for (std::size_t i = at + 7; i < text.size() && i < at + 64; ++i) {
+      if (std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
+        n = n * 10 + (text[i] - '0');
+        if (n > kMaxFuzzHosts) return false;
+      } else {
+        n = 0;
+      }
+    }
+  }
+  return true;
+}
+
+// The file readers take a path: the input goes to this process's own
+// studies/ folder, beside links to the bundled models/ and topologies/, so
+// that a study naming "../models/x.json" finds it as it would in configs/.
+std::string as_file(std::string_view text) {
+  static const std::string path = [] {
+    const std::string dir =  // ($TMPDIR: run_fuzz.sh points it at its own folder)
+        (std::filesystem::temp_directory_path() / ("meshsim-fuzz-" + std::to_string(::getpid()))).string();
+    std::filesystem::create_directories(dir + "/studies");
+    for (const char* sub : {"models", "topologies"}) {
+      std::error_code ignored;
+      std::filesystem::create_directory_symlink(std::string(MESHSIM_SOURCE_DIR) + "/configs/" + sub,
+                                                dir + "/" + sub, ignored);
+    }
+    return dir + "/studies/input.json";
+  }();
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(text.data(), static_cast<std::streamsize>(text.size()));
+  return path;
+}
+
 const topology::Topology& cluster() {
   static const topology::Topology t = [] {
     topology::ClusterSpec s;
@@ -47,7 +98,8 @@ const topology::Topology& cluster() {
 }
 
 void read(std::uint8_t reader, std::string_view text) {
-  switch (reader % 6) {
+  if (reader % 11 >= 6 && !few_hosts(text)) return;
+  switch (reader % 11) {
     case 0: (void)parse_json_text(text, "fuzz.json"); break;
     case 1: {
       const Json j = parse_json_text(text, "fuzz.json");
@@ -61,7 +113,12 @@ void read(std::uint8_t reader, std::string_view text) {
     }
     case 3: (void)plan::calibration_from_json(parse_json_text(text, "fuzz.json"), "fuzz.json"); break;
     case 4: (void)planner::model_from_json(parse_json_text(text, "fuzz.json"), "fuzz.json"); break;
-    default: (void)topology::import_nccl_xml_text(text, "fuzz.xml", {}); break;
+    case 5: (void)topology::import_nccl_xml_text(text, "fuzz.xml", {}); break;
+    case 6: (void)planner::load_study(as_file(text)); break;
+    case 7: (void)planner::load_pipeline_study(as_file(text)); break;
+    case 8: (void)planner::load_collective_study(as_file(text)); break;
+    case 9: (void)planner::redistribute::load_redistribution_study(as_file(text)); break;
+    default: (void)planner::search::load_space_file(as_file(text)); break;
   }
 }
 
@@ -71,8 +128,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   try {
     read(data[0], std::string_view(reinterpret_cast<const char*>(data + 1), size - 1));
-  } catch (const Error&) {
-    // Refused with a message: what a reader should do with bad input.
+  } catch (const Error& e) {
+    // Refused with a message: what a reader should do with bad input
+    // (MESHSIM_FUZZ_VERBOSE=1 prints it, to see what a seed does).
+    static const bool verbose = std::getenv("MESHSIM_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
   }
   return 0;
 }

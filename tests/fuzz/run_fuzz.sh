@@ -26,9 +26,14 @@ seed 02 "$root"/configs/plans/*.json "$root"/tests/data/plans/*.json
 seed 03 "$root"/configs/calibrations/*.json "$root"/tests/data/calibrations/*.json
 seed 04 "$root"/configs/models/*.json "$root"/tests/data/models/*.json
 seed 05 "$root"/configs/nccl/*.xml "$root"/tests/data/bad_nccl/*.xml
+seed 06 "$root"/configs/studies/alpa-*.json
+seed 07 "$root"/configs/studies/alpa-e2e.json "$root"/tests/data/*pipeline*.json
+seed 08 "$root"/configs/studies/nccl-tests.json "$root"/tests/data/bad_collective_study.json
+seed 09 "$root"/configs/studies/redistribution.json
+seed 0a "$root"/configs/studies/search-*.json "$root"/tests/data/search-small.json
 echo "fuzzing $seconds s from $n seeds"
 cd "$work"
-"$fuzzer" corpus -max_total_time="$seconds" -max_len=262144 -timeout=60 -rss_limit_mb=4096 \
+TMPDIR=$work "$fuzzer" corpus -max_total_time="$seconds" -max_len=262144 -timeout=60 -rss_limit_mb=4096 \
   -print_final_stats=1 -artifact_prefix="$work/" 2>&1 | tail -20 || {
   for a in "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-*; do
     [ -f "$a" ] && { echo "offending input ($a):"; head -c 2000 "$a" | od -c | head -40; }
