@@ -22,3 +22,16 @@ if(MESHSIM_TSAN)
   target_compile_options(meshsim_warnings INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(meshsim_warnings INTERFACE -fsanitize=thread)
 endif()
+
+# meshsim_light: code that parses, prints or tests, where compile time
+# matters more than speed (the command line and the test code; every
+# computation runs in the libraries, built at -O3). Release builds it at
+# -O1, in about 60 % of -O3's time. Linked after meshsim_warnings: g++ 12 at
+# -O1 reports a null dereference inside std::vector<std::string> that is
+# not there, so this code goes without that warning (the libraries keep it).
+add_library(meshsim_light INTERFACE)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  target_compile_options(meshsim_light INTERFACE "$<$<CONFIG:Release>:-O1;-Wno-null-dereference>")
+else()
+  target_compile_options(meshsim_light INTERFACE "$<$<CONFIG:Release>:-O1>")
+endif()

@@ -47,7 +47,7 @@ plan::Tensor shrink(plan::Tensor t, bool replicated) {
 }  // namespace
 
 TEST_CASE("every study case, strategy and balance moves the right bytes, its NCCL program is consistent",
-          "[runtime][plans]") {
+          "[runtime][plans][whole-study]") {
   // Expectation for each (case, strategy, balance) that moves data: the
   // host run checks every destination tile and finds it right, and the
   // NCCL program has no ordering problem.

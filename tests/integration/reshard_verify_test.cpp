@@ -102,7 +102,7 @@ TEST_CASE("random problems on awkward meshes are moved correctly", "[reshard][ve
 }
 
 TEST_CASE("overlapping meshes: receivers that hold a slice copy it locally, the rest is moved",
-          "[reshard][verify]") {
+          "[reshard][verify][whole-study]") {
   // Every pair of rank-2 specs (the 11 types of a 2 x 4 mesh) between
   // identical meshes, meshes sharing one host, and a mesh inside another;
   // every moving strategy under two balancing modes.

@@ -170,7 +170,7 @@ TEST_CASE("balancing changes the result on case 2", "[reshard]") {
 }
 
 TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on the paper's cases",
-          "[reshard][auto]") {
+          "[reshard][auto][whole-study]") {
   const auto& t = alpa_cluster();
   for (const PaperCase& c : paper_cases()) {
     INFO(c.src_spec << " -> " << c.dst_spec);
@@ -188,7 +188,7 @@ TEST_CASE("auto is never slower than the best mode and meets 1.15x the bound on 
 }
 
 TEST_CASE("auto scores candidates as plans without payloads and emits only the winner with its payload",
-          "[reshard][auto]") {
+          "[reshard][auto][whole-study]") {
   // A payload-less emission has the same tasks (devices, sizes, deps) as the
   // full one but no tensor, buffers or regions; the simulator gives both the
   // same makespan. auto's winner carries its payload.
