@@ -15,6 +15,9 @@ Time ms_to_time(float ms) {
   return Time::ps(static_cast<std::int64_t>(static_cast<double>(ms) * 1e9));
 }
 
+namespace {
+
+// Whether e says the machine has no usable GPU or driver, rather than a fault.
 bool cuda_environment_error(cudaError_t e) {
   switch (e) {
     case cudaErrorNoDevice:
@@ -27,6 +30,8 @@ bool cuda_environment_error(cudaError_t e) {
     default: return false;
   }
 }
+
+}  // namespace
 
 void cuda_check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;

@@ -24,8 +24,6 @@ namespace meshsim::runtime {
 /// UsageError when the machine has no usable GPU or driver (the
 /// environment), a DeviceError for any other failure (a device fault).
 void cuda_check(cudaError_t e, const char* what);
-/// Whether e says the machine has no usable GPU or driver, rather than a fault.
-[[nodiscard]] bool cuda_environment_error(cudaError_t e);
 
 /// "NVIDIA H200" → "H200" (the compute model's names); the name itself if unknown.
 [[nodiscard]] std::string gpu_model_of(const std::string& device_name);

@@ -43,7 +43,6 @@ same() {
 case_() {
   local name=$1 threads=$2
   shift 2
-  local k=0
   for t in 1 2 3; do
     [ "$threads" = - ] && [ $t = 3 ] && break
     local dir=$out/$name.$t
@@ -53,7 +52,6 @@ case_() {
     [ "$threads" != - ] && args+=("$threads" "$t")
     "$m" "${args[@]}" > "$dir/stdout" 2> /dev/null
     blank "$dir"
-    k=$((k + 1))
   done
   same "$name (run 1 vs 2)" "$out/$name.1" "$out/$name.2"
   [ "$threads" != - ] && same "$name (1 vs 3 threads)" "$out/$name.1" "$out/$name.3"

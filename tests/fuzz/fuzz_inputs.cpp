@@ -49,18 +49,24 @@ bool small_cluster(const Json& j) {
   return !hosts.is_number() || hosts.get<double>() <= static_cast<double>(kMaxFuzzHosts);
 }
 
-// The same for study and space files, read as text: any number within a
-// few characters after a "hosts" key that is over kMaxFuzzHosts skips it.
+// The same for study and space files, read as text: the value of any
+// "hosts" key -- a number, or a list of numbers -- over kMaxFuzzHosts skips
+// it (the text after the value is not looked at).
 bool few_hosts(std::string_view text) {
   for (std::size_t at = text.find("\"hosts\""); at != std::string_view::npos;
        at = text.find("\"hosts\"", at + 1)) {
+    std::size_t i = at + 7;
+    while (i < text.size() && (text[i] == ' ' || text[i] == ':')) ++i;
+    const bool list = i < text.size() && text[i] == '[';
     std::int64_t n = 0;
-    for (std::size_t i = at + 7; i < text.size() && i < at + 64; ++i) {
+    for (i += list ? 1 : 0; i < text.size(); ++i) {
       if (std::isdigit(static_cast<unsigned char>(text[i])) != 0) {
         n = n * 10 + (text[i] - '0');
         if (n > kMaxFuzzHosts) return false;
-      } else {
+      } else if (list && (text[i] == ',' || text[i] == ' ')) {
         n = 0;
+      } else {
+        break;  // the end of the value
       }
     }
   }

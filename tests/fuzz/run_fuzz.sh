@@ -26,7 +26,7 @@ seed 02 "$root"/configs/plans/*.json "$root"/tests/data/plans/*.json
 seed 03 "$root"/configs/calibrations/*.json "$root"/tests/data/calibrations/*.json
 seed 04 "$root"/configs/models/*.json "$root"/tests/data/models/*.json
 seed 05 "$root"/configs/nccl/*.xml "$root"/tests/data/bad_nccl/*.xml
-seed 06 "$root"/configs/studies/alpa-*.json
+seed 06 "$root"/configs/studies/alpa-microbench.json
 seed 07 "$root"/configs/studies/alpa-e2e.json "$root"/tests/data/*pipeline*.json
 seed 08 "$root"/configs/studies/nccl-tests.json "$root"/tests/data/bad_collective_study.json
 seed 09 "$root"/configs/studies/redistribution.json
