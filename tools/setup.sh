@@ -6,6 +6,7 @@ MESHSIM_PACKAGES=(
   g++ clang cmake ninja-build
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   catch2 libbenchmark-dev python3-matplotlib
+  graphviz  # `topo dot ... | dot -Tsvg`
   libopenmpi-dev openmpi-bin  # optional: meshsim-mpi, the NCCL backend across processes
 )
 
