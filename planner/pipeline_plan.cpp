@@ -464,15 +464,18 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
     if (it.task_kind[i] == Kind::optimizer)
       busy_of[r.task_device[i]] -= (r.tasks[i].end - r.tasks[i].start).seconds();
   double bubble_sum = 0;
+  double idle_sum = 0;
   int counted = 0;
   for (const auto& names : it.stage_gpus)
     for (const auto& name : names) {
       const double busy = busy_of[topo.at(name)];
       if (busy <= 0) continue;
       bubble_sum += (out.iteration_s - busy) / busy;
+      idle_sum += out.iteration_s > 0 ? (out.iteration_s - busy) / out.iteration_s : 0;
       ++counted;
     }
   out.bubble = counted > 0 ? bubble_sum / counted : 0;
+  out.idle_fraction = counted > 0 ? idle_sum / counted : 0;
   for (std::size_t i : r.critical_path) {
     const double dur = (r.tasks[i].end - r.tasks[i].start).seconds();
     switch (it.task_kind[i]) {

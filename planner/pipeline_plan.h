@@ -158,8 +158,12 @@ struct PipelineMetrics {
   double iteration_s = 0;
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per GPU per second
-  double bubble = 0;          // simulated: mean over pipeline GPUs of compute-idle / makespan
-  double ideal_bubble = 0;    // the schedule's, without communication
+  // Bubble ratio, as Megatron-LM defines it ((p - 1)/m for GPipe with equal
+  // stages): mean over pipeline GPUs of idle time / pass time, where idle
+  // is the iteration less the GPU's passes (its optimizer step excluded).
+  double bubble = 0;
+  double ideal_bubble = 0;   // the same ratio of the schedule alone, without communication
+  double idle_fraction = 0;  // mean over pipeline GPUs of idle time / iteration time (0 to 1)
   // Time on the critical path, by kind; exposed communication = the last three.
   double critical_compute_s = 0;
   double critical_tp_s = 0;

@@ -78,7 +78,7 @@ std::vector<ReshardOutcome> evaluate_reshard(const topology::Topology& t, const 
     AutoPlan a = plan_auto(t, p, tasks);
     ReshardOutcome o;
     o.name = "auto";
-    o.balance = fmt::format("{}/{}+{}", to_string(a.strategy), to_string(a.start), a.improvements);
+    o.balance = fmt::format("{}/{} +{} swaps", to_string(a.strategy), to_string(a.start), a.improvements);
     o.plan = std::move(a.plan);
     measure(t, o, record_timeline);
     out.push_back(std::move(o));

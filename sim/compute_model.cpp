@@ -125,6 +125,7 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
                                      std::optional<double> efficiency, plan::DType dtype) {
   std::vector<std::string> seen;
   std::vector<std::string> parts;
+  bool at_peak = false;
   for (topology::NodeId g : topo.gpus()) {
     const std::string& name = topo.node(g).model;
     if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
@@ -134,6 +135,7 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
     DeviceModel m = *found;
     if (efficiency) m.compute_efficiency.fill(*efficiency);
     const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
+    at_peak = at_peak || eff >= 1.0;
     parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
                                 plan::to_string(dtype), m.peak(dtype) * eff / 1e12));
     auto slot =
@@ -144,7 +146,10 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
       models.push_back(m);
     }
   }
-  return fmt::format("{}", fmt::join(parts, "; "));
+  std::string line = fmt::format("{}", fmt::join(parts, "; "));
+  if (at_peak)
+    line += " (the datasheet peak, an optimistic bound: a compute efficiency or a calibration lowers it)";
+  return line;
 }
 
 }  // namespace meshsim::sim

@@ -91,7 +91,7 @@ struct DeviceModel {
 /// run's overrides, e.g. SimOptions::device_models), with its compute
 /// efficiency set to `efficiency` when given (else the calibrated or
 /// built-in one); returns a line saying what each GPU model computes at
-/// for `dtype`.
+/// for `dtype`, and saying so when that is the datasheet peak itself.
 std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
                                      std::optional<double> efficiency, plan::DType dtype);
 

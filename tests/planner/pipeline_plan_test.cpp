@@ -232,7 +232,8 @@ TEST_CASE("payloads give every transfer its own buffers and every all-reduce a s
 TEST_CASE("equal stages without communication cost: bubble (n-1)/m, ZB-H1 smaller", "[pipeline-plan]") {
   // 8 layers of 1 TFLOP on 4 stages (one GPU each), signal transfers (1 byte):
   // the simulated bubble is the schedule's, (n − 1)/m = 3/8 for GPipe and
-  // 1F1B, (n − 1)/(v·m) = 3/16 interleaved with v = 2.
+  // 1F1B, (n − 1)/(v·m) = 3/16 interleaved with v = 2. Each GPU idles
+  // (n − 1) of the iteration's m + n − 1 pass times: an idle share of 3/11.
   const Model m = equal_layers(8, 1e12);
   const auto t = cluster("dgx-h100", 1);
   ParallelConfig cfg;
@@ -245,6 +246,7 @@ TEST_CASE("equal stages without communication cost: bubble (n-1)/m, ZB-H1 smalle
     CHECK(it.ideal_bubble == Approx(3.0 / 8));
     const auto r = sim::simulate(it.plan, t);
     CHECK(pipeline_metrics(it, t, r).bubble == Approx(3.0 / 8).epsilon(0.01));
+    CHECK(pipeline_metrics(it, t, r).idle_fraction == Approx(3.0 / 11).epsilon(0.01));
   }
   cfg.schedule = Schedule::interleaved_1f1b;
   cfg.virtual_stages = 2;

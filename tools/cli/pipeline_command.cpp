@@ -153,6 +153,7 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"samples_per_s", pm.samples_per_s},
                                   {"tflops_per_gpu", pm.tflops_per_gpu},
                                   {"bubble", pm.bubble},
+                                  {"idle_fraction", pm.idle_fraction},
                                   {"ideal_bubble", pm.ideal_bubble},
                                   {"ideal_iteration_s", it.ideal_makespan_s},
                                   {"exposed_comm_s", pm.exposed_comm_s()},
@@ -173,7 +174,7 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
 // Per pipeline device: its GPUs, layers, FLOPs and memory.
 Table device_table(const PipelineRun& run) {
   const auto& [it, cfg] = std::tie(run.it, run.cfg);
-  Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GB", "state GB", "activations GB",
+  Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GB", "grads+Adam GB", "activations GB",
             "in flight", "total GB", "fits"});
   for (int p = 0; p < cfg.pp; ++p) {
     std::string layers;
@@ -187,8 +188,9 @@ Table device_table(const PipelineRun& run) {
     const auto& m = it.memory[static_cast<std::size_t>(p)];
     const auto& g = it.stage_gpus[static_cast<std::size_t>(p)];
     st.add({std::to_string(p), g.size() == 1 ? g.front() : fmt::format("{}..{}", g.front(), g.back()), layers,
-            fmt::format("{:.1f}", flops / 1e9), gb(m.weights_bytes), gb(m.training_state_bytes),
-            gb(m.activation_bytes), std::to_string(m.peak_in_flight), gb(m.total()),
+            fmt::format("{:.1f}", flops / 1e9), gb(m.weights_bytes),
+            gb(m.training_state_bytes - m.weights_bytes), gb(m.activation_bytes),
+            std::to_string(m.peak_in_flight), gb(m.total()),
             run.capacity <= 0 ? std::string("?")
             : run.fits(m)     ? std::string("yes")
                               : std::string("NO")});
@@ -205,8 +207,9 @@ Table results_table(const PipelineRun& run) {
   res.add({"iteration time", human_string(run.r.makespan)});
   res.add({"samples/s", fmt::format("{:.2f}", pm.samples_per_s)});
   res.add({"TFLOP/s per GPU", fmt::format("{:.1f}", pm.tflops_per_gpu)});
-  res.add(
-      {"bubble (idle / compute)", fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
+  res.add({"idle (share of the iteration)", fmt::format("{:.1f} % per GPU, mean", 100 * pm.idle_fraction)});
+  res.add({"bubble ratio (idle / passes)",
+           fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
   res.add(
       {"exposed communication", fmt::format("{} ({})", time(pm.exposed_comm_s()), pct(pm.exposed_comm_s()))});
   res.add({"  tensor-parallel all-reduce", time(pm.critical_tp_s)});

@@ -127,7 +127,7 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
   fmt::print("{} unit tasks; lower bound {} ({} through {})\n\n", run.tasks.size(),
              lb.time > Time::zero() ? human_string(lb.time) : std::string("n/a"),
              human_string(lb.max_host_bytes), lb.bounding_host.empty() ? std::string("-") : lb.bounding_host);
-  std::vector<std::string> header{"strategy", "balance",       "time",       "Gbps",
+  std::vector<std::string> header{"strategy", "balance",       "time",       "tensor Gb/s",
                                   "x bound",  "network bytes", "busiest NIC"};
   if (a.verify) header.push_back("verified");
   Table tab(header);
@@ -138,7 +138,7 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
     std::vector<std::string> cells{r.name,
                                    r.balance,
                                    human_string(r.result.makespan),
-                                   r.result.makespan > Time::zero()
+                                   r.result.makespan > Time::zero() && r.name != "signal"
                                        ? fmt::format("{:.2f}", run.bits() / r.result.makespan.seconds() / 1e9)
                                        : std::string("-"),
                                    ratio ? fmt::format("{:.2f}", *ratio) : std::string("-"),
@@ -151,6 +151,10 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
   }
   const auto& best = run.rows[run.best];
   fmt::print("{}", tab.render({false, false, true, true, true, true, false, false}));
+  fmt::print(
+      "tensor Gb/s: the tensor's bits / time (past a NIC's rate when receivers share copies)\n"
+      "signal: one byte per task, the bound where communication is free\n"
+      "auto: the strategy / sender order it started from, +N the swaps its local search kept\n");
   fmt::print("\nfastest: {} / {}\n{}", best.name, best.balance, bottlenecks_table(run.topo, best.result, 5));
   if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best.name, best.balance, a.plan_out);
   if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);

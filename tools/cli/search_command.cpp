@@ -147,14 +147,13 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
       results.size(), counts[0], counts[1],
       memory > 0 ? human_string(Bytes(static_cast<std::int64_t>(memory))) : "no limit", counts[2],
       reused > 0 ? fmt::format(" ({} from {})", reused, dir) : "", seconds, a.threads);
-  Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "bubble", "exposed comm",
+  Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "bubble ratio", "exposed comm",
              "peak memory"});
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k) {
     const ps::Result& r = results[order[k]];
     tab.add({fmt::format("{}", k + 1), config_name(r.config), fmt::format("{:.3f} s", r.metrics.iteration_s),
              fmt::format("{:.2f}", r.metrics.samples_per_s), fmt::format("{:.1f}", r.metrics.tflops_per_gpu),
-             fmt::format("{:.1f} %", 100 * r.metrics.bubble),
-             fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
+             fmt::format("{:.3f}", r.metrics.bubble), fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
              human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))});
   }
   fmt::print("{}", tab.render({true, false, true, true, true, true, true, true}));

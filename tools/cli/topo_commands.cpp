@@ -32,6 +32,13 @@ std::string rate(Bandwidth b, RateStyle s = RateStyle::bytes) {
   return human_string(b, s);
 }
 
+// A bandwidth as a number of GB/s, for columns whose header names the unit.
+std::string gbps(Bandwidth b) {
+  const double v = b.GBps_f();
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  return v >= 10 ? fmt::format("{:.1f}", v) : fmt::format("{:.2f}", v);
+}
+
 void write_output(const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
     fmt::print("{}", text);
@@ -56,12 +63,10 @@ std::string show_text(const Topology& t, const topology::TopologySummary& s) {
   out += fmt::format("nodes by kind:{}\n\n", kinds);
 
   out += "links by kind (per direction):\n";
-  Table links({"kind", "links", "lanes", "line rate", "effective"});
-  for (const auto& [k, v] : s.links_by_kind) {
-    const RateStyle st = k == LinkKind::network ? RateStyle::bits : RateStyle::bytes;
-    links.add({std::string(to_string(k)), std::to_string(v.links), std::to_string(v.lanes),
-               rate(v.line_rate, st), rate(v.capacity, st)});
-  }
+  Table links({"kind", "links", "lanes", "line GB/s", "effective GB/s"});
+  for (const auto& [k, v] : s.links_by_kind)
+    links.add({std::string(to_string(k)), std::to_string(v.links), std::to_string(v.lanes), gbps(v.line_rate),
+               gbps(v.capacity)});
   out += links.render({false, true, true, true, true}) + "\n";
 
   // GPUs with the same figures share a row.
@@ -121,14 +126,13 @@ std::string route_text(const Topology& t, const topology::Route& r) {
   std::string out = fmt::format("route {} -> {}: {} hop{}, latency {}, bottleneck {} (effective)\n",
                                 t.node(r.src).name, t.node(r.dst).name, r.hops.size(),
                                 r.hops.size() == 1 ? "" : "s", human_string(r.latency), rate(r.bottleneck));
-  Table tab({"#", "from", "to", "link", "line rate", "eff.", "effective", "latency"});
+  Table tab({"#", "from", "to", "link", "line GB/s", "eff.", "effective GB/s", "latency"});
   for (std::size_t i = 0; i < r.hops.size(); ++i) {
     const auto& h = r.hops[i];
     const auto& l = t.link(h.link);
-    const RateStyle st = l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes;
     tab.add({std::to_string(i + 1), t.node(h.from).name, t.node(h.to).name,
              l.count > 1 ? fmt::format("{} x{}", to_string(l.kind), l.count) : std::string(to_string(l.kind)),
-             rate(l.line_rate(), st), fmt::format("{:.3g}", l.efficiency), rate(l.capacity(), st),
+             gbps(l.line_rate()), fmt::format("{:.3g}", l.efficiency), gbps(l.capacity()),
              human_string(l.latency)});
   }
   return out + tab.render({true, false, false, false, true, true, true, true});
