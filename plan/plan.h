@@ -70,8 +70,11 @@ inline constexpr EnumNames<TaskKind, 4> kTaskKindNames{"task kind",
 
 /// Element types, with their size in bytes.
 enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
-// fp32, fp16 and fp64 (the names GPU datasheets use) read as f32, f16 and f64.
-inline constexpr EnumNames<DType, 10> kDTypeNames{"dtype",
+// Each type has one name (the first entry) and the aliases people write:
+// the datasheets' fp32/fp16/fp64, NumPy's float32/int8/..., PyTorch's half,
+// float, double, int and byte. Every reader of a dtype (files, --tensor) uses
+// this table.
+inline constexpr EnumNames<DType, 22> kDTypeNames{"dtype",
                                                   {{{DType::f32, "f32"},
                                                     {DType::f16, "f16"},
                                                     {DType::bf16, "bf16"},
@@ -80,8 +83,20 @@ inline constexpr EnumNames<DType, 10> kDTypeNames{"dtype",
                                                     {DType::i8, "i8"},
                                                     {DType::u8, "u8"},
                                                     {DType::f32, "fp32"},
+                                                    {DType::f32, "float32"},
+                                                    {DType::f32, "float"},
                                                     {DType::f16, "fp16"},
-                                                    {DType::f64, "fp64"}}}};
+                                                    {DType::f16, "float16"},
+                                                    {DType::f16, "half"},
+                                                    {DType::bf16, "bfloat16"},
+                                                    {DType::f64, "fp64"},
+                                                    {DType::f64, "float64"},
+                                                    {DType::f64, "double"},
+                                                    {DType::i32, "int32"},
+                                                    {DType::i32, "int"},
+                                                    {DType::i8, "int8"},
+                                                    {DType::u8, "uint8"},
+                                                    {DType::u8, "byte"}}}};
 [[nodiscard]] inline std::string_view to_string(DType d) {
   return kDTypeNames.name(d);
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 
@@ -78,21 +79,12 @@ plan::Tensor parse_tensor_arg(const std::string& text) {
     if (x == std::string::npos) break;
     start = x + 1;
   }
-  static const std::pair<const char*, plan::DType> kTypes[] = {
-      {"float32", plan::DType::f32}, {"f32", plan::DType::f32},       {"float16", plan::DType::f16},
-      {"f16", plan::DType::f16},     {"bfloat16", plan::DType::bf16}, {"bf16", plan::DType::bf16},
-      {"float64", plan::DType::f64}, {"f64", plan::DType::f64},       {"int32", plan::DType::i32},
-      {"i32", plan::DType::i32},     {"int8", plan::DType::i8},       {"i8", plan::DType::i8},
-      {"uint8", plan::DType::u8},    {"u8", plan::DType::u8}};
-  for (const auto& [name, d] : kTypes)
-    if (type == name) {
-      t.dtype = d;
-      return t;
-    }
-  throw UsageError(
-      fmt::format("tensor \"{}\": unknown element type \"{}\" (float32, float16, bfloat16, float64, "
-                  "int32, int8, uint8)",
-                  text, type));
+  if (const auto d = plan::kDTypeNames.parse(type)) {
+    t.dtype = *d;
+    return t;
+  }
+  throw UsageError(fmt::format("tensor \"{}\": unknown element type \"{}\" ({}; also {})", text, type,
+                               plan::kDTypeNames.list(), fmt::join(plan::kDTypeNames.aliases(), ", ")));
 }
 
 double host_fabric_capacity(const Topology& t, int host) {
