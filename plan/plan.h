@@ -74,29 +74,14 @@ enum class DType : std::uint8_t { f32, f16, bf16, f64, i32, i8, u8 };
 // the datasheets' fp32/fp16/fp64, NumPy's float32/int8/..., PyTorch's half,
 // float, double, int and byte. Every reader of a dtype (files, --tensor) uses
 // this table.
-inline constexpr EnumNames<DType, 22> kDTypeNames{"dtype",
-                                                  {{{DType::f32, "f32"},
-                                                    {DType::f16, "f16"},
-                                                    {DType::bf16, "bf16"},
-                                                    {DType::f64, "f64"},
-                                                    {DType::i32, "i32"},
-                                                    {DType::i8, "i8"},
-                                                    {DType::u8, "u8"},
-                                                    {DType::f32, "fp32"},
-                                                    {DType::f32, "float32"},
-                                                    {DType::f32, "float"},
-                                                    {DType::f16, "fp16"},
-                                                    {DType::f16, "float16"},
-                                                    {DType::f16, "half"},
-                                                    {DType::bf16, "bfloat16"},
-                                                    {DType::f64, "fp64"},
-                                                    {DType::f64, "float64"},
-                                                    {DType::f64, "double"},
-                                                    {DType::i32, "int32"},
-                                                    {DType::i32, "int"},
-                                                    {DType::i8, "int8"},
-                                                    {DType::u8, "uint8"},
-                                                    {DType::u8, "byte"}}}};
+inline constexpr EnumNames<DType, 22> kDTypeNames{
+    "dtype",
+    {{{DType::f32, "f32"},     {DType::f16, "f16"},       {DType::bf16, "bf16"}, {DType::f64, "f64"},
+      {DType::i32, "i32"},     {DType::i8, "i8"},         {DType::u8, "u8"},     {DType::f32, "fp32"},
+      {DType::f32, "float32"}, {DType::f32, "float"},     {DType::f16, "fp16"},  {DType::f16, "float16"},
+      {DType::f16, "half"},    {DType::bf16, "bfloat16"}, {DType::f64, "fp64"},  {DType::f64, "float64"},
+      {DType::f64, "double"},  {DType::i32, "int32"},     {DType::i32, "int"},   {DType::i8, "int8"},
+      {DType::u8, "uint8"},    {DType::u8, "byte"}}}};
 [[nodiscard]] inline std::string_view to_string(DType d) {
   return kDTypeNames.name(d);
 }

@@ -376,11 +376,22 @@ TEST_CASE("a plan whose tasks race on a tile buffer is refused", "[plan][bad-inp
 TEST_CASE("dtypes read under their datasheet, NumPy and PyTorch names too", "[plan]") {
   // fp32, fp16, fp64 are the names GPU datasheets use; float32 ... uint8
   // NumPy's; half, float, double, int, byte PyTorch's.
-  for (const auto& [alias, dtype] :
-       {std::pair{"fp32", DType::f32}, {"fp16", DType::f16}, {"fp64", DType::f64}, {"bf16", DType::bf16},
-        {"float32", DType::f32}, {"float16", DType::f16}, {"bfloat16", DType::bf16}, {"float64", DType::f64},
-        {"int32", DType::i32}, {"int8", DType::i8}, {"uint8", DType::u8}, {"half", DType::f16},
-        {"float", DType::f32}, {"double", DType::f64}, {"int", DType::i32}, {"byte", DType::u8}}) {
+  for (const auto& [alias, dtype] : {std::pair{"fp32", DType::f32},
+                                     {"fp16", DType::f16},
+                                     {"fp64", DType::f64},
+                                     {"bf16", DType::bf16},
+                                     {"float32", DType::f32},
+                                     {"float16", DType::f16},
+                                     {"bfloat16", DType::bf16},
+                                     {"float64", DType::f64},
+                                     {"int32", DType::i32},
+                                     {"int8", DType::i8},
+                                     {"uint8", DType::u8},
+                                     {"half", DType::f16},
+                                     {"float", DType::f32},
+                                     {"double", DType::f64},
+                                     {"int", DType::i32},
+                                     {"byte", DType::u8}}) {
     const Json j = Json::parse(std::string(R"({"dtype": ")") + alias + "\"}");
     CHECK(dtype_from_json(JsonCursor(j, "d.json")["dtype"]) == dtype);
   }
