@@ -35,6 +35,7 @@ struct CollectiveArgs {
   int channels = 0;
   std::size_t top = 5;
   bool json = false;
+  bool verbose = false;
 };
 
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
@@ -187,12 +188,12 @@ void run_collective(CollectiveArgs& a) {
     rows.push_back(std::move(r));
   }
   if (!a.json) {
+    const std::size_t shown = a.verbose ? names.size() : std::min<std::size_t>(names.size(), 16);
     fmt::print(
         "{} over {} GPUs of {} (routing {}), ring order {}{}\n\n", a.op, ring.size(), topo.name,
         topology::to_string(topo.routing),
-        fmt::join(names.begin(),
-                  names.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(names.size(), 16)), " "),
-        names.size() > 16 ? fmt::format(" ... ({} more)", names.size() - 16) : "");
+        fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), " "),
+        shown < names.size() ? fmt::format(" ... ({} more; --verbose lists all)", names.size() - shown) : "");
   }
   print_rows(a, topo, rows, ring.size());
 }
@@ -234,6 +235,7 @@ void add_collective_command(CLI::App& app) {
   cmd->add_option("--top", a->top, "How many bottleneck links to list (default 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
+  cmd->add_flag("--verbose", a->verbose, "Print the whole ring order (the first 16 GPUs otherwise)");
   cmd->callback([a] { run_collective(*a); });
 }
 
