@@ -55,14 +55,103 @@ int default_rail_spines(int units, int hosts_per_unit, double oversub) {
   return std::min(4 * units, default_spines(hosts_per_unit, oversub));
 }
 
+// What a cluster repeats: a preset, or the one host of a file.
+struct HostSource {
+  std::string name;
+  int nics = 0;
+  Bandwidth nic_rate;
+  Time nic_latency;
+  double nic_efficiency = 1.0;
+  const HostPreset* preset = nullptr;
+  const Topology* file = nullptr;
+};
+
+// The host file's checks: one host, every node in it, every link inside it.
+void check_host_file(const ClusterSpec& spec, const Topology& h) {
+  if (h.host_count() != 1)
+    throw UsageError(fmt::format("the host file {} describes {} hosts; a cluster repeats exactly one",
+                                 spec.host_preset, h.host_count()));
+  for (const Node& n : h.nodes())
+    if (n.host != 0)
+      throw UsageError(
+          fmt::format("the host file {} has node \"{}\" outside its host; give the host alone "
+                      "(the cluster adds the fabric)",
+                      spec.host_preset, n.name));
+  if (h.gpus().empty()) throw UsageError(fmt::format("the host file {} has no GPU", spec.host_preset));
+  if (h.host_nics(0).empty() && spec.hosts > 1)
+    throw UsageError(fmt::format("the host file {} has no NIC to join the fabric with", spec.host_preset));
+  for (const auto& [key, given] : {std::pair{"nic_bandwidth", spec.nic_bandwidth.has_value()},
+                                   {"nic_latency", spec.nic_latency.has_value()}})
+    if (!given)
+      throw UsageError(
+          fmt::format("a cluster of hosts from a file needs \"{}\": the host file {} does not "
+                      "say what its NICs do on the network",
+                      key, spec.host_preset));
+}
+
+HostSource host_source(const ClusterSpec& spec) {
+  HostSource s;
+  s.name = spec.host_preset;
+  if (spec.host_file) {
+    check_host_file(spec, *spec.host_file);
+    s.file = spec.host_file.get();
+    s.nics = static_cast<int>(s.file->host_nics(0).size());
+    s.nic_rate = *spec.nic_bandwidth;
+    s.nic_latency = *spec.nic_latency;
+    s.nic_efficiency = spec.nic_efficiency.value_or(1.0);
+    return s;
+  }
+  s.preset = find_host_preset(spec.host_preset);
+  if (s.preset == nullptr)
+    throw UsageError(
+        fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset, host_preset_names()));
+  s.nics = s.preset->nics;
+  s.nic_rate = spec.nic_bandwidth.value_or(s.preset->nic_bandwidth);
+  s.nic_latency = spec.nic_latency.value_or(s.preset->nic_latency);
+  s.nic_efficiency = spec.nic_efficiency.value_or(s.preset->nic_efficiency);
+  return s;
+}
+
+// Adds host "h<index>": the preset's, or a copy of the file's host with its
+// nodes renamed (the part after "<host>/" kept) and its links.
+void add_host(Topology& t, const HostSource& src) {
+  if (src.preset != nullptr) {
+    add_preset_host(t, *src.preset);
+    return;
+  }
+  const Topology& h = *src.file;
+  const int host = t.add_host(Host{fmt::format("h{}", t.host_count()), h.hosts().front().preset});
+  const std::string prefix = h.hosts().front().name + "/";
+  std::vector<NodeId> id(h.node_count());
+  for (NodeId n = 0; n < h.node_count(); ++n) {
+    Node x = h.node(n);
+    const std::string_view rest = std::string_view(x.name).starts_with(prefix)
+                                      ? std::string_view(x.name).substr(prefix.size())
+                                      : std::string_view(x.name);
+    x.name = fmt::format("h{}/{}", host, rest);
+    x.host = host;
+    id[n] = t.add_node(std::move(x));
+  }
+  for (LinkId l = 0; l < h.link_count(); ++l) {
+    Link x = h.link(l);
+    x.a = id[x.a];
+    x.b = id[x.b];
+    t.add_link(x);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
   std::vector<std::string> out;
   const HostPreset* preset = find_host_preset(spec.host_preset);
   const FabricSpec& f = spec.fabric;
-  if (preset == nullptr || (f.oversubscription == 1.0 && f.spines == 0)) return out;
-  const std::int64_t nics = static_cast<std::int64_t>(spec.hosts) * preset->nics;
+  const int per_host = spec.host_file && spec.host_file->host_count() == 1
+                           ? static_cast<int>(spec.host_file->host_nics(0).size())
+                       : preset != nullptr ? preset->nics
+                                           : -1;
+  if (per_host < 0 || (f.oversubscription == 1.0 && f.spines == 0)) return out;
+  const std::int64_t nics = static_cast<std::int64_t>(spec.hosts) * per_host;
   const char* what = f.oversubscription != 1.0 ? "oversubscription" : "spines";
   if (f.kind == FabricKind::single_switch)
     out.push_back(fmt::format("{} has no effect on a single-switch fabric", what));
@@ -80,9 +169,9 @@ std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
 namespace {
 // Refuses clusters whose fabric alone would not fit in memory (every leaf
 // joins every spine: leaves x spines links).
-void refuse_huge_fabric(const ClusterSpec& spec, const HostPreset& preset) {
+void refuse_huge_fabric(const ClusterSpec& spec, const HostSource& src) {
   const FabricSpec& f = spec.fabric;
-  const auto nics = static_cast<std::int64_t>(spec.hosts) * preset.nics;
+  const auto nics = static_cast<std::int64_t>(spec.hosts) * src.nics;
   std::int64_t leaves = 0;
   std::int64_t spines = 0;
   if (f.kind == FabricKind::fat_tree) {
@@ -90,7 +179,7 @@ void refuse_huge_fabric(const ClusterSpec& spec, const HostPreset& preset) {
     spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
   } else if (f.kind == FabricKind::rail) {
     const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
-    leaves = units * preset.nics;
+    leaves = units * src.nics;
     spines = f.spines > 0
                  ? f.spines
                  : default_rail_spines(static_cast<int>(units), f.hosts_per_unit, f.oversubscription);
@@ -105,10 +194,6 @@ void refuse_huge_fabric(const ClusterSpec& spec, const HostPreset& preset) {
 }  // namespace
 
 Topology build_cluster(const ClusterSpec& spec) {
-  const HostPreset* preset = find_host_preset(spec.host_preset);
-  if (preset == nullptr)
-    throw UsageError(
-        fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset, host_preset_names()));
   if (spec.hosts < 1 || spec.hosts > kMaxHosts)
     throw UsageError(fmt::format("hosts must be between 1 and {}, got {}", kMaxHosts, spec.hosts));
   const FabricSpec& f = spec.fabric;
@@ -124,21 +209,23 @@ Topology build_cluster(const ClusterSpec& spec) {
     if (t < Time::zero() || t > kMaxHopLatency)
       throw UsageError(fmt::format("{} must be between 0 and 1s, got {}", what, exact_string(t)));
 
-  refuse_huge_fabric(spec, *preset);
-  const NetParams p{spec.nic_bandwidth.value_or(preset->nic_bandwidth),
-                    spec.nic_latency.value_or(preset->nic_latency), preset->nic_efficiency,
-                    spec.switch_latency};
+  if (spec.nic_efficiency && !(*spec.nic_efficiency > 0 && *spec.nic_efficiency <= 1))
+    throw UsageError(fmt::format("NIC efficiency must be in (0, 1], got {}", *spec.nic_efficiency));
+  const HostSource src = host_source(spec);
+  refuse_huge_fabric(spec, src);
+  const NetParams p{src.nic_rate, src.nic_latency, src.nic_efficiency, spec.switch_latency};
+  const std::string base = src.file != nullptr ? src.file->name : src.name;
   Topology t;
   t.name = !spec.name.empty() ? spec.name
            : f.kind == FabricKind::single_switch
-               ? fmt::format("{}-x{}", preset->name, spec.hosts)
-               : fmt::format("{}-x{}-{}", preset->name, spec.hosts, to_string(f.kind));
-  for (int h = 0; h < spec.hosts; ++h) add_preset_host(t, *preset);
+               ? fmt::format("{}-x{}", base, spec.hosts)
+               : fmt::format("{}-x{}-{}", base, spec.hosts, to_string(f.kind));
+  for (int h = 0; h < spec.hosts; ++h) add_host(t, src);
 
   std::vector<NodeId> nics;  // host-major, NIC index order
   for (int h = 0; h < spec.hosts; ++h)
     for (NodeId n : t.host_nics(h)) nics.push_back(n);
-  const int nics_per_host = preset->nics;
+  const int nics_per_host = src.nics;
   std::string fabric_desc;
 
   switch (f.kind) {
@@ -182,7 +269,7 @@ Topology build_cluster(const ClusterSpec& spec) {
       break;
     }
   }
-  t.description = fmt::format("{} x {}, {}, {} NICs", spec.hosts, preset->name, fabric_desc,
+  t.description = fmt::format("{} x {}, {}, {} NICs", spec.hosts, base, fabric_desc,
                               human_string(p.nic_rate, RateStyle::bits));
   return t;
 }

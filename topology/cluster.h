@@ -1,5 +1,6 @@
 #pragma once
-// Clusters: N hosts of one preset joined by a network fabric.
+// Clusters: N hosts of one preset, or of one host described in a file,
+// joined by a network fabric.
 //
 // Fabrics (every NIC↔switch and switch↔switch link is a `network` link):
 //   switch    one switch; every NIC joins it.
@@ -20,7 +21,17 @@
 //             one NIC rate.
 // Switch↔switch hops cost `switch_latency` (default 150 ns); NIC↔switch
 // hops the preset's NIC latency unless overridden.
+//
+// A host from a file (`host_file`: an explicit topology of exactly one
+// host and nothing outside it, e.g. what `topo import-nccl` writes) is
+// copied N times, its nodes renamed h0/..., h1/... and its links kept; its
+// NICs, in the file's order, join the fabric as a preset's do. Such a file
+// does not know its NICs' network rate, so `nic_bandwidth` and
+// `nic_latency` are required with it; `nic_efficiency` (the share of the
+// line rate the fabric links deliver) defaults to 1 there and to the
+// preset's figure otherwise.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,11 +71,13 @@ struct FabricSpec {
 inline constexpr int kMaxHosts = 16'384;
 
 struct ClusterSpec {
-  std::string host_preset;
+  std::string host_preset;                    // a preset's name, or the host file's path (host_file)
+  std::shared_ptr<const Topology> host_file;  // the one host to repeat, instead of a preset
   int hosts = 1;
   FabricSpec fabric;
   std::optional<Bandwidth> nic_bandwidth;  // default: the preset's
   std::optional<Time> nic_latency;         // default: the preset's
+  std::optional<double> nic_efficiency;    // default: the preset's (1 for a host file)
   Time switch_latency = Time::ns(150);
   std::string name;  // default: "<preset>-x<hosts>[-<fabric>]"
 };

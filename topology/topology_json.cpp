@@ -1,5 +1,7 @@
 #include "topology/topology_json.h"
 
+#include <filesystem>
+#include <memory>
 #include <set>
 
 #include <fmt/format.h>
@@ -214,17 +216,49 @@ Topology explicit_from_json(const JsonCursor& root) {
 
 }  // namespace
 
-ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
-  c.allow_only({"host", "hosts", "fabric", "nic_bandwidth", "nic_latency", "switch_latency"});
-  ClusterSpec s;
-  const JsonCursor host = c["host"];
+namespace {
+// A cluster's "host": a preset's name, or a path (relative to this file)
+// ending in .json: the explicit topology of the one host to repeat.
+void host_from_json(const JsonCursor& host, ClusterSpec& s) {
   s.host_preset = host.as_string();
-  if (find_host_preset(s.host_preset) == nullptr)
-    host.fail(fmt::format("unknown host preset \"{}\" (known: {})", s.host_preset, host_preset_names()));
+  if (find_host_preset(s.host_preset) != nullptr) return;
+  if (!s.host_preset.ends_with(".json"))
+    host.fail(fmt::format("unknown host preset \"{}\" (known: {}; or a host file ending in .json)",
+                          s.host_preset, host_preset_names()));
+  std::filesystem::path path(s.host_preset);
+  if (path.is_relative()) path = std::filesystem::path(host.file()).parent_path() / path;
+  Json j;
+  try {
+    j = read_json_file(path.string());
+  } catch (const Error& e) {
+    host.fail(fmt::format("cannot read the host file: {}", e.what()));
+  }
+  if (j.is_object() && j.contains("cluster"))
+    host.fail(
+        fmt::format("{} is a cluster; a host file describes one host in the explicit form", path.string()));
+  try {
+    s.host_file = std::make_shared<const Topology>(topology_from_json(j, path.string()));
+  } catch (const ConfigError& e) {
+    host.fail(fmt::format("in the host file: {}", e.what()));
+  }
+  s.host_preset = path.string();
+}
+}  // namespace
+
+ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
+  c.allow_only(
+      {"host", "hosts", "fabric", "nic_bandwidth", "nic_latency", "nic_efficiency", "switch_latency"});
+  ClusterSpec s;
+  host_from_json(c["host"], s);
   s.hosts = static_cast<int>(c["hosts"].as_int_in(1, kMaxHosts));
   if (auto f = c.find("fabric")) s.fabric = fabric_from_json(*f);
   if (auto v = c.find("nic_bandwidth")) s.nic_bandwidth = lane_rate(*v);
   if (auto v = c.find("nic_latency")) s.nic_latency = hop_latency(*v);
+  if (auto v = c.find("nic_efficiency")) {
+    s.nic_efficiency = v->as_number();
+    if (!(*s.nic_efficiency > 0.0 && *s.nic_efficiency <= 1.0))
+      v->fail(fmt::format("efficiency must be in (0, 1], got {}", v->json().dump()));
+  }
   if (auto v = c.find("switch_latency")) s.switch_latency = hop_latency(*v);
   return s;
 }

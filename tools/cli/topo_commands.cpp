@@ -175,7 +175,7 @@ void add_export(CLI::App* topo) {
   auto c = std::make_shared<Common>();
   auto* cmd = topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
   c->source.add_to(*cmd);
-  cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
+  cmd->add_option("-o,--out,--output", c->output, "Output file (default: stdout)");
   cmd->callback([c] { write_output(c->output, dump_json(topology::topology_to_json(c->source.load()))); });
 }
 
@@ -183,7 +183,7 @@ void add_dot(CLI::App* topo) {
   auto c = std::make_shared<Common>();
   auto* cmd = topo->add_subcommand("dot", "Write a Graphviz drawing (render with: dot -Tsvg)");
   c->source.add_to(*cmd);
-  cmd->add_option("-o,--output", c->output, "Output file (default: stdout)");
+  cmd->add_option("-o,--out,--output", c->output, "Output file (default: stdout)");
   cmd->callback([c] { write_output(c->output, topology::to_dot(c->source.load())); });
 }
 
