@@ -248,7 +248,78 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
   if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
 }
 
+// `--schedule all`: every schedule on the same configuration, one row each
+// (interleaved-1f1b with --virtual-stages, 2 when not given); a schedule the
+// configuration does not allow gets its reason instead of figures.
+void run_all_schedules(const PipelineArgs& a) {
+  if (!a.trace.empty() || !a.plan_out.empty())
+    throw UsageError("--trace and --plan-out write one iteration: name one --schedule");
+  Table tab({"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GB", "fits"});
+  Json rows = Json::array();
+  std::string best;
+  double best_s = 0;
+  std::string header;
+  for (const std::string& name : planner::kScheduleNames.names()) {
+    PipelineArgs one = a;
+    one.schedule = name;
+    const bool interleaved = name == "interleaved-1f1b";
+    one.cfg.virtual_stages = interleaved ? std::max(2, a.cfg.virtual_stages) : 1;
+    const std::string label = interleaved ? fmt::format("{} (v = {})", name, one.cfg.virtual_stages) : name;
+    try {
+      const PipelineRun run = build_and_simulate(one);
+      if (header.empty())
+        header = fmt::format(
+            "pipeline {} on {}: dp {} x tp {} x pp {}, {} microbatches of {}{}\ncompute {}\n\n",
+            run.model.name, run.topo.name, a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches,
+            a.cfg.microbatch_size, a.cfg.recompute ? ", activation recomputation" : "", run.compute_models);
+      double peak = 0;
+      bool fits = true;
+      for (const auto& m : run.it.memory) {
+        peak = std::max(peak, m.total());
+        fits = fits && run.fits(m);
+      }
+      const auto& pm = run.pm;
+      tab.add({label, human_string(run.r.makespan), fmt::format("{:.2f}", pm.samples_per_s),
+               fmt::format("{:.1f}", pm.tflops_per_gpu), fmt::format("{:.1f} %", 100 * pm.idle_fraction),
+               fmt::format("{:.3f}", pm.bubble), gb(peak), fits ? "yes" : "NO"});
+      rows.push_back(Json{{"schedule", name},
+                          {"virtual_stages", one.cfg.virtual_stages},
+                          {"iteration_s", pm.iteration_s},
+                          {"samples_per_s", pm.samples_per_s},
+                          {"tflops_per_gpu", pm.tflops_per_gpu},
+                          {"idle_fraction", pm.idle_fraction},
+                          {"bubble", pm.bubble},
+                          {"peak_memory_bytes", peak},
+                          {"fits", fits}});
+      if (fits && (best.empty() || pm.iteration_s < best_s)) {
+        best = label;
+        best_s = pm.iteration_s;
+      }
+    } catch (const UsageError& e) {
+      tab.add({label, "-", "-", "-", "-", "-", "-", "-"});
+      rows.push_back(
+          Json{{"schedule", name}, {"virtual_stages", one.cfg.virtual_stages}, {"error", e.what()}});
+      if (!a.json) header += fmt::format("{}: {}\n", label, e.what());
+    }
+  }
+  if (a.json) {
+    fmt::print("{}", dump_json(Json{{"schedules", rows}, {"best", best}}));
+    return;
+  }
+  fmt::print("{}{}", header, header.ends_with("\n\n") ? "" : "\n");
+  fmt::print("{}", tab.render({false, true, true, true, true, true, true, false}));
+  fmt::print("idle: mean share of the iteration a GPU runs no pass; bubble ratio: idle / pass time\n");
+  if (best.empty())
+    fmt::print("\nno schedule fits in memory\n");
+  else
+    fmt::print("\nfastest that fits: {}\n", best);
+}
+
 void run_pipeline(PipelineArgs& a) {
+  if (a.schedule == "all") {
+    run_all_schedules(a);
+    return;
+  }
   const PipelineRun run = build_and_simulate(a);
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
@@ -267,7 +338,8 @@ void add_pipeline_command(CLI::App& app) {
       "one compute task on the stage's tensor-parallel GPUs (in lockstep) plus their all-reduce;\n"
       "activations and gradients between stages go through the resharding planner (--reshard);\n"
       "gradients are all-reduced over the data replicas as soon as a stage's last backward is done.\n"
-      "Bubble = idle / compute time per GPU; exposed communication = communication on the critical path.\n"
+      "Idle = the share of the iteration a GPU runs no pass; bubble ratio = idle / pass time (Megatron's);\n"
+      "exposed communication = communication on the critical path. --schedule all compares the schedules.\n"
       "Example: meshsim pipeline --model gpt3-1.3b --topology dgx-a100 --hosts 2 --dp 2 --tp 2 --pp 2 \\\n"
       "           --microbatches 8 --schedule 1f1b --trace pipe.json");
   add_model_option(*cmd, a->model);
@@ -285,8 +357,11 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--microbatch-size,-b", a->cfg.microbatch_size, "Samples per microbatch")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
-  cmd->add_option("--schedule", a->schedule, "Pipeline schedule")
-      ->check(CLI::IsMember(planner::kScheduleNames.names()))
+  cmd->add_option(
+         "--schedule", a->schedule,
+         "Pipeline schedule, or all: every schedule side by side (interleaved with --virtual-stages, "
+         "default 2)")
+      ->check(CLI::IsMember(with(planner::kScheduleNames.names(), {"all"})))
       ->capture_default_str();
   cmd->add_option("--virtual-stages,-v", a->cfg.virtual_stages,
                   "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
