@@ -1,10 +1,12 @@
 #include "tools/cli/output.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +39,44 @@ int run_quietly(const std::vector<std::string>& argv) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Captured run_capturing(const std::vector<std::string>& argv) {
+  Captured c;
+  if (argv.empty()) return c;
+  char out_name[] = "/tmp/meshsim-child-out-XXXXXX";
+  char err_name[] = "/tmp/meshsim-child-err-XXXXXX";
+  const int out_fd = mkstemp(out_name);
+  const int err_fd = mkstemp(err_name);
+  if (out_fd >= 0 && err_fd >= 0) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t io;
+    posix_spawn_file_actions_init(&io);
+    posix_spawn_file_actions_adddup2(&io, out_fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&io, err_fd, STDERR_FILENO);
+    pid_t pid = 0;
+    if (posix_spawnp(&pid, args[0], &io, nullptr, args.data(), environ) == 0) {
+      int status = 0;
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    posix_spawn_file_actions_destroy(&io);
+    auto slurp = [](const char* name) {
+      std::ifstream in(name, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    c.out = slurp(out_name);
+    c.err = slurp(err_name);
+  }
+  for (const auto& [fd, name] : {std::pair{out_fd, out_name}, {err_fd, err_name}})
+    if (fd >= 0) {
+      close(fd);
+      std::remove(name);
+    }
+  return c;
 }
 
 int run_plot_script(const std::string& script, const std::string& csv, const std::string& out_dir) {

@@ -23,6 +23,14 @@ namespace meshsim::cli {
 /// output discarded, and returns its exit status (-1 when it could not start
 /// or died of a signal). No shell sees the arguments, so any path is safe.
 [[nodiscard]] int run_quietly(const std::vector<std::string>& argv);
+/// What a child process printed, and its exit status as run_quietly's.
+struct Captured {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+/// Runs `argv` as run_quietly does, keeping its standard output and error.
+[[nodiscard]] Captured run_capturing(const std::vector<std::string>& argv);
 /// Runs the plotting script tools/<script> on `csv`, writing its charts to
 /// `out_dir`, with Debian's /usr/bin/python3 (python3-matplotlib belongs
 /// to it; a pyenv or venv python3 earlier on PATH would not see it), else

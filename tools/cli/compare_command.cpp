@@ -1,0 +1,237 @@
+// `meshsim compare`: one question over several topologies, fabrics or host
+// counts, side by side. The command after the options is an ordinary
+// meshsim command line in which --topology/-t, --hosts, --fabric,
+// --nic-bandwidth and --routing may hold comma lists; every combination is
+// run (as a child process of this binary, with --json) and its headline
+// figures go into one table, CSV/JSON and a chart.
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/json.h"
+#include "core/unit_strings.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/output.h"
+#include "tools/cli/progress.h"
+#include "tools/cli/table.h"
+
+namespace meshsim::cli {
+
+namespace {
+
+struct CompareArgs {
+  std::string out;
+  bool json = false;
+  bool no_plots = false;
+};
+
+// The commands whose headline figures `figures` knows.
+const std::vector<std::string> kCompared{"collective", "pipeline", "reshard", "simulate"};
+
+// The options whose values may be lists, with the column each one names.
+const std::vector<std::pair<std::vector<std::string>, std::string>> kVaried{
+    {{"--topology", "-t"}, "topology"},
+    {{"--hosts"}, "hosts"},
+    {{"--fabric"}, "fabric"},
+    {{"--nic-bandwidth"}, "nic"},
+    {{"--routing"}, "routing"}};
+
+struct Variant {
+  std::vector<std::string> argv;                            // the command line to run
+  std::vector<std::pair<std::string, std::string>> values;  // column -> value, for the varied options
+};
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  for (const auto& v : out)
+    if (v.empty()) throw UsageError(fmt::format("\"{}\": an empty item in a comma list", s));
+  return out;
+}
+
+// Every combination of the listed values, in command-line order (the last
+// list varies fastest).
+std::vector<Variant> expand(const std::vector<std::string>& cmd) {
+  std::vector<Variant> out{Variant{{}, {}}};
+  for (std::size_t i = 0; i < cmd.size(); ++i) {
+    const std::string* column = nullptr;
+    for (const auto& [names, col] : kVaried)
+      if (std::find(names.begin(), names.end(), cmd[i]) != names.end()) column = &col;
+    if (column == nullptr || i + 1 == cmd.size()) {
+      for (auto& v : out) v.argv.push_back(cmd[i]);
+      continue;
+    }
+    const auto values = split_list(cmd[++i]);
+    std::vector<Variant> next;
+    for (const auto& v : out)
+      for (const auto& value : values) {
+        Variant w = v;
+        w.argv.insert(w.argv.end(), {cmd[i - 1], value});
+        if (values.size() > 1) w.values.emplace_back(*column, value);
+        next.push_back(std::move(w));
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+// One output row: the variant's varied values, then the figures.
+struct Row {
+  std::vector<std::pair<std::string, std::string>> cells;
+};
+
+std::string seconds(double s) {
+  return human_string(Time::from_seconds(s));
+}
+
+// The headline figures of one command's --json output, as rows.
+std::vector<Row> figures(const std::string& command, const Json& j) {
+  std::vector<Row> rows;
+  if (command == "collective") {
+    for (const Json& r : j.at("results"))
+      rows.push_back(Row{
+          {{"size", human_string(Bytes(r.at("size_bytes").get<std::int64_t>()))},
+           {"time", seconds(r.at("time_s").get<double>())},
+           {"busbw GB/s", fmt::format("{:.2f}", r.at("busbw_GBps").get<double>())},
+           {"algorithm", r.at("algorithm").get<std::string>() + "/" + r.at("protocol").get<std::string>()}}});
+  } else if (command == "pipeline") {
+    rows.push_back(Row{{{"iteration", seconds(j.at("iteration_s").get<double>())},
+                        {"samples/s", fmt::format("{:.2f}", j.at("samples_per_s").get<double>())},
+                        {"TFLOP/s/GPU", fmt::format("{:.1f}", j.at("tflops_per_gpu").get<double>())},
+                        {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())}}});
+  } else if (command == "reshard") {
+    const std::string best = j.at("best").get<std::string>();
+    double t = 0;
+    for (const Json& s : j.at("strategies"))
+      if (s.at("name").get<std::string>() == best && (t == 0 || s.at("time_s").get<double>() < t))
+        t = s.at("time_s").get<double>();
+    rows.push_back(Row{{{"best", best},
+                        {"time", seconds(t)},
+                        {"lower bound", seconds(j.at("lower_bound_s").get<double>())}}});
+  } else {  // simulate
+    rows.push_back(Row{{{"makespan", seconds(j.at("makespan_us").get<double>() * 1e-6)}}});
+  }
+  return rows;
+}
+
+// Runs one variant; UsageError with the child's message when it fails.
+Json run_variant(const Variant& v) {
+  std::vector<std::string> argv{"/proc/self/exe"};
+  argv.insert(argv.end(), v.argv.begin(), v.argv.end());
+  argv.push_back("--json");
+  const Captured c = run_capturing(argv);
+  if (c.status != 0) {
+    std::string label;
+    for (const auto& a : v.argv) label += (label.empty() ? "" : " ") + a;
+    std::string err = c.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    throw UsageError(fmt::format("`meshsim {}` failed (exit {}): {}", label, c.status, err));
+  }
+  return parse_json_text(c.out, "the output of meshsim " + v.argv.front());
+}
+
+void write_outputs(const std::string& dir, const std::vector<std::string>& header,
+                   const std::vector<std::vector<std::string>>& cells, const Json& doc, bool plots) {
+  std::string csv;
+  auto line = [&](const std::vector<std::string>& fields) {
+    for (std::size_t k = 0; k < fields.size(); ++k) csv += (k ? "," : "") + csv_quoted(fields[k]);
+    csv += "\n";
+  };
+  line(header);
+  for (const auto& r : cells) line(r);
+  const auto base = std::filesystem::path(dir);
+  write_text_file((base / "results.csv").string(), csv);
+  write_text_file((base / "results.json").string(), dump_json(doc));
+  if (plots && run_plot_script("plot_compare.py", (base / "results.csv").string(), dir) != 0)
+    fmt::print(stderr, "warning: the chart was not drawn (needs python3-matplotlib)\n");
+}
+
+void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
+  if (cmd.empty())
+    throw UsageError("give a command to compare, e.g. collective allreduce -t a.json,b.json ...");
+  if (std::find(kCompared.begin(), kCompared.end(), cmd.front()) == kCompared.end())
+    throw UsageError(fmt::format("compare runs {}, not \"{}\"", fmt::join(kCompared, ", "), cmd.front()));
+  const std::string dir = prepare_output_dir(a.out, "--out");
+  const std::vector<Variant> variants = expand(cmd);
+  auto progress = progress_reporter("compare", "runs", a.json);
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> cells;
+  Json doc = Json::array();
+  std::vector<std::string> failed;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const Variant& v = variants[i];
+    Json j;
+    try {
+      j = run_variant(v);
+    } catch (const UsageError& e) {  // one variant the command refuses; the others still run
+      failed.push_back(e.what());
+      doc.push_back(Json{{"args", v.argv}, {"error", e.what()}});
+      progress(i + 1, variants.size());
+      continue;
+    }
+    Json entry{{"args", v.argv}, {"result", j}};
+    for (const Row& r : figures(cmd.front(), j)) {
+      std::vector<std::pair<std::string, std::string>> all = v.values;
+      all.insert(all.end(), r.cells.begin(), r.cells.end());
+      if (header.empty())
+        for (const auto& [k, value] : all) header.push_back(k);
+      std::vector<std::string> row;
+      for (const auto& [k, value] : all) row.push_back(value);
+      cells.push_back(std::move(row));
+    }
+    doc.push_back(std::move(entry));
+    progress(i + 1, variants.size());
+  }
+  if (failed.size() == variants.size()) throw UsageError(failed.front());
+  if (!dir.empty()) write_outputs(dir, header, cells, doc, !a.no_plots);
+  if (a.json) {
+    fmt::print("{}", dump_json(doc));
+    return;
+  }
+  Table tab(header);
+  for (const auto& r : cells) tab.add(r);
+  std::vector<bool> right;  // figures right-aligned; names (variants, algorithms, strategies) left
+  for (const auto& h : header)
+    right.push_back(
+        h != "algorithm" && h != "best" &&
+        std::none_of(kVaried.begin(), kVaried.end(), [&](const auto& v) { return v.second == h; }));
+  fmt::print("{}", tab.render(right));
+  for (const auto& f : failed) fmt::print("not compared: {}\n", f);
+  if (!dir.empty()) fmt::print("\nresults: {}\n", (std::filesystem::path(dir) / "results.csv").string());
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  auto* cmd = app.add_subcommand(
+      "compare",
+      "Run one command over several topologies, fabrics or host counts and compare them side by side");
+  cmd->prefix_command();
+  cmd->footer(
+      "After the options comes an ordinary meshsim command line (collective, pipeline, reshard or\n"
+      "simulate) in which --topology/-t, --hosts, --fabric, --nic-bandwidth and --routing may be comma\n"
+      "lists; every combination runs and its headline figures (busbw per size; iteration time;\n"
+      "the best resharding; the makespan) fill one table. --out writes results.csv, results.json and\n"
+      "compare.png.\n"
+      "Example: meshsim compare --out cmp/ collective allreduce -t dgx-h100 --hosts 16,64 \\\n"
+      "           --fabric rail,fat-tree --sweep 1MiB:1GiB");
+  cmd->add_option("--out", a->out, "Write results.csv, results.json and a chart into this directory");
+  cmd->add_flag("--json", a->json, "Print one JSON document: every run's arguments and its own JSON output");
+  cmd->add_flag("--no-plots", a->no_plots, "With --out, write no chart");
+  cmd->callback([a, cmd] { run_compare(*a, cmd->remaining()); });
+}
+
+}  // namespace meshsim::cli

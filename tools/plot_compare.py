@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Chart of a `meshsim compare` run: compare.png beside its results.csv.
+
+usage: plot_compare.py RESULTS_CSV OUT_DIR
+
+The columns before the figures name the variant (topology, hosts, fabric,
+...). With a `size` column (collective sweeps) it draws bus bandwidth
+against size, one line per variant, on a log size axis; otherwise one
+horizontal bar per variant of the first timed figure (iteration, time or
+makespan), labelled with its value. Needs Debian's python3-matplotlib.
+"""
+import csv
+import os
+import re
+import sys
+from collections import OrderedDict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
+
+VARIANT_COLUMNS = ["topology", "hosts", "fabric", "nic", "routing"]
+UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
+SIZES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def number(text, table):
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]+)\s*", text)
+    if not m or m.group(2) not in table:
+        return None
+    return float(m.group(1)) * table[m.group(2)]
+
+
+def size_label(value, _pos):
+    for unit, scale in reversed(SIZES.items()):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value:g} B"
+
+
+def variant(row):
+    parts = [f"{c} {row[c]}" for c in VARIANT_COLUMNS if c in row]
+    return ", ".join(parts) if parts else "run"
+
+
+def sweep_chart(rows, out):
+    lines = OrderedDict()
+    for r in rows:
+        lines.setdefault(variant(r), []).append((number(r["size"], SIZES), float(r["busbw GB/s"])))
+    fig, ax = plt.subplots(figsize=(9, 5))
+    for name, points in lines.items():
+        points.sort()
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3, label=name)
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(size_label))
+    ax.set_xlabel("size")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def bar_chart(rows, out):
+    column = next(c for c in ("iteration", "time", "makespan") if c in rows[0])
+    names = [variant(r) for r in rows]
+    values = [number(r[column], UNITS) for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * len(rows)))
+    bars = ax.barh(range(len(rows)), values, color="#4878a8")
+    ax.set_yticks(range(len(rows)), names, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"{column} (s)")
+    for bar, r in zip(bars, rows):
+        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + r[column], va="center", fontsize=8)
+    ax.margins(x=0.15)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
+def main() -> int:
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    rows = list(csv.DictReader(open(sys.argv[1])))
+    if not rows:
+        return 0
+    out = os.path.join(sys.argv[2], "compare.png")
+    if "size" in rows[0] and "busbw GB/s" in rows[0]:
+        sweep_chart(rows, out)
+    else:
+        bar_chart(rows, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
