@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Chart of a `meshsim compare` run: compare.png beside its results.csv.
 
-usage: plot_compare.py RESULTS_CSV OUT_DIR
+usage: plot_compare.py RESULTS_CSV OUT_DIR [PNG]   (PNG: another file than OUT_DIR/compare.png)
 
 The columns before the figures name the variant (topology, hosts, fabric,
 ...). With a `size` column (collective sweeps) it draws bus bandwidth
@@ -80,13 +80,13 @@ def bar_chart(rows, out):
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     rows = list(csv.DictReader(open(sys.argv[1])))
     if not rows:
         return 0
-    out = os.path.join(sys.argv[2], "compare.png")
+    out = sys.argv[3] if len(sys.argv) == 4 else os.path.join(sys.argv[2], "compare.png")
     if "size" in rows[0] and "busbw GB/s" in rows[0]:
         sweep_chart(rows, out)
     else:

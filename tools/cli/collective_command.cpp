@@ -1,11 +1,14 @@
 // `meshsim collective`: one collective timed like nccl-tests, with the
 // algorithm, protocol and channels the collective table selects (or forces).
 
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
@@ -15,6 +18,7 @@
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
@@ -36,6 +40,7 @@ struct CollectiveArgs {
   std::size_t top = 5;
   bool json = false;
   bool verbose = false;
+  std::string plot;
 };
 
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
@@ -128,6 +133,24 @@ Json crossovers(const std::vector<Row>& rows) {
   return out;
 }
 
+// Bus bandwidth against size, drawn by tools/plot_compare.py into `png`.
+void plot_sweep(const std::string& png, const std::string& topo_name, const std::vector<Row>& rows,
+                double factor, bool say) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("meshsim-plot-{}", ::getpid());
+  fs::create_directories(dir);
+  std::string csv = "\"topology\",\"size\",\"busbw GB/s\"\n";
+  for (const auto& r : rows)
+    csv += fmt::format("{},{},{}\n", csv_quoted(topo_name), csv_quoted(human_string(r.size)),
+                       static_cast<double>(r.size.count()) / r.result.makespan.seconds() / 1e9 * factor);
+  write_text_file((dir / "sweep.csv").string(), csv);
+  const int rc = run_plot_script("plot_compare.py", (dir / "sweep.csv").string(), dir.string(), {png});
+  fs::remove_all(dir);
+  if (rc != 0)
+    throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
+  if (say) fmt::print("chart: {}\n\n", png);
+}
+
 void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const std::vector<Row>& rows,
                 std::size_t n) {
   const bool is_collective = plan::op_from(a.op).has_value();
@@ -151,6 +174,7 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
     tab.add({human_string(r.size), human_string(r.result.makespan), fmt::format("{:.2f}", algbw),
              fmt::format("{:.2f}", algbw * factor), choice_text(r)});
   }
+  if (!a.plot.empty()) plot_sweep(a.plot, topo.name, rows, factor, !a.json);
   const Json cross = crossovers(rows);
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"op", a.op},
@@ -236,6 +260,8 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->add_flag("--verbose", a->verbose, "Print the whole ring order (the first 16 GPUs otherwise)");
+  cmd->add_option("--plot", a->plot, "Draw bus bandwidth against size into this PNG (with --sweep)")
+      ->check(output_file());
   cmd->callback([a] { run_collective(*a); });
 }
 

@@ -79,9 +79,11 @@ Captured run_capturing(const std::vector<std::string>& argv) {
   return c;
 }
 
-int run_plot_script(const std::string& script, const std::string& csv, const std::string& out_dir) {
+int run_plot_script(const std::string& script, const std::string& csv, const std::string& out_dir,
+                    const std::vector<std::string>& extra) {
   const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  return run_quietly({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir});
+  return run_quietly(
+      with({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir}, extra));
 }
 
 void require_verifiable(const plan::Tensor& t) {

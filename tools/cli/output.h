@@ -36,7 +36,7 @@ struct Captured {
 /// to it; a pyenv or venv python3 earlier on PATH would not see it), else
 /// the python3 on PATH. Its exit status as run_quietly's.
 [[nodiscard]] int run_plot_script(const std::string& script, const std::string& csv,
-                                  const std::string& out_dir);
+                                  const std::string& out_dir, const std::vector<std::string>& extra = {});
 
 /// UsageError when `--verify` would hold more of `t` on the host than the
 /// commands allow (64M elements).
