@@ -17,6 +17,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/output.h"
+#include "tools/cli/pipeline_plot.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
@@ -38,6 +39,7 @@ struct PipelineArgs {
   std::string trace;
   TraceDetailOption trace_detail;
   std::string plan_out;
+  std::string plot;
   bool json = false;
   bool chunked_broadcasts = false;
 };
@@ -252,8 +254,8 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
 // (interleaved-1f1b with --virtual-stages, 2 when not given); a schedule the
 // configuration does not allow gets its reason instead of figures.
 void run_all_schedules(const PipelineArgs& a) {
-  if (!a.trace.empty() || !a.plan_out.empty())
-    throw UsageError("--trace and --plan-out write one iteration: name one --schedule");
+  if (!a.trace.empty() || !a.plan_out.empty() || !a.plot.empty())
+    throw UsageError("--trace, --plan-out and --plot draw one iteration: name one --schedule");
   Table tab({"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GB", "fits"});
   Json rows = Json::array();
   std::string best;
@@ -323,7 +325,13 @@ void run_pipeline(PipelineArgs& a) {
   const PipelineRun run = build_and_simulate(a);
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
+  if (!a.plot.empty())
+    plot_pipeline_gantt(
+        a.plot, run.it, run.topo, run.r,
+        fmt::format("{} on {}: dp {} x tp {} x pp {}, {}, {} microbatches", run.model.name, run.topo.name,
+                    run.cfg.dp, run.cfg.tp, run.cfg.pp, a.schedule, run.cfg.microbatches));
   (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
+  if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
 }
 
 }  // namespace
@@ -382,6 +390,8 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace")->check(output_file());
   a->trace_detail.add_to(*cmd);
   cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)")
+      ->check(output_file());
+  cmd->add_option("--plot", a->plot, "Draw the iteration as a Gantt chart (PNG): passes per pipeline device")
       ->check(output_file());
   cmd->add_flag("--chunked-broadcasts", a->chunked_broadcasts,
                 "Simulate broadcasts chunk by chunk (512 KiB pieces) instead of as one fluid chain each: "
