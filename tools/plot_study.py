@@ -3,11 +3,18 @@
 
 usage: plot_study.py RESULTS_CSV OUT_DIR
 
-For every case, the effective bandwidth (Gb/s) of naive send-recv, the best
-send-recv, all-gather and broadcast over balancing modes, auto, and the
-signal bound, on a log scale. Needs Debian's python3-matplotlib.
+For every case, the effective bandwidth (Gb/s: tensor bits / time) of naive
+send-recv and the best send-recv, all-gather, broadcast and scatter over
+balancing modes, and auto, on a linear axis, with the case's lower bound
+drawn as a black line across its bars. The signal strategy (every transfer
+one byte: communication for free) is thousands of times above the others,
+so it is a marker, at the top edge when it is above the axis, its range in
+the legend. Cases wrap into
+rows of at most 12, so the chart is 1280 px wide whatever their number.
+Needs Debian's python3-matplotlib.
 """
 import csv
+import math
 import os
 import sys
 from collections import OrderedDict
@@ -16,45 +23,78 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
-SERIES = ["send-recv (naive)", "send-recv", "allgather", "broadcast", "auto", "signal"]
+SERIES = ["send-recv (naive)", "send-recv", "allgather", "broadcast", "scatter", "auto"]
+PER_ROW = 12
+
+
+def read(path):
+    groups = OrderedDict()
+    for r in csv.DictReader(open(path)):
+        cell = groups.setdefault(r["group"], OrderedDict()).setdefault(r["case"], {})
+        gbps = float(r["effective_gbps"])
+        key = "send-recv (naive)" if (r["strategy"], r["balance"]) == ("send-recv", "none") else r["strategy"]
+        cell[key] = max(cell.get(key, 0.0), gbps)
+        if r["strategy"] == "send-recv":
+            cell["send-recv"] = max(cell.get("send-recv", 0.0), gbps)
+        if float(r["lower_bound_s"]) > 0 and float(r["time_s"]) > 0:
+            cell["bound"] = gbps * float(r["time_s"]) / float(r["lower_bound_s"])
+    return groups
+
+
+def draw_row(ax, cases, names, top, full_width):
+    width = 0.8 / len(SERIES)
+    for i, s in enumerate(SERIES):
+        xs = [k + (i - len(SERIES) / 2 + 0.5) * width for k in range(len(names))]
+        ax.bar(xs, [cases[c].get(s, 0.0) for c in names], width, label=s, color=f"C{i}")
+    for k, c in enumerate(names):
+        if "bound" in cases[c]:
+            ax.hlines(cases[c]["bound"], k - 0.45, k + 0.45, colors="black", linewidth=1.5)
+        if "signal" in cases[c]:
+            ax.plot([k], [min(top, cases[c]["signal"])], marker="^", color="grey", markersize=6, clip_on=False)
+    ax.set_ylim(0, top)
+    ax.set_xlim(-0.6, max(len(names), PER_ROW if full_width else len(names)) - 0.4)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, fontsize=8, rotation=30 if max(len(n) for n in names) > 8 else 0, ha="right"
+                       if max(len(n) for n in names) > 8 else "center")
+    ax.set_ylabel("Gb/s", fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def plot_group(group, cases, out_dir):
+    names = list(cases)
+    rows = math.ceil(len(names) / PER_ROW)
+    values = [v for c in cases.values() for k, v in c.items() if k in SERIES or k == "bound"]
+    top = 1.1 * max(values) if values else 1.0
+    fig, axes = plt.subplots(rows, 1, figsize=(12.8, 1.4 + 2.9 * rows), squeeze=False)
+    for r in range(rows):
+        draw_row(axes[r][0], cases, names[r * PER_ROW:(r + 1) * PER_ROW], top, rows > 1)
+    signal = [c["signal"] for c in cases.values() if "signal" in c]
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    handles.append(Line2D([], [], color="black", linewidth=1.5))
+    labels.append("lower bound")
+    if signal:
+        handles.append(Line2D([], [], color="grey", marker="^", linestyle=""))
+        labels.append(f"signal ({min(signal):,.0f}-{max(signal):,.0f} Gb/s; at the top edge when above it)")
+    height = 1.4 + 2.9 * rows
+    fig.suptitle(f"{group}: effective bandwidth (tensor bits / resharding time)", fontsize=10,
+                 y=1 - 0.1 / height, va="top")
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.4 / height), ncol=8, fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
+    out = os.path.join(out_dir, f"{group}.png")
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    print(f"wrote {out}")
 
 
 def main() -> int:
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
-    rows = list(csv.DictReader(open(sys.argv[1])))
-    groups = OrderedDict()
-    for r in rows:
-        cases = groups.setdefault(r["group"], OrderedDict())
-        cell = cases.setdefault(r["case"], {})
-        key = "send-recv (naive)" if (r["strategy"], r["balance"]) == ("send-recv", "none") else r["strategy"]
-        gbps = float(r["effective_gbps"])
-        cell[key] = max(cell.get(key, 0.0), gbps)
-        if r["strategy"] == "send-recv":
-            cell["send-recv"] = max(cell.get("send-recv", 0.0), gbps)
-    for group, cases in groups.items():
-        names = list(cases)
-        width = 0.8 / len(SERIES)
-        fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(names) + 2), 4.5))
-        for i, s in enumerate(SERIES):
-            xs = [k + (i - len(SERIES) / 2 + 0.5) * width for k in range(len(names))]
-            ys = [cases[c].get(s, 0.0) for c in names]
-            ax.bar(xs, ys, width, label=s)
-        ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, rotation=45 if len(names) > 10 else 0, ha="right" if len(names) > 10 else "center",
-                           fontsize=8)
-        ax.set_yscale("log")
-        ax.set_ylabel("effective bandwidth (Gb/s)")
-        ax.set_title(f"{group}: tensor bits / resharding time")
-        ax.legend(fontsize=7, ncol=3)
-        ax.grid(axis="y", alpha=0.3)
-        fig.tight_layout()
-        out = os.path.join(sys.argv[2], f"{group}.png")
-        fig.savefig(out, dpi=120)
-        plt.close(fig)
-        print(f"wrote {out}")
+    for group, cases in read(sys.argv[1]).items():
+        plot_group(group, cases, sys.argv[2])
     return 0
 
 
