@@ -72,7 +72,18 @@ PipelineStudy load_pipeline_study(const std::string& file) {
     return n;
   };
   s.baseline = method_name("baseline");
-  s.bound = method_name("bound");
+  // The bound (optional) is the method that moves nothing between stages:
+  // "best" leaves it out, so it must be the signal one, not a real method.
+  if (root.find("bound")) {
+    s.bound = method_name("bound");
+    for (const auto& m : s.methods)
+      if (m.name == s.bound && (m.reshard_auto || m.reshard != Strategy::signal))
+        root["bound"].fail(
+            fmt::format("\"{}\" moves data between stages; the bound is the method with "
+                        "\"reshard\": \"signal\" (best leaves it out, so it must not be a "
+                        "real method)",
+                        s.bound));
+  }
   s.paper_baseline = root.find("paper_baseline") ? method_name("paper_baseline") : s.baseline;
   const JsonCursor cs = root["cases"];
   if (cs.size() == 0) cs.fail("a pipeline study needs at least one case");

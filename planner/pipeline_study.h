@@ -9,7 +9,8 @@
 //  "compute_efficiency": 0.5,                        (optional)
 //  "methods": [{"name": "broadcast + eager-1F1B", "reshard": "broadcast",
 //               "schedule": "eager-1f1b", "balance": "host-size"}, ...],
-//  "baseline": method name the gains are over, "bound": the signal method,
+//  "baseline": method name the gains are over, "bound": the method with
+//  reshard "signal" (optional; "best" leaves it out, being no real method),
 //  "paper_baseline": the method the cases' paper_gain is measured against
 //                    (optional; default: baseline),
 //  "cases": [{"group": ..., "name": ..., "model": file (relative),

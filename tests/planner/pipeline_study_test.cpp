@@ -63,6 +63,30 @@ TEST_CASE("pipeline studies report mistakes with their JSON path", "[pipeline-st
   }
 }
 
+TEST_CASE("a pipeline study's bound is the signal method, or none", "[pipeline-study]") {
+  // "best" leaves the bound out, so marking a real method as the bound
+  // would report a slower method best: refused, naming the key.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("meshsim-bound-study-{}.json", getpid()))
+          .string();
+  auto write = [&](const std::string& bound) {
+    std::ofstream(file) << R"({"format": "meshsim.pipeline-study/1", "name": "b", "topology": "dgx-h100",
+      "methods": [{"name": "bc", "reshard": "broadcast", "schedule": "1f1b"},
+                  {"name": "sig", "reshard": "signal", "schedule": "1f1b"}],
+      "baseline": "bc", "bound": ")"
+                        << bound << R"(", "cases": [{"group": "g", "name": "c", "model": ")"
+                        << MESHSIM_SOURCE_DIR
+                        << R"(/configs/models/gpt3-1.3b.json", "dp": 1, "tp": 1, "pp": 2,
+                 "microbatches": 8, "batch": 16}]})";
+  };
+  write("sig");
+  CHECK(load_pipeline_study(file).bound == "sig");
+  write("bc");
+  CHECK_THROWS_WITH(load_pipeline_study(file),
+                    Catch::Contains("bound") && Catch::Contains("\"bc\" moves data between stages"));
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]") {
   // GPT-3 1.3B on one DGX H100, pp 2, tp 1: recomputation turns each
   // microbatch's F + 2F into F + 3F of compute and adds no communication,
@@ -74,7 +98,7 @@ TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]")
   auto write = [&](const std::string& methods) {
     std::ofstream(file) << R"({"format": "meshsim.pipeline-study/1", "name": "rc", "topology": "dgx-h100",
       "methods": )" << methods
-                        << R"(, "baseline": "b", "bound": "b",
+                        << R"(, "baseline": "b",
       "cases": [{"group": "g", "name": "plain", "model": ")"
                         << model << R"(", "dp": 1, "tp": 1, "pp": 2,
                  "microbatches": 8, "batch": 16},
@@ -85,6 +109,7 @@ TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]")
   write(R"([{"name": "b", "reshard": "broadcast", "schedule": "1f1b"}])");
   const PipelineStudy s = load_pipeline_study(file);
   REQUIRE(s.cases.size() == 2);
+  CHECK(s.bound.empty());  // no bound: every method may be the best
   CHECK_FALSE(s.cases[0].config.recompute);
   CHECK(s.cases[1].config.recompute);
   topology::ClusterSpec spec;

@@ -202,6 +202,8 @@ void run_pipeline_study(StudyArgs& a) {
     right[0] = false;
     fmt::print("\n{}\n{}", group, tab.render(right));
   }
+  if (!s.bound.empty())
+    fmt::print("best: the fastest method but the bound ({}), which moves nothing between stages\n", s.bound);
   if (!a.out.empty() && tty) fmt::print("\nresults: {}/results.csv, results.json\n", a.out);
 }
 
