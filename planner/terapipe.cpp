@@ -190,9 +190,13 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   if (first_gpu < 0 || first_gpu + need > static_cast<std::int64_t>(gpus.size()))
     throw UsageError(fmt::format("dp {} x pp {} x op {} = {} GPUs, but {} has {} from GPU {}", dp, pp, tp,
                                  need, topo.name, gpus.size(), first_gpu));
-  // GPU of (stage p, replica r, tensor rank t).
+  // GPU of (stage p, replica r, tensor rank t): tensor ranks consecutive,
+  // then stages, replicas outermost, as TeraPipe's code groups ranks
+  // (data-parallel groups take every (pp·tp)-th rank), so a stage's
+  // replicas sit on different hosts and their gradient all-reduce crosses
+  // the network.
   auto name = [&](int p, int r, int t) {
-    return topo.node(gpus[static_cast<std::size_t>(first_gpu + (p * dp + r) * tp + t)]).name;
+    return topo.node(gpus[static_cast<std::size_t>(first_gpu + (r * pp + p) * tp + t)]).name;
   };
   auto group = [&](int p, int r) {
     std::vector<std::string> g;

@@ -28,11 +28,12 @@
 // elements per layer; and the activation sent forward and its gradient sent
 // back across the slowest stage boundary. The all-reduce and send costs are
 // α + β·bytes fitted from two simulations on the topology, with every data
-// replica's transfer in flight at once (replicas of a stage share its
-// host's links and NICs).
+// replica's transfer in flight at once (the replicas' stage boundaries
+// share the fabric).
 //
 // Data parallelism: d replicas each pipeline batch / d sequences; GPU of
-// (stage p, replica r, tensor rank t) is first + (p·d + r)·t_deg + t. Once
+// (stage p of K, replica r, tensor rank t) is first + (r·K + p)·t_deg + t
+// (replicas outermost, as TeraPipe's code groups ranks). Once
 // the backward is done every (stage, tensor rank) all-reduces its gradients
 // (the stage's parameters / t) over the replicas, all at once, outside the
 // pipeline: the iteration is T + that all-reduce, simulated on the topology.
