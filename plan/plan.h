@@ -95,6 +95,9 @@ enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
 /// The most contributions a tensor may sum (plan loader's limit): the runtime's
 /// test values stay exact in every dtype (layout.h).
 inline constexpr int kMaxParts = 63;
+/// The most elements a tensor may have (docs/limits.md): 10^15, far past any
+/// model's, and small enough that its bytes fit in an int64 for every dtype.
+inline constexpr double kMaxTensorElements = 1e15;
 
 /// The kernels of a compute task, when its planner knows them
 /// (plan/kernels.h): GEMMs, a batch of m × n × k products each, and

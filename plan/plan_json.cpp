@@ -346,7 +346,7 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
         t.shape.push_back(shape.at(d).as_int_in(1, std::int64_t{1} << 40));
         elements *= static_cast<double>(t.shape.back());
       }
-      if (elements > 1e15) shape.fail("the tensor has more than 10^15 elements");
+      if (elements > kMaxTensorElements) shape.fail("the tensor has more than 10^15 elements");
       if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       if (auto n = c.find("parts")) t.parts = static_cast<int>(n->as_int_in(1, kMaxParts));
       ctx.tensors.emplace(t.name, p.tensors.size());

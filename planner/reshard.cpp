@@ -67,6 +67,7 @@ plan::Tensor parse_tensor_arg(const std::string& text) {
   const std::string type = colon == std::string::npos ? "float32" : text.substr(colon + 1);
   plan::Tensor t{std::string(1, 'x'), {}, plan::DType::f32};  // (g++ 12 warns falsely on = "x")
   std::size_t start = 0;
+  double elements = 1;
   while (start <= dims.size()) {
     const auto x = dims.find('x', start);
     const std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
@@ -76,6 +77,9 @@ plan::Tensor parse_tensor_arg(const std::string& text) {
       throw UsageError(fmt::format(
           "tensor \"{}\": \"{}\" is not a dimension size (write e.g. 1024x1024x512:int32)", text, part));
     t.shape.push_back(v);
+    elements *= static_cast<double>(v);
+    if (elements > plan::kMaxTensorElements)
+      throw UsageError(fmt::format("tensor \"{}\": more than 10^15 elements", text));
     if (x == std::string::npos) break;
     start = x + 1;
   }
