@@ -43,7 +43,11 @@ Study load_study(const std::string& file) {
   if (!j.is_object()) root.fail("a study is a JSON object");
   const JsonCursor f = root["format"];
   if (f.as_string() != "meshsim.study/1")
-    f.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"meshsim.study/1\")", f.as_string()));
+    f.fail(
+        fmt::format("unsupported format \"{}\" (meshsim study reads meshsim.study/1, "
+                    "meshsim.pipeline-study/1, meshsim.collective-study/1, "
+                    "meshsim.redistribution-study/1 and meshsim.fidelity/1; docs/study-format.md)",
+                    f.as_string()));
   root.allow_only({"format", "name", "description", "topology", "strategies", "balances", "groups"});
   Study s;
   s.name = root["name"].as_name();

@@ -324,7 +324,8 @@ void add_study_command(CLI::App& app) {
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
   cmd->add_option("--out", a->out,
-                  "Directory for results.csv, results.json and one PNG chart per case group");
+                  "Directory for results.csv, results.json and, for resharding, redistribution and fidelity "
+                  "studies, PNG charts");
   cmd->add_flag("--no-plots", a->no_plots, "Do not draw the charts");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->callback([a] { run_study(*a); });
