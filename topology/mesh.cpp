@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/split.h"
 
 namespace meshsim::topology {
 
@@ -38,18 +39,6 @@ void parse_range(std::string_view selector, std::string_view item, std::vector<i
   if (hi < lo) bad(selector, fmt::format("range \"{}\" is empty", item));
   if (hi > max) bad(selector, fmt::format(fmt::runtime(what), hi, max + 1));
   for (int v = lo; v <= hi; ++v) out.push_back(v);
-}
-
-std::vector<std::string_view> split_commas(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/split.h"
 #include "core/unit_strings.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
@@ -49,15 +50,10 @@ struct Variant {
 
 std::vector<std::string> split_list(const std::string& s) {
   std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  for (const auto& v : out)
+  for (std::string_view v : split_commas(s)) {
     if (v.empty()) throw UsageError(fmt::format("\"{}\": an empty item in a comma list", s));
+    out.emplace_back(v);
+  }
   return out;
 }
 
