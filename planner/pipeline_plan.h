@@ -1,6 +1,6 @@
 #pragma once
 // One training iteration of a pipeline-, tensor- and data-parallel model as
-// a Plan (DESIGN.md §1: the simulator scores it, the runtime can run it).
+// a Plan (docs/design.md: the simulator scores it, the runtime can run it).
 //
 // Ranks (Megatron's order): rank = t + tp·(d + dp·p) for tensor rank t,
 // data replica d and pipeline device p, taken over the topology's GPUs from

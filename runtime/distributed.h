@@ -1,6 +1,6 @@
 #pragma once
 // The processes of a distributed run (MPI), as the NCCL backend needs
-// them: one process per GPU, rank r runs plan device r (DESIGN.md §6).
+// them: one process per GPU, rank r runs plan device r (docs/runtime.md).
 // `meshsim-mpi` (tools/meshsim_mpi.cpp, built when Open MPI is found)
 // installs one; the plain `meshsim` binary never links MPI.
 

@@ -24,7 +24,7 @@
 // communicator is aborted (ncclCommAbort) and the error names the task and
 // rank that were waiting.
 //
-// NCCL refuses two ranks of one communicator on one GPU (DESIGN.md §7):
+// NCCL refuses two ranks of one communicator on one GPU (docs/runtime.md):
 // plans with more devices than GPUs run on the cuda backend instead.
 
 #include <functional>
