@@ -1,10 +1,8 @@
 // `meshsim collective`: one collective timed like nccl-tests, with the
 // algorithm, protocol and channels the collective table selects (or forces).
 
-#include <filesystem>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -133,21 +131,14 @@ Json crossovers(const std::vector<Row>& rows) {
   return out;
 }
 
-// Bus bandwidth against size, drawn by tools/plot_compare.py into `png`.
+// Bus bandwidth against size (`busbw`, GB/s, one per row), drawn by
+// tools/plot_compare.py into `png`.
 void plot_sweep(const std::string& png, const std::string& topo_name, const std::vector<Row>& rows,
-                double factor, bool say) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("meshsim-plot-{}", ::getpid());
-  fs::create_directories(dir);
+                const std::vector<double>& busbw, bool say) {
   std::string csv = "\"topology\",\"size\",\"busbw GB/s\"\n";
-  for (const auto& r : rows)
-    csv += fmt::format("{},{},{}\n", csv_quoted(topo_name), csv_quoted(human_string(r.size)),
-                       static_cast<double>(r.size.count()) / r.result.makespan.seconds() / 1e9 * factor);
-  write_text_file((dir / "sweep.csv").string(), csv);
-  const int rc = run_plot_script("plot_compare.py", (dir / "sweep.csv").string(), dir.string(), {png});
-  fs::remove_all(dir);
-  if (rc != 0)
-    throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    csv += fmt::format("{},{},{}\n", csv_quoted(topo_name), csv_quoted(human_string(rows[i].size)), busbw[i]);
+  draw_chart("plot_compare.py", csv, {png}, png);
   if (say) fmt::print("chart: {}\n\n", png);
 }
 
@@ -158,6 +149,7 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
       is_collective ? plan::bus_factor(*plan::op_from(a.op), static_cast<std::int64_t>(n)) : 1.0;
   Json results = Json::array();
   Table tab({"size", "time", "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol/channels"});
+  std::vector<double> busbw;
   for (const auto& r : rows) {
     const double secs = r.result.makespan.seconds();
     const double algbw = static_cast<double>(r.size.count()) / secs / 1e9;
@@ -171,10 +163,11 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
       o["channels"] = r.choice->channels;
     }
     results.push_back(std::move(o));
+    busbw.push_back(algbw * factor);
     tab.add({human_string(r.size), human_string(r.result.makespan), fmt::format("{:.2f}", algbw),
              fmt::format("{:.2f}", algbw * factor), choice_text(r)});
   }
-  if (!a.plot.empty()) plot_sweep(a.plot, topo.name, rows, factor, !a.json);
+  if (!a.plot.empty()) plot_sweep(a.plot, topo.name, rows, busbw, !a.json);
   const Json cross = crossovers(rows);
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"op", a.op},

@@ -22,15 +22,24 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
   return a;
 }
 
-int run_quietly(const std::vector<std::string>& argv) {
+namespace {
+
+// Runs `argv` with its standard output and error on `out_fd` and `err_fd`
+// (-1: /dev/null) and waits for it: its exit status, or -1 when it could
+// not start or died of a signal.
+int spawn_and_wait(const std::vector<std::string>& argv, int out_fd, int err_fd) {
   if (argv.empty()) return -1;
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t io;
   posix_spawn_file_actions_init(&io);
-  posix_spawn_file_actions_addopen(&io, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&io, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  for (const auto& [fd, target] : {std::pair{out_fd, STDOUT_FILENO}, {err_fd, STDERR_FILENO}}) {
+    if (fd >= 0)
+      posix_spawn_file_actions_adddup2(&io, fd, target);
+    else
+      posix_spawn_file_actions_addopen(&io, target, "/dev/null", O_WRONLY, 0);
+  }
   pid_t pid = 0;
   const int started = posix_spawnp(&pid, args[0], &io, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&io);
@@ -41,29 +50,20 @@ int run_quietly(const std::vector<std::string>& argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+}  // namespace
+
+int run_quietly(const std::vector<std::string>& argv) {
+  return spawn_and_wait(argv, -1, -1);
+}
+
 Captured run_capturing(const std::vector<std::string>& argv) {
   Captured c;
-  if (argv.empty()) return c;
   char out_name[] = "/tmp/meshsim-child-out-XXXXXX";
   char err_name[] = "/tmp/meshsim-child-err-XXXXXX";
   const int out_fd = mkstemp(out_name);
   const int err_fd = mkstemp(err_name);
   if (out_fd >= 0 && err_fd >= 0) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t io;
-    posix_spawn_file_actions_init(&io);
-    posix_spawn_file_actions_adddup2(&io, out_fd, STDOUT_FILENO);
-    posix_spawn_file_actions_adddup2(&io, err_fd, STDERR_FILENO);
-    pid_t pid = 0;
-    if (posix_spawnp(&pid, args[0], &io, nullptr, args.data(), environ) == 0) {
-      int status = 0;
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      c.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-    posix_spawn_file_actions_destroy(&io);
+    c.status = spawn_and_wait(argv, out_fd, err_fd);
     auto slurp = [](const char* name) {
       std::ifstream in(name, std::ios::binary);
       return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -84,6 +84,18 @@ int run_plot_script(const std::string& script, const std::string& csv, const std
   const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
   return run_quietly(
       with({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir}, extra));
+}
+
+void draw_chart(const std::string& script, const std::string& csv, const std::vector<std::string>& args,
+                const std::string& png) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("meshsim-chart-{}", ::getpid());
+  fs::create_directories(dir);
+  write_text_file((dir / "data.csv").string(), csv);
+  const int rc = run_plot_script(script, (dir / "data.csv").string(), dir.string(), args);
+  fs::remove_all(dir);
+  if (rc != 0)
+    throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
 }
 
 void require_verifiable(const plan::Tensor& t) {

@@ -37,6 +37,11 @@ struct Captured {
 /// the python3 on PATH. Its exit status as run_quietly's.
 [[nodiscard]] int run_plot_script(const std::string& script, const std::string& csv,
                                   const std::string& out_dir, const std::vector<std::string>& extra = {});
+/// Writes `csv` to a scratch folder and runs tools/<script> on it with
+/// `args` after the CSV and the folder (the chart's path among them);
+/// UsageError naming `--plot PNG` when the chart was not drawn.
+void draw_chart(const std::string& script, const std::string& csv, const std::vector<std::string>& args,
+                const std::string& png);
 
 /// UsageError when `--verify` would hold more of `t` on the host than the
 /// commands allow (64M elements).

@@ -1,12 +1,8 @@
 #include "tools/cli/pipeline_plot.h"
 
-#include <filesystem>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "core/csv.h"
-#include "core/error.h"
 #include "tools/cli/output.h"
 
 namespace meshsim::cli {
@@ -50,14 +46,7 @@ void plot_pipeline_gantt(const std::string& png, const planner::PipelineIteratio
                          microbatch(id), r.tasks[i].start.seconds(), r.tasks[i].end.seconds());
     }
   }
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("meshsim-gantt-{}", ::getpid());
-  fs::create_directories(dir);
-  write_text_file((dir / "gantt.csv").string(), csv);
-  const int rc = run_plot_script("plot_gantt.py", (dir / "gantt.csv").string(), dir.string(), {png, title});
-  fs::remove_all(dir);
-  if (rc != 0)
-    throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
+  draw_chart("plot_gantt.py", csv, {png, title}, png);
 }
 
 }  // namespace meshsim::cli
