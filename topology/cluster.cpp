@@ -144,13 +144,14 @@ void add_host(Topology& t, const HostSource& src) {
 
 std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
   std::vector<std::string> out;
-  const HostPreset* preset = find_host_preset(spec.host_preset);
   const FabricSpec& f = spec.fabric;
-  const int per_host = spec.host_file && spec.host_file->host_count() == 1
-                           ? static_cast<int>(spec.host_file->host_nics(0).size())
-                       : preset != nullptr ? preset->nics
-                                           : -1;
-  if (per_host < 0 || (f.oversubscription == 1.0 && f.spines == 0)) return out;
+  if (f.oversubscription == 1.0 && f.spines == 0) return out;
+  int per_host = 0;
+  try {
+    per_host = host_source(spec).nics;
+  } catch (const UsageError&) {
+    return out;  // build_cluster says what is wrong with the host
+  }
   const std::int64_t nics = static_cast<std::int64_t>(spec.hosts) * per_host;
   const char* what = f.oversubscription != 1.0 ? "oversubscription" : "spines";
   if (f.kind == FabricKind::single_switch)
