@@ -29,4 +29,9 @@ std::string read_input_file(const std::string& file, std::string_view kind) {
   return std::move(ss).str();
 }
 
+std::string resolve_beside(const std::string& file, const std::string& name) {
+  const auto rel = std::filesystem::path(file).parent_path() / name;
+  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
+}
+
 }  // namespace meshsim

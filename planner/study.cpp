@@ -1,6 +1,5 @@
 #include "planner/study.h"
 
-#include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
@@ -30,11 +29,6 @@ topology::Topology load_study_topology(const std::string& what) {
     return topology::build_cluster(spec);
   }
   return topology::load_topology_file(what);
-}
-
-std::string resolve_beside(const std::string& file, const std::string& name) {
-  const auto rel = std::filesystem::path(file).parent_path() / name;
-  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
 }
 
 Study load_study(const std::string& file) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/input_file.h"  // resolve_beside: topologies and models are named relative to the study
 #include "core/json.h"
 #include "planner/reshard.h"
 
@@ -35,9 +36,6 @@ struct Study {
   std::vector<StudyCase> cases;
 };
 
-/// `name` beside the study `file` when such a file exists (topologies and
-/// models are named relative to the study), else `name` as given (a preset).
-[[nodiscard]] std::string resolve_beside(const std::string& file, const std::string& name);
 /// A study's topology: a host preset name (one host), else a topology file.
 [[nodiscard]] topology::Topology load_study_topology(const std::string& what);
 

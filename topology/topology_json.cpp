@@ -1,12 +1,12 @@
 #include "topology/topology_json.h"
 
-#include <filesystem>
 #include <memory>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/unit_strings.h"
 #include "topology/cluster.h"
 #include "topology/link_params.h"
@@ -225,23 +225,21 @@ void host_from_json(const JsonCursor& host, ClusterSpec& s) {
   if (!s.host_preset.ends_with(".json"))
     host.fail(fmt::format("unknown host preset \"{}\" (known: {}; or a host file ending in .json)",
                           s.host_preset, host_preset_names()));
-  std::filesystem::path path(s.host_preset);
-  if (path.is_relative()) path = std::filesystem::path(host.file()).parent_path() / path;
+  const std::string path = resolve_beside(host.file(), s.host_preset);
   Json j;
   try {
-    j = read_json_file(path.string());
+    j = read_json_file(path);
   } catch (const Error& e) {
     host.fail(fmt::format("cannot read the host file: {}", e.what()));
   }
   if (j.is_object() && j.contains("cluster"))
-    host.fail(
-        fmt::format("{} is a cluster; a host file describes one host in the explicit form", path.string()));
+    host.fail(fmt::format("{} is a cluster; a host file describes one host in the explicit form", path));
   try {
-    s.host_file = std::make_shared<const Topology>(topology_from_json(j, path.string()));
+    s.host_file = std::make_shared<const Topology>(topology_from_json(j, path));
   } catch (const ConfigError& e) {
     host.fail(fmt::format("in the host file: {}", e.what()));
   }
-  s.host_preset = path.string();
+  s.host_preset = path;
 }
 }  // namespace
 
