@@ -193,8 +193,8 @@ void add_terapipe_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "terapipe", "Token-level pipelining (TeraPipe): the slicing DP against no and uniform slicing");
   cmd->footer(
-      "Replica r of stage p runs on GPUs [(p*dp + r)*op, (p*dp + r + 1)*op) with Megatron tensor\n"
-      "parallelism of degree op. A slice's cost is its forward and backward on one stage (per layer, its\n"
+      "Replica r of stage p (of K) runs on GPUs [(r*K + p)*op, (r*K + p + 1)*op) with Megatron tensor\n"
+      "parallelism of degree op (tensor ranks, then stages, then replicas). A slice's cost is its forward and backward on one stage (per layer, its\n"
       "GEMMs timed in tiles and waves over the SMs, its memory-bound kernels, a launch each, the KV-cache\n"
       "reads and 4 tensor all-reduces) plus its activation and\n"
       "gradient crossing the slowest stage boundary; all-reduce and send costs are fitted from\n"
