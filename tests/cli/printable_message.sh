@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# printable_message.sh MESHSIM FILE: `topo show FILE` must fail with exit 2
-# and a message that is valid UTF-8 and shows FILE's byte 0xFF as \xFF
-# (FILE holds a JSON syntax error at that byte).
+# printable_message.sh MESHSIM ARG...: `MESHSIM ARG...` must fail with exit
+# 2 and a message that is valid UTF-8 and shows the byte 0xFF as \xFF. An
+# ARG of @FF@ stands for that byte itself (an argument CMake cannot write);
+# otherwise the byte comes from a file the arguments name.
 set -u
-out=$("$1" topo show "$2" 2>&1)
+bin=$1
+shift
+args=()
+for a in "$@"; do
+  if [ "$a" = @FF@ ]; then args+=($'\xff'); else args+=("$a"); fi
+done
+out=$("$bin" "${args[@]}" 2>&1)
 rc=$?
 printf '%s\n' "$out"
 [ "$rc" = 2 ] || { echo "exit code $rc, expected 2"; exit 1; }

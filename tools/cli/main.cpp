@@ -5,8 +5,10 @@
 // a run past its --timeout).
 
 #include <cstdio>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -38,7 +40,10 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
+    // CLI11's messages quote the argument as given: escape what is not UTF-8.
+    std::ostringstream err;
+    const int rc = app.exit(e, std::cout, err);
+    fmt::print(stderr, "{}", printable(err.str()));
     return rc == 0 ? 0 : 2;
   } catch (const VerificationFailed& e) {
     std::fflush(stdout);
