@@ -145,6 +145,102 @@ double token_dp(const Table& tb, int units, double cap, std::vector<double>& s, 
   return s[static_cast<std::size_t>(units)];
 }
 
+// Every slice of every table, as (table, index) packed in one integer,
+// ordered by slice time: the caps in increasing order, each as often as a
+// slice takes it.
+std::vector<std::uint64_t> slices_by_time(const std::vector<Table>& tables) {
+  std::vector<std::uint64_t> order;
+  const std::uint64_t per = tables[0].t.size();
+  order.reserve(per * tables.size());
+  for (std::uint64_t g = 0; g < per * tables.size(); ++g) order.push_back(g);
+  std::sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return tables[a / per].t[a % per] < tables[b / per].t[b % per];
+  });
+  return order;
+}
+
+// The (end unit i, length k) of a table index (the inverse of Table::index).
+std::pair<int, int> end_and_length(std::size_t idx) {
+  auto i = static_cast<std::size_t>((1 + std::sqrt(1 + 8 * static_cast<double>(idx))) / 2);
+  while (i * (i - 1) / 2 > idx) --i;
+  while ((i + 1) * i / 2 <= idx) ++i;
+  return {static_cast<int>(i), static_cast<int>(idx - i * (i - 1) / 2 + 1)};
+}
+
+struct CapSearch {
+  double cap = 0;
+  int caps_tried = 0;
+};
+
+// Marks the tables whose S a cap's newly allowed slices may shorten. A
+// slice (i, k) can only shorten S(i), given the S before it (S at shorter
+// ends cannot change before S(i) does), so if none beats S(i) the table's
+// S is unchanged. Returns the end of the cap's slices in `order`.
+std::size_t mark_changed(const std::vector<Table>& tables, const std::vector<std::uint64_t>& order,
+                         std::size_t at, const std::vector<std::vector<double>>& s,
+                         std::vector<char>& dirty) {
+  const std::uint64_t per = tables[0].t.size();
+  const double cap = tables[order[at] / per].t[order[at] % per];
+  for (; at < order.size() && tables[order[at] / per].t[order[at] % per] == cap; ++at) {
+    const auto b = static_cast<std::size_t>(order[at] / per);
+    if (dirty[b]) continue;
+    const auto [i, k] = end_and_length(order[at] % per);
+    if (s[b][static_cast<std::size_t>(i - k)] + cap < s[b][static_cast<std::size_t>(i)]) dirty[b] = 1;
+  }
+  return at;
+}
+
+// The cap t_max minimising knapsack(S_b under t_max) + (K − 1)·t_max, the
+// smallest on ties. Caps are tried in increasing order; only the tables a
+// cap may change are solved again, and a cap that changes none is skipped:
+// its time is the last one's plus (K − 1)·(the step), no better.
+CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, int K) {
+  const int bmax = static_cast<int>(tables.size());
+  const std::uint64_t per = tables[0].t.size();
+  const std::vector<std::uint64_t> order = slices_by_time(tables);
+  std::vector<std::vector<double>> s(static_cast<std::size_t>(bmax));
+  std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
+  std::vector<double> f(static_cast<std::size_t>(batch) + 1);
+  // A lower bound on every cap's time: the unconstrained best sum (no cap)
+  // plus (K − 1)·cap. It grows with the cap, so once it reaches the best
+  // time found no larger cap can do better (often long before K·cap does).
+  for (int b = 1; b <= bmax; ++b)
+    sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, kInf,
+                                               s[static_cast<std::size_t>(b) - 1], nullptr);
+  const double uncapped = knapsack(sl, batch, bmax, f, nullptr);
+  // No slicing is feasible under a cap below the one-unit slice that ends
+  // the sequence; at the first cap from there every table is solved.
+  const double floor_cap = tables[0].at(units, 1);
+  std::size_t at = static_cast<std::size_t>(
+      std::lower_bound(order.begin(), order.end(), floor_cap,
+                       [&](std::uint64_t g, double v) { return tables[g / per].t[g % per] < v; }) -
+      order.begin());
+  std::vector<char> dirty(static_cast<std::size_t>(bmax), 1);
+  CapSearch out;
+  double best = kInf;
+  while (at < order.size()) {
+    const double cap = tables[order[at] / per].t[order[at] % per];
+    if (K * cap >= best || uncapped + (K - 1) * cap >= best) break;
+    ++out.caps_tried;
+    at = mark_changed(tables, order, at, s, dirty);
+    bool changed = false;
+    for (std::size_t b = 0; b < dirty.size(); ++b)
+      if (dirty[b]) {
+        sl[b + 1] = token_dp(tables[b], units, cap, s[b], nullptr);
+        dirty[b] = 0;
+        changed = true;
+      }
+    if (!changed) continue;
+    const double t = knapsack(sl, batch, bmax, f, nullptr) + (K - 1) * cap;
+    if (t < best) {
+      best = t;
+      out.cap = cap;
+    }
+  }
+  MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
+  return out;
+}
+
 }  // namespace
 
 namespace {
@@ -278,7 +374,7 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
   const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
   // Refused before allocating: a table of every slice per microbatch size,
-  // and the sorted caps drawn from them.
+  // and its slices in order of time.
   const double table_bytes = 2.0 * bmax * (static_cast<double>(units) * (units + 1) / 2) * sizeof(double);
   if (table_bytes > kMaxTableBytes)
     throw UsageError(fmt::format(
@@ -286,45 +382,14 @@ TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, 
         "the limit is {:.0f} GB: give a coarser --granularity or a smaller batch",
         table_bytes / 1e9, units, granularity, bmax, kMaxTableBytes / 1e9));
   std::vector<Table> tables;
-  std::vector<double> caps;
-  for (int b = 1; b <= bmax; ++b) {
-    tables.push_back(make_table(units, granularity, b, cost));
-    caps.insert(caps.end(), tables.back().t.begin(), tables.back().t.end());
-  }
-  std::sort(caps.begin(), caps.end());
-  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
-  // No slicing is feasible under a cap below the one-unit slice that ends the sequence.
-  const double floor_cap = tables[0].at(units, 1);
-  auto first = std::lower_bound(caps.begin(), caps.end(), floor_cap);
-
-  double best = kInf;
-  double best_cap = 0;
+  for (int b = 1; b <= bmax; ++b) tables.push_back(make_table(units, granularity, b, cost));
+  const CapSearch found = search_caps(tables, units, batch, K);
+  const double best_cap = found.cap;
+  TokenSlicing out;
+  out.caps_tried = found.caps_tried;
   std::vector<double> s;
   std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
   std::vector<double> f(static_cast<std::size_t>(batch) + 1);
-  TokenSlicing out;
-  // A lower bound on every cap's time: the unconstrained best sum (no cap)
-  // plus (K − 1)·cap. It grows with the cap, so once it reaches the best
-  // time found no larger cap can do better (often long before K·cap does).
-  for (int b = 1; b <= bmax; ++b)
-    sl[static_cast<std::size_t>(b)] =
-        token_dp(tables[static_cast<std::size_t>(b) - 1], units, kInf, s, nullptr);
-  const double uncapped = knapsack(sl, batch, bmax, f, nullptr);
-  for (auto it = first; it != caps.end(); ++it) {
-    const double cap = *it;
-    if (K * cap >= best || uncapped + (K - 1) * cap >= best) break;
-    ++out.caps_tried;
-    for (int b = 1; b <= bmax; ++b)
-      sl[static_cast<std::size_t>(b)] =
-          token_dp(tables[static_cast<std::size_t>(b) - 1], units, cap, s, nullptr);
-    const double t = knapsack(sl, batch, bmax, f, nullptr) + (K - 1) * cap;
-    if (t < best) {
-      best = t;
-      best_cap = cap;
-    }
-  }
-  MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
-
   // Rebuild the best: the knapsack's split, then each size's slices.
   std::vector<std::vector<int>> choice(static_cast<std::size_t>(batch) + 1);
   for (int b = 1; b <= bmax; ++b)

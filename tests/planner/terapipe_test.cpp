@@ -66,6 +66,22 @@ TEST_CASE("the token DP equals brute force on small sequences", "[terapipe]") {
   }
 }
 
+TEST_CASE("the token DP equals brute force on costs that jump about and tie", "[terapipe]") {
+  // Small integer costs with no order in length or context: the tables are
+  // not monotone and many slices share a time, so caps add several slices
+  // at once and most add none that helps.
+  const SliceCostFn jumpy = [](int len, int ctx, int b) {
+    const unsigned h = static_cast<unsigned>(len * 7919 + ctx * 104729 + b * 31) * 2654435761U;
+    return 1.0 + static_cast<double>((h >> 16) % 6);
+  };
+  for (int units : {3, 7, 11}) {
+    for (int K : {1, 2, 5}) {
+      INFO("units " << units << ", K " << K);
+      CHECK(terapipe_dp(units * 8, 1, K, jumpy).time == Approx(brute_force_one(units, K, 1, jumpy)));
+    }
+  }
+}
+
 TEST_CASE("the microbatch knapsack equals brute force over batch splits", "[terapipe]") {
   // Batch 3: splits {3}, {2,1}, {1,1,1}; the max slice couples microbatches,
   // so brute force enumerates each microbatch's composition jointly.

@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
-
 #include <fmt/format.h>
 
 #include "core/error.h"

@@ -194,13 +194,13 @@ void add_terapipe_command(CLI::App& app) {
       "terapipe", "Token-level pipelining (TeraPipe): the slicing DP against no and uniform slicing");
   cmd->footer(
       "Replica r of stage p (of K) runs on GPUs [(r*K + p)*op, (r*K + p + 1)*op) with Megatron tensor\n"
-      "parallelism of degree op (tensor ranks, then stages, then replicas). A slice's cost is its forward and backward on one stage (per layer, its\n"
-      "GEMMs timed in tiles and waves over the SMs, its memory-bound kernels, a launch each, the KV-cache\n"
-      "reads and 4 tensor all-reduces) plus its activation and\n"
-      "gradient crossing the slowest stage boundary; all-reduce and send costs are fitted from\n"
-      "simulations on the topology with every replica's transfers at once. With --dp, the iteration adds\n"
-      "the gradient all-reduce over the replicas (simulated). A microbatch must fit in GPU memory:\n"
-      "training state (16 bytes per parameter) plus its stored activations.\n"
+      "parallelism of degree op (tensor ranks, then stages, then replicas). A slice's cost is its\n"
+      "forward and backward on one stage (per layer, its GEMMs timed in tiles and waves over the SMs,\n"
+      "its memory-bound kernels, a launch each, the KV-cache reads and 4 tensor all-reduces) plus its\n"
+      "activation and gradient crossing the slowest stage boundary; all-reduce and send costs are\n"
+      "fitted from simulations on the topology with every replica's transfers at once. With --dp, the\n"
+      "iteration adds the gradient all-reduce over the replicas (simulated). A microbatch must fit in\n"
+      "GPU memory: training state (16 bytes per parameter) plus its stored activations.\n"
       "Examples: meshsim terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json \\\n"
       "            --pp 48 --op 8 --batch 2\n"
       "          meshsim terapipe --paper --compute-efficiency 0.5");
