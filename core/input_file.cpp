@@ -29,9 +29,17 @@ std::string read_input_file(const std::string& file, std::string_view kind) {
   return std::move(ss).str();
 }
 
+PathKind path_kind(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return PathKind::none;
+  if (std::filesystem::is_regular_file(status)) return PathKind::file;
+  return std::filesystem::is_directory(status) ? PathKind::directory : PathKind::other;
+}
+
 std::string resolve_beside(const std::string& file, const std::string& name) {
   const auto rel = std::filesystem::path(file).parent_path() / name;
-  return std::filesystem::exists(rel) ? rel.lexically_normal().string() : name;
+  return path_kind(rel.string()) != PathKind::none ? rel.lexically_normal().string() : name;
 }
 
 }  // namespace meshsim

@@ -1,7 +1,6 @@
 #include "planner/fidelity.h"
 
 #include <cmath>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -11,6 +10,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/input_file.h"
 #include "planner/fidelity_gemms.h"
 #include "planner/study.h"
 #include "planner/terapipe_eval.h"
@@ -46,7 +46,7 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
     f.terapipe_efficiency = v;
   }
   f.terapipe_models = resolve_beside(file, t["models"].as_string());
-  if (!std::filesystem::is_regular_file(f.terapipe_topology))
+  if (path_kind(f.terapipe_topology) != PathKind::file)
     t["topology"].fail(fmt::format("no topology file {}", f.terapipe_topology));
   const JsonCursor rows = t["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -62,7 +62,7 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
       r["setting"].fail(fmt::format("no published times for setting \"{}\" (known: {})", row.setting, known));
     }
     const std::string model = f.terapipe_models + "/" + std::string(setting->model) + ".json";
-    if (!std::filesystem::is_regular_file(model))
+    if (path_kind(model) != PathKind::file)
       r["setting"].fail(fmt::format("setting {} needs the model file {}", row.setting, model));
     row.figure = r["figure"].as_string();
     if (row.figure != "without" && row.figure != "with" && row.figure != "speedup" && row.figure != "slices")

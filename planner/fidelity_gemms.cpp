@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "plan/calibration.h"
 #include "planner/layer_kernels.h"
 #include "planner/study.h"
@@ -54,7 +55,7 @@ LayerTimes layer_times(const FidelityGemmRow& row, const Model& m, const sim::De
 void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity& f) {
   g.allow_only({"calibration", "models", "rows"});
   f.gemm_calibration = resolve_beside(file, g["calibration"].as_string());
-  if (!std::filesystem::is_regular_file(f.gemm_calibration))
+  if (path_kind(f.gemm_calibration) != PathKind::file)
     g["calibration"].fail(fmt::format("no calibration file {}", f.gemm_calibration));
   f.gemm_models = resolve_beside(file, g["models"].as_string());
   const auto [measured, plain] = gemm_models(f.gemm_calibration);
@@ -65,8 +66,7 @@ void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity&
     FidelityGemmRow row;
     row.model = r["model"].as_name();
     const std::string model_file = f.gemm_models + "/" + row.model + ".json";
-    if (!std::filesystem::is_regular_file(model_file))
-      r["model"].fail(fmt::format("no model file {}", model_file));
+    if (path_kind(model_file) != PathKind::file) r["model"].fail(fmt::format("no model file {}", model_file));
     row.tp = static_cast<int>(r["tp"].as_int_in(1, 1 << 20));
     row.microbatch = static_cast<int>(r["microbatch"].as_int_in(1, 1 << 20));
     std::tie(row.target, row.bound) = relative_tolerance(r);

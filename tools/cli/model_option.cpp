@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 
 namespace meshsim::cli {
 
@@ -22,9 +23,9 @@ void add_model_option(CLI::App& cmd, std::string& model) {
 }
 
 planner::Model load_model_arg(const std::string& model) {
-  if (std::filesystem::exists(model)) return planner::load_model_file(model);
+  if (path_kind(model) != PathKind::none) return planner::load_model_file(model);
   const auto named = models_dir() / (model + ".json");
-  if (model.find('/') == std::string::npos && std::filesystem::exists(named))
+  if (model.find('/') == std::string::npos && path_kind(named.string()) != PathKind::none)
     return planner::load_model_file(named.string());
   std::vector<std::string> names;
   if (std::filesystem::is_directory(models_dir()))

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "planner/search/results.h"
@@ -178,7 +179,7 @@ void run_search(SearchArgs& a) {
   if (!a.resume.empty() && !a.out.empty() && a.resume != a.out)
     throw UsageError("--resume DIR writes its results to DIR: leave out --out, or give the same directory");
   std::string dir = a.resume.empty() ? a.out : a.resume;
-  if (!a.resume.empty() && !std::filesystem::is_directory(a.resume))
+  if (!a.resume.empty() && path_kind(a.resume) != PathKind::directory)
     throw UsageError(fmt::format("--resume {}: no such directory", a.resume));
   dir = prepare_output_dir(dir, a.resume.empty() ? "--out" : "--resume");
   SearchJob j = make_job(a);
