@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <set>
 #include <span>
@@ -231,6 +232,24 @@ void read_payload(const JsonCursor& p, const Context& ctx, Task& t) {
                              exact_string(t.size)));
 }
 
+// A compute task with a kernel set is timed by the set's kernels, and the
+// GPU backends run work of its FLOPs: "flops" and "bytes", when given
+// beside "kernels", must be the set's own totals (as written plans carry
+// them), so the two cannot disagree.
+void check_kernel_totals(const JsonCursor& c, const KernelSet& set, const Task& t) {
+  const double flops = set.kernels.flops();
+  if (auto f = c.find("flops"); f && std::abs(t.flops - flops) > 1e-9 * std::max(1.0, flops))
+    f->fail(
+        fmt::format("flops {:g} disagrees with kernel set \"{}\", whose kernels do {:g}: leave it out, "
+                    "the set's total is used",
+                    t.flops, set.name, flops));
+  if (auto b = c.find("bytes"); b && t.mem_bytes != set.kernels.bytes())
+    b->fail(
+        fmt::format("bytes {} disagrees with kernel set \"{}\", whose kernels move {}: leave it out, "
+                    "the set's total is used",
+                    exact_string(t.mem_bytes), set.name, exact_string(set.kernels.bytes())));
+}
+
 Task task_from_json(const JsonCursor& c, Context& ctx) {
   Task t;
   const JsonCursor kind = c["kind"];
@@ -262,6 +281,7 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
         }
         if (auto b = c.find("bytes")) t.mem_bytes = b->as_bytes();
         if (t.mem_bytes.count() < 0) c["bytes"].fail("bytes must not be negative");
+        if (t.kernels) check_kernel_totals(c, ctx.plan->kernel_sets[*t.kernels], t);
       }
       if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
       break;

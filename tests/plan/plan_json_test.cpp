@@ -117,10 +117,20 @@ TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes defaul
   CHECK(parse(once).kernel_sets == p.kernel_sets);
   CHECK(dump_json(plan_to_json(parse(once))) == once);
   CHECK_FALSE(plan_to_json(parse(kPlan)).contains("kernel_sets"));
-  // Given flops stay as given.
+  // Flops and bytes beside a set must be its totals: the simulator times
+  // the set's kernels and the GPU backends run the task's FLOPs, so a
+  // different figure would make the two disagree.
   std::string given = text;
-  given.replace(given.find(R"("flops": 1e12)"), 13, R"("kernels": "mlp", "flops": 1e12)");
-  CHECK(parse(given).tasks[0].flops == 1e12);
+  given.replace(given.find(R"("flops": 1e12, "bytes": "1GB")"), 29,
+                R"("kernels": "mlp", "flops": 1075838976, "bytes": "2MiB")");
+  CHECK(parse(given).tasks[0].flops == 1'075'838'976.0);
+  std::string other_flops = given;
+  other_flops.replace(other_flops.find("1075838976"), 10, "1e12");
+  CHECK(plan_error(other_flops).json_path() == "tasks[0].flops");
+  CHECK_THAT(plan_error(other_flops).message(), Contains("disagrees with kernel set \"mlp\""));
+  std::string other_bytes = given;
+  other_bytes.replace(other_bytes.find(R"("bytes": "2MiB")"), 15, R"("bytes": "1GB")");
+  CHECK(plan_error(other_bytes).json_path() == "tasks[0].bytes");
 
   struct Case {
     std::string from, to, path, fragment;
