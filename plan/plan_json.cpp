@@ -189,6 +189,11 @@ Region region_from_json(const JsonCursor& c, const Context& ctx, const Task& tas
           "a sum adds contributions: buffer \"{}\" declares no \"part\" of \"{}\"", src.name, tensor.name));
     r.reduce = true;
   }
+  if (const Buffer& src = plan.buffers[r.src_buffer]; !r.reduce && src.part >= 0)
+    c["src_buffer"].fail(fmt::format(
+        "buffer \"{}\" holds part {} of \"{}\", one of its {} contributions: only a sum (\"reduce\": "
+        "\"sum\") reads it, as a copy would move one contribution where the tensor is their sum",
+        src.name, src.part, plan.tensors[*src.tensor].name, plan.tensors[*src.tensor].parts));
   const Buffer& dst = plan.buffers[r.dst_buffer];
   if (dst.part >= 0)
     c["dst_buffer"].fail(

@@ -268,6 +268,10 @@ TEST_CASE("sum payloads: parts, part buffers and reduce regions are checked", "[
       {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce",
                  R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "s0", "dst_buffer": "p1"})"),
        "tasks[0].payload[1].dst_buffer", "part buffers are inputs"},
+      // A copy of one contribution would never verify: the tensor's value is the sum.
+      {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce",
+                 R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "p1", "dst_buffer": "s0"})"),
+       "tasks[0].payload[1].src_buffer", "only a sum (\"reduce\": \"sum\") reads it"},
       {plan_text(R"(, "parts": 2)", R"(, "part": 1)", "all_reduce",
                  R"({"tensor": "G", "box": [[0, 8], [0, 4]], "src_buffer": "p1", "dst_buffer": "s0",
                      "reduce": "max"})"),
