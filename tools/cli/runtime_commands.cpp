@@ -17,6 +17,7 @@
 #include "plan/calibration.h"
 #include "plan/compare.h"
 #include "plan/plan_json.h"
+#include "runtime/calibrate.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/executor.h"
 #include "runtime/host_backend.h"
@@ -237,6 +238,7 @@ struct ValidateArgs {
   TraceDetailOption trace_detail;
   std::size_t top = 15;
   bool json = false;
+  std::optional<plan::Calibration> measured;  // host: measured here when --calibration is not given
 };
 
 Json optional_json(const std::optional<double>& v) {
@@ -316,6 +318,16 @@ const plan::Calibration* matching_calibration(ValidateArgs& a) {
         fmt::format("{} was measured with the {} backend; validate --backend {} needs a calibration "
                     "from `meshsim calibrate --backend {}`",
                     a.calibration.file, cal->backend, b, b));
+  if (b == "host" && cal == nullptr) {
+    // A second of copies measures the host's fit: nothing to prepare first.
+    fmt::print(stderr,
+               "validate: no --calibration: measuring this host's copies first (`meshsim calibrate "
+               "--backend host --out FILE` keeps them for --calibration FILE)\n");
+    runtime::CalibrateOptions o;
+    o.threads = a.backend.threads;
+    a.measured = runtime::calibrate(o);
+    cal = &*a.measured;
+  }
   if (b != "nccl" && (cal == nullptr || !cal->copy))
     throw UsageError(fmt::format(
         "validate --backend {} needs --calibration from `meshsim calibrate --backend {}`: its copy "
@@ -391,7 +403,8 @@ void add_runtime_commands(CLI::App& app) {
         "Run a plan for real and in the simulator; report predicted versus measured time per task\n"
         "and overall. host and cuda run plan devices as virtual devices of one memory, so their\n"
         "prediction uses the virtual-device model from --calibration (meshsim calibrate with the same\n"
-        "backend); nccl predicts on --topology");
+        "backend; on host, measured first, in about a second, when not given); nccl predicts on\n"
+        "--topology");
     cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
     a->topology.add_to(*cmd, "--topology");
     a->backend.warmup = 1;
