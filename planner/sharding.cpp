@@ -1,5 +1,6 @@
 #include "planner/sharding.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -26,6 +27,8 @@ ShardingSpec ShardingSpec::parse(std::string_view text, std::size_t rank) {
       for (std::size_t i = 1; i < tok.size(); ++i) {
         if (tok[i] != '0' && tok[i] != '1') throw bad(fmt::format("\"{}\": mesh axes are 0 and 1", tok));
         const int a = tok[i] - '0';
+        if (std::find(axes.begin(), axes.end(), a) != axes.end())
+          throw bad(fmt::format("\"{}\" names mesh axis {} twice", tok, a));
         if (used[a]) throw bad(fmt::format("mesh axis {} splits more than one dimension", a));
         used[a] = true;
         axes.push_back(a);

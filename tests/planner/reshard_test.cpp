@@ -61,6 +61,7 @@ TEST_CASE("sharding specs parse, print, and tile a mesh", "[sharding]") {
 
 TEST_CASE("bad sharding specs and uneven splits are refused clearly", "[sharding]") {
   CHECK_THROWS_WITH(ShardingSpec::parse("S0 S0 R", 3), Contains("splits more than one dimension"));
+  CHECK_THROWS_WITH(ShardingSpec::parse("S00 R R", 3), Contains("\"S00\" names mesh axis 0 twice"));
   CHECK_THROWS_WITH(ShardingSpec::parse("S0 R", 3), Contains("2 dimensions but the tensor has 3"));
   CHECK_THROWS_WITH(ShardingSpec::parse("S2 R", 2), Contains("mesh axes are 0 and 1"));
   CHECK_THROWS_WITH(ShardingSpec::parse("X R", 2), Contains("is not R or S<axes>"));
