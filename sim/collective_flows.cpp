@@ -121,6 +121,10 @@ std::vector<std::pair<DirLinkId, int>> switch_links(const Topology& t, NodeId g)
   return out;
 }
 
+// Flows one direct collective (every ordered pair) may start: 2,048 GPUs
+// (docs/limits.md).
+constexpr std::int64_t kMaxDirectFlows = std::int64_t{1} << 22;
+
 class Builder {
  public:
   Builder(const Topology& t, const std::vector<NodeId>& group, CollectiveOp op, Bytes size,
@@ -270,6 +274,11 @@ class Builder {
 
   void direct() {
     const auto n = static_cast<std::int64_t>(group_.size());
+    if (n * (n - 1) > kMaxDirectFlows)
+      throw UsageError(fmt::format(
+          "a direct {} over {} GPUs is {} flows (one per ordered pair), more than the {} one collective "
+          "may start (each takes about 1.7 KB: 2,048 GPUs take 7 GB)",
+          plan::to_string(op_), n, n * (n - 1), kMaxDirectFlows));
     const std::int64_t phases = plan::direct_phases(op_);
     const Bytes pair = scaled_bytes(size_, wire_ * static_cast<double>(phases) / static_cast<double>(n));
     Time lat = Time::zero();
@@ -398,6 +407,7 @@ CollectiveChoice choose_collective(const Topology& t, const std::vector<NodeId>&
   CollectiveChoice best;
   best.channels = req.channels > 0 ? req.channels : default_channels(shape);
   bool found = false;
+  std::string refused;  // why the last candidate that could not be costed was refused
   for (Algorithm a : plan::kAlgorithms) {
     const auto& tr = plan::traits(a);
     if (req.algorithm ? a != *req.algorithm
@@ -412,17 +422,18 @@ CollectiveChoice choose_collective(const Topology& t, const std::vector<NodeId>&
       Router router(t, t.routing);
       try {
         c.predicted = predict(t, collective_traffic(t, group, req.op, size, c, router));
-      } catch (const UsageError&) {
+      } catch (const UsageError& e) {
         if (req.algorithm) throw;
-        continue;  // a path this algorithm needs does not exist here
+        refused = e.what();
+        continue;  // a path this algorithm needs does not exist here, or a limit
       }
       if (!found || c.predicted < best.predicted) best = c;
       found = true;
     }
   }
   if (!found)
-    throw UsageError(
-        fmt::format("no algorithm of the collective table runs {} on this group", plan::to_string(req.op)));
+    throw UsageError(fmt::format("no algorithm of the collective table runs {} on this group{}",
+                                 plan::to_string(req.op), refused.empty() ? "" : ": " + refused));
   return best;
 }
 
