@@ -1,6 +1,7 @@
 #include "core/json.h"
 
 #include <limits>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -84,6 +85,23 @@ void JsonCursor::allow_only(std::initializer_list<std::string_view> allowed) con
 std::size_t JsonCursor::size() const {
   expect_array();
   return value_->size();
+}
+
+std::size_t JsonCursor::size_at_most(std::size_t max, std::string_view what) const {
+  const std::size_t n = size();
+  if (n > max) fail(fmt::format("has {} {}; at most {} are allowed (docs/limits.md)", n, what, max));
+  return n;
+}
+
+void JsonCursor::require_unique(std::string_view key) const {
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t i = 0; i < size(); ++i) {
+    const JsonCursor e = key.empty() ? at(i) : at(i)[key];
+    if (!e.json().is_string()) continue;  // the reader names a wrong type where it reads the value
+    const auto [it, fresh] = seen.emplace(e.json().get<std::string>(), i);
+    if (!fresh)
+      e.fail(fmt::format("\"{}\" is also {}[{}]'s: each must differ", it->first, path_, it->second));
+  }
 }
 
 JsonCursor JsonCursor::at(std::size_t i) const {

@@ -61,6 +61,11 @@ class JsonCursor {
   // Arrays.
   [[nodiscard]] std::size_t size() const;  // requires an array
   [[nodiscard]] JsonCursor at(std::size_t i) const;
+  /// size(), refused past `max` ("has N <what>; at most M", docs/limits.md).
+  [[nodiscard]] std::size_t size_at_most(std::size_t max, std::string_view what) const;
+  /// Refuses an array whose element `key` (or, with an empty key, whose
+  /// string elements) repeats: "<value> is also [i]'s" at the repeat.
+  void require_unique(std::string_view key) const;
 
   // Scalars; each checks the JSON type and names the path on mismatch.
   [[nodiscard]] std::string as_string() const;

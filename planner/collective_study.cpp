@@ -6,6 +6,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "planner/study.h"
 #include "sim/executor.h"
 #include "sim/ring_order.h"
 #include "topology/topology_json.h"
@@ -73,7 +74,9 @@ CollectiveStudy load_collective_study(const std::string& file) {
   s.name = root["name"].as_string();
   if (auto d = root.find("description")) s.description = d->as_string();
   const JsonCursor rows = root["rows"];
-  for (std::size_t i = 0; i < rows.size(); ++i) s.rows.push_back(row_from_json(rows.at(i)));
+  rows.require_unique("name");
+  for (std::size_t i = 0; i < rows.size_at_most(kMaxStudyCases, "rows"); ++i)
+    s.rows.push_back(row_from_json(rows.at(i)));
   if (s.rows.empty()) rows.fail("a study needs at least one row");
   return s;
 }

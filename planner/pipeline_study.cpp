@@ -19,6 +19,35 @@ bool is_pipeline_study(const std::string& file) {
   return has_format(read_json_file(file), kFormat);
 }
 
+namespace {
+// One entry of "methods".
+PipelineMethod method_from_json(const JsonCursor& c) {
+  c.allow_only({"name", "reshard", "schedule", "balance"});
+  PipelineMethod m;
+  m.name = c["name"].as_string();
+  const std::string r = c["reshard"].as_string();
+  if (r == "auto") {
+    m.reshard_auto = true;
+  } else if (auto st = strategy_from(r)) {
+    m.reshard = *st;
+  } else {
+    c["reshard"].fail(
+        fmt::format("unknown strategy \"{}\" ({} or auto)", r, fmt::join(kStrategyNames.names(), ", ")));
+  }
+  if (auto sc = c.find("schedule")) {
+    const auto v = schedule_from(sc->as_string());
+    if (!v) sc->fail("unknown schedule (gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1)");
+    m.schedule = *v;
+  }
+  if (auto b = c.find("balance")) {
+    const auto v = balance_from(b->as_string());
+    if (!v) b->fail("unknown balancing mode (none, device, host-size, host-order, search)");
+    m.balance = *v;
+  }
+  return m;
+}
+}  // namespace
+
 PipelineStudy load_pipeline_study(const std::string& file) {
   const Json j = read_json_file(file);
   const JsonCursor root(j, file);
@@ -37,32 +66,8 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   }
   const JsonCursor ms = root["methods"];
   if (ms.size() == 0) ms.fail("a pipeline study needs at least one method");
-  for (std::size_t i = 0; i < ms.size(); ++i) {
-    const JsonCursor c = ms.at(i);
-    c.allow_only({"name", "reshard", "schedule", "balance"});
-    PipelineMethod m;
-    m.name = c["name"].as_string();
-    const std::string r = c["reshard"].as_string();
-    if (r == "auto") {
-      m.reshard_auto = true;
-    } else if (auto st = strategy_from(r)) {
-      m.reshard = *st;
-    } else {
-      c["reshard"].fail(
-          fmt::format("unknown strategy \"{}\" ({} or auto)", r, fmt::join(kStrategyNames.names(), ", ")));
-    }
-    if (auto sc = c.find("schedule")) {
-      const auto v = schedule_from(sc->as_string());
-      if (!v) sc->fail("unknown schedule (gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1)");
-      m.schedule = *v;
-    }
-    if (auto b = c.find("balance")) {
-      const auto v = balance_from(b->as_string());
-      if (!v) b->fail("unknown balancing mode (none, device, host-size, host-order, search)");
-      m.balance = *v;
-    }
-    s.methods.push_back(std::move(m));
-  }
+  ms.require_unique("name");
+  for (std::size_t i = 0; i < ms.size(); ++i) s.methods.push_back(method_from_json(ms.at(i)));
   auto method_name = [&](const char* key) {
     const JsonCursor c = root[key];
     std::string n = c.as_string();
@@ -87,7 +92,8 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   s.paper_baseline = root.find("paper_baseline") ? method_name("paper_baseline") : s.baseline;
   const JsonCursor cs = root["cases"];
   if (cs.size() == 0) cs.fail("a pipeline study needs at least one case");
-  for (std::size_t i = 0; i < cs.size(); ++i) {
+  cs.require_unique("name");
+  for (std::size_t i = 0; i < cs.size_at_most(kMaxStudyCases, "cases"); ++i) {
     const JsonCursor c = cs.at(i);
     c.allow_only(
         {"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute", "paper_gain"});

@@ -49,6 +49,7 @@ Study load_study(const std::string& file) {
   const JsonCursor tc = root["topology"];
   s.topology = resolve_beside(file, tc.as_name());
   const JsonCursor strategies = root["strategies"];
+  strategies.require_unique("");
   for (std::size_t i = 0; i < strategies.size(); ++i) {
     const std::string name = strategies.at(i).as_string();
     if (name == "auto") {
@@ -61,6 +62,7 @@ Study load_study(const std::string& file) {
     }
   }
   const JsonCursor balances = root["balances"];
+  balances.require_unique("");
   for (std::size_t i = 0; i < balances.size(); ++i) {
     const auto b = balance_from(balances.at(i).as_string());
     if (!b)
@@ -71,12 +73,14 @@ Study load_study(const std::string& file) {
   }
   if (s.balances.empty()) balances.fail("needs at least one balancing mode");
   const JsonCursor groups = root["groups"];
+  groups.require_unique("name");
   for (std::size_t g = 0; g < groups.size(); ++g) {
     const JsonCursor gc = groups.at(g);
     gc.allow_only({"name", "cases"});
     s.groups.push_back(gc["name"].as_name());
     const JsonCursor cases = gc["cases"];
-    for (std::size_t k = 0; k < cases.size(); ++k) {
+    cases.require_unique("name");
+    for (std::size_t k = 0; k < cases.size_at_most(kMaxStudyCases, "cases"); ++k) {
       const JsonCursor c = cases.at(k);
       c.allow_only({"name", "tensor", "src_mesh", "src_spec", "dst_mesh", "dst_spec"});
       s.cases.push_back(StudyCase{s.groups.back(), c["name"].as_name(), c["tensor"].as_name(),
@@ -84,6 +88,9 @@ Study load_study(const std::string& file) {
                                   c["dst_spec"].as_name()});
     }
   }
+  if (s.cases.size() > kMaxStudyCases)
+    groups.fail(fmt::format("hold {} cases in all; a study may have at most {} (docs/limits.md)",
+                            s.cases.size(), kMaxStudyCases));
   return s;
 }
 

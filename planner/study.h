@@ -19,6 +19,9 @@
 
 namespace meshsim::planner {
 
+/// Cases (rows) one study file may hold, of any study format (docs/limits.md).
+inline constexpr std::size_t kMaxStudyCases = 10'000;
+
 struct StudyCase {
   std::string group;
   std::string name;

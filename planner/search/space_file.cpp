@@ -1,5 +1,7 @@
 #include "planner/search/space_file.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -18,7 +20,12 @@ template <typename T, typename Read>
 std::vector<T> list_of(const JsonCursor& c, Read read) {
   if (!c.json().is_array() || c.size() == 0) c.fail("expected a non-empty array");
   std::vector<T> out;
-  for (std::size_t i = 0; i < c.size(); ++i) out.push_back(read(c.at(i)));
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const T v = read(c.at(i));
+    if (std::find(out.begin(), out.end(), v) != out.end())
+      c.at(i).fail("repeats an earlier value (each would be searched twice)");
+    out.push_back(v);
+  }
   return out;
 }
 

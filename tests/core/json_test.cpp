@@ -51,6 +51,21 @@ TEST_CASE("JSON cursors report missing keys, wrong types and unknown keys", "[js
   CHECK_THAT(config_error([&] { (void)root["a"].as_int_in(2, 5); }).message(), Contains("out of range"));
 }
 
+TEST_CASE("JSON lists may be bounded in length and required to name each thing once", "[json]") {
+  const Json j = parse_json_text(
+      R"({"cases": [{"name": "a"}, {"name": "b"}, {"name": "a"}], "modes": ["x", "y", "z"]})", "s.json");
+  const JsonCursor root(j, "s.json");
+  CHECK(root["modes"].size_at_most(3, "modes") == 3);
+  const ConfigError many = config_error([&] { (void)root["modes"].size_at_most(2, "modes"); });
+  CHECK(many.json_path() == "modes");
+  CHECK(many.message() == "has 3 modes; at most 2 are allowed (docs/limits.md)");
+  root["modes"].require_unique("");
+  // The repeat is named at its own place, with the place it repeats.
+  const ConfigError twice = config_error([&] { root["cases"].require_unique("name"); });
+  CHECK(twice.json_path() == "cases[2].name");
+  CHECK(twice.message() == "\"a\" is also cases[0]'s: each must differ");
+}
+
 TEST_CASE("JSON syntax errors give line and column", "[json]") {
   const ConfigError e = config_error([] { (void)parse_json_text("{\n  \"a\": 1,\n  oops\n}", "bad.json"); });
   CHECK(e.file() == "bad.json");

@@ -87,6 +87,31 @@ TEST_CASE("a pipeline study's bound is the signal method, or none", "[pipeline-s
   std::filesystem::remove(file);
 }
 
+TEST_CASE("a pipeline study names each case and method once", "[pipeline-study]") {
+  // Two rows of one name read as one in the table: refused at the repeat.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("meshsim-dup-study-{}.json", getpid())).string();
+  auto write = [&](const std::string& second_case, const std::string& second_method) {
+    const std::string c = R"({"group": "g", "name": "NAME", "model": ")" + std::string(MESHSIM_SOURCE_DIR) +
+                          R"(/configs/models/gpt3-1.3b.json", "dp": 1, "tp": 1, "pp": 2, "microbatches": 8,
+                              "batch": 16})";
+    auto named = [&](const std::string& n) { return std::string(c).replace(c.find("NAME"), 4, n); };
+    std::ofstream(file) << R"({"format": "meshsim.pipeline-study/1", "name": "d", "topology": "dgx-h100",
+      "methods": [{"name": "bc", "reshard": "broadcast"}, {"name": ")"
+                        << second_method << R"(", "reshard": "signal"}],
+      "baseline": "bc", "cases": [)"
+                        << named("c1") << ", " << named(second_case) << "]}";
+  };
+  write("c2", "sig");
+  CHECK(load_pipeline_study(file).cases.size() == 2);
+  write("c1", "sig");
+  CHECK_THROWS_WITH(load_pipeline_study(file),
+                    Catch::Contains("cases[1].name") && Catch::Contains("\"c1\" is also cases[0]'s"));
+  write("c2", "bc");
+  CHECK_THROWS_WITH(load_pipeline_study(file), Catch::Contains("methods[1].name"));
+  std::filesystem::remove(file);
+}
+
 TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]") {
   // GPT-3 1.3B on one DGX H100, pp 2, tp 1: recomputation turns each
   // microbatch's F + 2F into F + 3F of compute and adds no communication,
