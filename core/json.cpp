@@ -118,6 +118,9 @@ std::string JsonCursor::as_string() const {
 std::string JsonCursor::as_name() const {
   std::string s = as_string();
   if (s.empty()) fail("must not be empty");
+  if (s.size() > kMaxJsonName)
+    fail(fmt::format("a name of {} bytes; names may have at most {} (docs/limits.md)", s.size(),
+                     kMaxJsonName));
   return s;
 }
 

@@ -18,6 +18,8 @@ using Json = nlohmann::ordered_json;
 
 /// The limits on every JSON input (docs/limits.md).
 inline constexpr std::size_t kMaxJsonDepth = 100;
+/// Bytes of a name (a device, task, buffer, case, file name) in any input.
+inline constexpr std::size_t kMaxJsonName = 4096;
 
 /// Reads a JSON document; syntax errors become ConfigError with line and
 /// column. `file` is used in messages; an unreadable file, one over
@@ -69,7 +71,7 @@ class JsonCursor {
 
   // Scalars; each checks the JSON type and names the path on mismatch.
   [[nodiscard]] std::string as_string() const;
-  /// A non-empty string (names, ids).
+  /// A non-empty string (names, ids) of at most kMaxJsonName bytes.
   [[nodiscard]] std::string as_name() const;
   [[nodiscard]] std::int64_t as_int() const;
   [[nodiscard]] std::int64_t as_int_in(std::int64_t lo, std::int64_t hi) const;

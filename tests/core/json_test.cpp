@@ -64,6 +64,13 @@ TEST_CASE("JSON lists may be bounded in length and required to name each thing o
   const ConfigError twice = config_error([&] { root["cases"].require_unique("name"); });
   CHECK(twice.json_path() == "cases[2].name");
   CHECK(twice.message() == "\"a\" is also cases[0]'s: each must differ");
+  // Names are bounded: 4,096 bytes pass, one more does not.
+  const Json names =
+      Json{{"ok", std::string(kMaxJsonName, 'n')}, {"long", std::string(kMaxJsonName + 1, 'n')}};
+  const JsonCursor nc(names, "n.json");
+  CHECK(nc["ok"].as_name().size() == 4096);
+  CHECK(config_error([&] { (void)nc["long"].as_name(); }).message() ==
+        "a name of 4097 bytes; names may have at most 4096 (docs/limits.md)");
 }
 
 TEST_CASE("JSON syntax errors give line and column", "[json]") {
