@@ -10,14 +10,16 @@ on PATH, so a command may read what an earlier one in the same file wrote.
 A command fails the walk on a non-zero exit status. Commands that need a
 GPU (`--backend cuda` or `nccl`) are listed as skipped when this machine
 has none; commands that need a program this machine lacks (e.g. `dot`)
-likewise.
+likewise. `--covered TEXT` (repeatable) skips the commands that contain
+TEXT, as "covered": whole studies that another test of the suite already
+runs with the same input and output options, so they are not paid twice.
 
 Links: every markdown link target must be a web address (http, https) or a
 path inside the repository that exists; every backquoted path that starts
 with a top-level folder of the repository (configs/, docs/, tools/, ...)
 must exist, except under the output folders a command writes.
 
-  walk_docs.py MESHSIM REPO_ROOT SCRATCH [--only FILE.md] [--list]
+  walk_docs.py MESHSIM REPO_ROOT SCRATCH [--only FILE.md] [--covered TEXT]... [--list]
 Exit status 0 when every command ran and every link resolves, 1 otherwise.
 """
 
@@ -115,11 +117,11 @@ def prepare(scratch, root, meshsim):
     return env
 
 
-def run_file(doc, root, scratch, env, failures):
+def run_file(doc, root, scratch, env, failures, covered):
     ran = skipped = 0
     for line, cmd in commands(doc.read_text()):
         where = f"{doc.relative_to(root)}:{line}"
-        why = needs(cmd)
+        why = next((f"covered: another test runs {c!r}" for c in covered if c in cmd), None) or needs(cmd)
         if why:
             print(f"skipped  {where}: {cmd}  ({why})")
             skipped += 1
@@ -165,6 +167,7 @@ def main(argv):
         return 2
     meshsim, root, scratch = argv[1], Path(argv[2]).resolve(), Path(argv[3]).resolve()
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    covered = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--covered"]
     files = doc_files(root, only)
     if "--list" in argv:
         for doc in files:
@@ -176,7 +179,7 @@ def main(argv):
     for doc in files:
         check_links(doc, root, failures)
         env = prepare(scratch / doc.stem, root, meshsim)
-        r, s = run_file(doc, root, scratch / doc.stem, env, failures)
+        r, s = run_file(doc, root, scratch / doc.stem, env, failures, covered)
         ran, skipped = ran + r, skipped + s
     print(f"\n{ran} commands ran, {skipped} skipped, {len(failures)} problems in {len(files)} files")
     for f in failures:
