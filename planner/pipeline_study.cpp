@@ -134,12 +134,14 @@ std::string prepare_study_options(const PipelineStudy& s, const topology::Topolo
 
 std::vector<PipelineStudyRow> run_pipeline_study(
     const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
-    const std::function<void(std::size_t, std::size_t)>& progress) {
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    const std::function<Model(const std::string&)>& load_model) {
   std::vector<PipelineStudyRow> rows;
   std::map<std::string, Model> models;
   for (std::size_t i = 0; i < s.cases.size(); ++i) {
     const PipelineStudyCase& c = s.cases[i];
-    if (!models.contains(c.model)) models.emplace(c.model, load_model_file(c.model));
+    if (!models.contains(c.model))
+      models.emplace(c.model, load_model ? load_model(c.model) : load_model_file(c.model));
     const Model& model = models.at(c.model);
     const std::size_t first = rows.size();
     for (const PipelineMethod& m : s.methods) {

@@ -78,9 +78,12 @@ struct PipelineStudyRow {
 std::string prepare_study_options(const PipelineStudy& s, const topology::Topology& t, sim::SimOptions& opts);
 
 /// Every case with every method; `progress` (may be empty) after each case.
+/// `load_model` reads a case's "model" (a file, or what the caller's
+/// resolver accepts, such as a bundled model's name); empty: a file.
 [[nodiscard]] std::vector<PipelineStudyRow> run_pipeline_study(
     const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
-    const std::function<void(std::size_t, std::size_t)>& progress = {});
+    const std::function<void(std::size_t, std::size_t)>& progress = {},
+    const std::function<Model(const std::string&)>& load_model = {});
 
 [[nodiscard]] Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudyRow>& rows);
 /// `results.csv`: group, case, method, iteration_s, samples_per_s,

@@ -158,7 +158,8 @@ void run_pipeline_study(StudyArgs& a) {
   const std::string compute = planner::prepare_study_options(s, topo, opts);
   const bool tty = !a.json;
   const auto rows =
-      planner::run_pipeline_study(s, topo, opts, progress_reporter("study " + s.name, "cases", a.json));
+      planner::run_pipeline_study(s, topo, opts, progress_reporter("study " + s.name, "cases", a.json),
+                                  load_model_arg);  // a file beside the study, or a bundled model's name
   const Json doc = planner::pipeline_study_json(s, rows);
   if (!a.out.empty()) {
     write_text_file((std::filesystem::path(a.out) / "results.json").string(), dump_json(doc));
