@@ -43,7 +43,14 @@ struct StudyArgs {
 
 // A meshsim.collective-study/1 file: predicted against published, per row.
 // Exits with an error when a row leaves its tolerance.
+// Study kinds whose machines are not the one a calibration measured refuse
+// it rather than ignore it.
+void refuse_calibration(const StudyArgs& a, const std::string& why) {
+  if (!a.calibration.file.empty()) throw UsageError(fmt::format("{}: --calibration does not apply", why));
+}
+
 void run_collective_study(StudyArgs& a) {
+  refuse_calibration(a, "a collective study sets each row's machine and compares it with a published figure");
   const planner::CollectiveStudy s = planner::load_collective_study(a.file);
   a.out = prepare_output_dir(a.out, "--out");
   std::vector<planner::CollectiveStudyResult> results;
@@ -94,10 +101,9 @@ std::string fidelity_value(const planner::FidelityResult& r, double v) {
 }
 
 void run_fidelity_report(StudyArgs& a) {
-  if (!a.calibration.file.empty())
-    throw UsageError(
-        "a fidelity report compares meshsim's built-in models with published figures of other machines: "
-        "--calibration does not apply");
+  refuse_calibration(a,
+                     "a fidelity report compares meshsim's built-in models with published figures of "
+                     "other machines");
   const planner::Fidelity f = planner::load_fidelity(a.file);
   a.out = prepare_output_dir(a.out, "--out");  // before the runs, not after
   const auto rows = planner::run_fidelity(f, [&](const std::string& step) {
@@ -239,6 +245,7 @@ void run_study(StudyArgs& a) {
     return;
   }
   if (planner::redistribute::is_redistribution_study(a.file)) {
+    refuse_calibration(a, "a redistribution study compares plans on the preset machines it names");
     run_redistribution_study(a.file, a.out, a.json, a.no_plots);
     return;
   }
@@ -324,6 +331,10 @@ void add_study_command(CLI::App& app) {
       "configs/studies/fidelity.json)");
   cmd->add_option("file", a->file, "Study file, e.g. configs/studies/alpa-microbench.json")->required();
   a->calibration.add_to(*cmd);
+  cmd->footer(
+      "--calibration applies to resharding and pipeline studies, which run on the machine the study\n"
+      "names; collective, redistribution and fidelity studies compare preset or published machines\n"
+      "and refuse it.");
   cmd->add_option("--out", a->out,
                   "Directory for results.csv, results.json and, for resharding, redistribution and fidelity "
                   "studies, PNG charts");
