@@ -254,8 +254,9 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
 // (interleaved-1f1b with --virtual-stages, 2 when not given); a schedule the
 // configuration does not allow gets its reason instead of figures.
 void run_all_schedules(const PipelineArgs& a) {
-  if (!a.trace.empty() || !a.plan_out.empty() || !a.plot.empty())
-    throw UsageError("--trace, --plan-out and --plot draw one iteration: name one --schedule");
+  if (!a.trace.empty() || !a.plan_out.empty())
+    throw UsageError("--trace and --plan-out write one iteration: name one --schedule");
+  GanttRows gantt;  // --plot: every schedule's iteration, one above the other
   Table tab({"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GB", "fits"});
   Json rows = Json::array();
   std::string best;
@@ -269,6 +270,7 @@ void run_all_schedules(const PipelineArgs& a) {
     const std::string label = interleaved ? fmt::format("{} (v = {})", name, one.cfg.virtual_stages) : name;
     try {
       const PipelineRun run = build_and_simulate(one);
+      if (!a.plot.empty()) gantt.add(label, run.it, run.topo, run.r);
       if (header.empty())
         header = fmt::format(
             "pipeline {} on {}: dp {} x tp {} x pp {}, {} microbatches of {}{}\ncompute {}\n\n",
@@ -304,6 +306,10 @@ void run_all_schedules(const PipelineArgs& a) {
       if (!a.json) header += fmt::format("{}: {}\n", label, e.what());
     }
   }
+  if (!a.plot.empty() && !gantt.csv.empty())
+    plot_pipeline_gantt(a.plot, gantt,
+                        fmt::format("{}: dp {} x tp {} x pp {}, {} microbatches, every schedule", a.model,
+                                    a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches));
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"schedules", rows}, {"best", best}}));
     return;
@@ -315,6 +321,7 @@ void run_all_schedules(const PipelineArgs& a) {
     fmt::print("\nno schedule fits in memory\n");
   else
     fmt::print("\nfastest that fits: {}\n", best);
+  if (!a.plot.empty() && !gantt.csv.empty()) fmt::print("chart: {}\n", a.plot);
 }
 
 void run_pipeline(PipelineArgs& a) {
@@ -325,11 +332,14 @@ void run_pipeline(PipelineArgs& a) {
   const PipelineRun run = build_and_simulate(a);
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
-  if (!a.plot.empty())
+  if (!a.plot.empty()) {
+    GanttRows rows;
+    rows.add("", run.it, run.topo, run.r);
     plot_pipeline_gantt(
-        a.plot, run.it, run.topo, run.r,
+        a.plot, rows,
         fmt::format("{} on {}: dp {} x tp {} x pp {}, {}, {} microbatches", run.model.name, run.topo.name,
                     run.cfg.dp, run.cfg.tp, run.cfg.pp, a.schedule, run.cfg.microbatches));
+  }
   (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
   if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
 }

@@ -33,20 +33,23 @@ std::string microbatch(const std::string& id) {
 
 }  // namespace
 
-void plot_pipeline_gantt(const std::string& png, const planner::PipelineIteration& it,
-                         const topology::Topology& topo, const sim::SimResult& r, const std::string& title) {
-  std::string csv = "device,kind,microbatch,start_s,end_s\n";
+void GanttRows::add(const std::string& panel, const planner::PipelineIteration& it,
+                    const topology::Topology& topo, const sim::SimResult& r) {
   for (std::size_t p = 0; p < it.stage_gpus.size(); ++p) {
     const topology::NodeId first = topo.at(it.stage_gpus[p].front());
     const std::string row = fmt::format("{} ({})", p, it.stage_gpus[p].front());
     for (std::size_t i = 0; i < it.plan.tasks.size(); ++i) {
       if (r.task_device[i] != first || it.task_kind[i] == Kind::stage_transfer) continue;
       const std::string& id = it.plan.tasks[i].id;
-      csv += fmt::format("{},{},{},{},{}\n", csv_quoted(row), csv_quoted(bar_kind(id, it.task_kind[i])),
-                         microbatch(id), r.tasks[i].start.seconds(), r.tasks[i].end.seconds());
+      csv += fmt::format("{},{},{},{},{},{}\n", csv_quoted(panel), csv_quoted(row),
+                         csv_quoted(bar_kind(id, it.task_kind[i])), microbatch(id),
+                         r.tasks[i].start.seconds(), r.tasks[i].end.seconds());
     }
   }
-  draw_chart("plot_gantt.py", csv, {png, title}, png);
+}
+
+void plot_pipeline_gantt(const std::string& png, const GanttRows& rows, const std::string& title) {
+  draw_chart("plot_gantt.py", "panel,device,kind,microbatch,start_s,end_s\n" + rows.csv, {png, title}, png);
 }
 
 }  // namespace meshsim::cli
