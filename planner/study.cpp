@@ -94,6 +94,22 @@ Study load_study(const std::string& file) {
   return s;
 }
 
+std::vector<StudyRow> study_rows(const std::string& group, const std::string& case_name,
+                                 const ReshardProblem& p, const LowerBound& lb,
+                                 const std::vector<ReshardOutcome>& outcomes) {
+  double baseline = 0;
+  for (const auto& o : outcomes)
+    if (o.name == "send-recv" && o.balance == "none") baseline = o.result.makespan.seconds();
+  const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
+  std::vector<StudyRow> rows;
+  for (const auto& o : outcomes) {
+    const double secs = o.result.makespan.seconds();
+    rows.push_back(StudyRow{group, case_name, o.name, o.balance, secs, bits / secs / 1e9, lb.time.seconds(),
+                            o.network_bytes, baseline > 0 ? baseline / secs : 0});
+  }
+  return rows;
+}
+
 std::vector<StudyRow> run_study(const Study& s, const topology::Topology& t,
                                 const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<StudyRow> rows;
@@ -108,15 +124,7 @@ std::vector<StudyRow> run_study(const Study& s, const topology::Topology& t,
     const auto tasks = unit_tasks(p);
     const LowerBound lb = lower_bound(t, p, tasks);
     const auto outcomes = evaluate_reshard(t, p, tasks, s.strategies, s.balances, s.with_auto);
-    double baseline = 0;
-    for (const auto& o : outcomes)
-      if (o.name == "send-recv" && o.balance == "none") baseline = o.result.makespan.seconds();
-    const double bits = static_cast<double>(p.tensor.bytes().count()) * 8;
-    for (const auto& o : outcomes) {
-      const double secs = o.result.makespan.seconds();
-      rows.push_back(StudyRow{c.group, c.name, o.name, o.balance, secs, bits / secs / 1e9, lb.time.seconds(),
-                              o.network_bytes, baseline > 0 ? baseline / secs : 0});
-    }
+    for (StudyRow& r : study_rows(c.group, c.name, p, lb, outcomes)) rows.push_back(std::move(r));
     if (progress) progress(k + 1, s.cases.size());
   }
   return rows;

@@ -16,6 +16,7 @@
 #include "core/input_file.h"  // resolve_beside: topologies and models are named relative to the study
 #include "core/json.h"
 #include "planner/reshard.h"
+#include "planner/reshard_eval.h"
 
 namespace meshsim::planner {
 
@@ -54,6 +55,11 @@ struct StudyRow {
   double network_bytes = 0;
   double speedup = 0;  // over send-recv with no balancing (0 if not run)
 };
+
+/// The rows of one case from its evaluated plans (evaluate_reshard).
+[[nodiscard]] std::vector<StudyRow> study_rows(const std::string& group, const std::string& case_name,
+                                               const ReshardProblem& p, const LowerBound& lb,
+                                               const std::vector<ReshardOutcome>& outcomes);
 
 /// Runs every case; `progress` (may be empty) is called after each case
 /// with (done, total).

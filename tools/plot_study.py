@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Bar charts of a meshsim study: one PNG per case group.
 
-usage: plot_study.py RESULTS_CSV OUT_DIR
+usage: plot_study.py RESULTS_CSV OUT_DIR [PNG]
+
+With PNG (`meshsim reshard --plot`), the one group's chart is written
+there instead of OUT_DIR/GROUP.png.
 
 For every case, the effective bandwidth (Gb/s: tensor bits / time) of naive
 send-recv and the best send-recv, all-gather, broadcast and scatter over
@@ -62,7 +65,35 @@ def draw_row(ax, cases, names, top, full_width):
     ax.grid(axis="y", alpha=0.3)
 
 
-def plot_group(group, cases, out_dir):
+def plot_one(group, name, cell, out):
+    """A single case: one bar per strategy, labelled with its Gb/s."""
+    series = [s for s in SERIES if s in cell]
+    fig, ax = plt.subplots(figsize=(12.8, 4.2))
+    bars = ax.bar(range(len(series)), [cell[s] for s in series], 0.6,
+                  color=[f"C{SERIES.index(s)}" for s in series])
+    ax.bar_label(bars, fmt="%.2f", fontsize=8)
+    handles, labels = [], []
+    if "bound" in cell:
+        ax.axhline(cell["bound"], color="black", linewidth=1.5)
+        handles.append(Line2D([], [], color="black", linewidth=1.5))
+        labels.append(f"lower bound ({cell['bound']:.2f} Gb/s)")
+    if "signal" in cell:
+        labels.append(f"signal: {cell['signal']:,.0f} Gb/s (communication for free; off the axis)")
+        handles.append(Line2D([], [], color="grey", marker="^", linestyle=""))
+    ax.set_xticks(range(len(series)), series, fontsize=9)
+    ax.set_ylabel("Gb/s (tensor bits / time)", fontsize=9)
+    ax.set_ylim(0, 1.15 * max([cell[s] for s in series] + [cell.get("bound", 0.0)]))
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_title(f"{group}: {name}", fontsize=10)
+    if handles:
+        ax.legend(handles, labels, fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
+def plot_group(group, cases, out):
     names = list(cases)
     rows = math.ceil(len(names) / PER_ROW)
     values = [v for c in cases.values() for k, v in c.items() if k in SERIES or k == "bound"]
@@ -83,18 +114,22 @@ def plot_group(group, cases, out_dir):
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.4 / height), ncol=8, fontsize=8,
                frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.8 / height))
-    out = os.path.join(out_dir, f"{group}.png")
     fig.savefig(out, dpi=100)
     plt.close(fig)
     print(f"wrote {out}")
 
 
 def main() -> int:
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__, file=sys.stderr)
         return 2
     for group, cases in read(sys.argv[1]).items():
-        plot_group(group, cases, sys.argv[2])
+        out = sys.argv[3] if len(sys.argv) == 4 else os.path.join(sys.argv[2], f"{group}.png")
+        if len(cases) == 1:
+            name, cell = next(iter(cases.items()))
+            plot_one(group, name, cell, out)
+        else:
+            plot_group(group, cases, out)
     return 0
 
 

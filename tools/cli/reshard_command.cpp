@@ -16,6 +16,7 @@
 #include "plan/plan_json.h"
 #include "planner/reshard.h"
 #include "planner/reshard_eval.h"
+#include "planner/study.h"
 #include "runtime/host_backend.h"
 #include "sim/executor.h"
 #include "tools/cli/bottlenecks.h"
@@ -41,6 +42,7 @@ struct ReshardArgs {
   std::string balance = "all";
   std::string plan_out;
   std::string trace;
+  std::string plot;
   TraceDetailOption trace_detail;
   bool verify = false;
   bool json = false;
@@ -165,10 +167,18 @@ void run_reshard(ReshardArgs& a) {
   const auto& best = run.rows[run.best];
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best.plan)));
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), best.plan, run.topo, best.result);
+  if (!a.plot.empty()) {
+    const std::string label = fmt::format("{} {} [{}] to {} [{}]", a.tensor, a.src_mesh, run.p.src_spec.str(),
+                                          a.dst_mesh, run.p.dst_spec.str());
+    draw_chart("plot_study.py",
+               planner::study_csv(planner::study_rows("reshard", label, run.p, run.lb, run.rows)), {a.plot},
+               a.plot);
+  }
   if (a.json)
     print_reshard_json(run);
   else
     print_reshard_text(a, run);
+  if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
   for (std::size_t i = 0; i < run.rows.size(); ++i)
     if (run.verified[i] && !*run.verified[i])
       throw Error(
@@ -198,6 +208,10 @@ void add_reshard_command(CLI::App& app) {
       ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)")->check(output_file());
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace")->check(output_file());
+  cmd->add_option(
+         "--plot", a->plot,
+         "Draw each strategy's tensor Gb/s (best over balancing modes) against the lower bound (PNG)")
+      ->check(output_file());
   a->trace_detail.add_to(*cmd);
   cmd->add_flag("--verify", a->verify,
                 "Execute each plan's data movement on host arrays and check every element");
