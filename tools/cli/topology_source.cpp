@@ -73,6 +73,13 @@ topology::Topology TopologySource::load() const {
   if (nic_latency) spec.nic_latency = with_option("--nic-latency", [&] { return parse_time(*nic_latency); });
   if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
+  // Options of one fabric given with another: said, not silently dropped.
+  if (nics_per_leaf && spec.fabric.kind != topology::FabricKind::fat_tree)
+    fmt::print(stderr, "warning: --nics-per-leaf has no effect on a {} fabric (it sizes fat-tree leaves)\n",
+               topology::to_string(spec.fabric.kind));
+  if (hosts_per_unit && spec.fabric.kind != topology::FabricKind::rail)
+    fmt::print(stderr, "warning: --hosts-per-unit has no effect on a {} fabric (it sizes rail units)\n",
+               topology::to_string(spec.fabric.kind));
   if (oversubscription) spec.fabric.oversubscription = *oversubscription;
   if (spines) spec.fabric.spines = *spines;
   for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
