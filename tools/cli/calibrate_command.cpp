@@ -36,11 +36,7 @@ struct CalibrateArgs {
 };
 
 Bytes size_option(const char* opt, const std::string& s) {
-  try {
-    return parse_bytes(s);
-  } catch (const ParseError& e) {
-    throw UsageError(fmt::format("{}: {}", opt, e.what()));
-  }
+  return option_value(opt, s, parse_bytes);
 }
 
 void run_calibrate(const CalibrateArgs& a) {

@@ -44,13 +44,9 @@ struct CollectiveArgs {
 std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
   if (!a.size.empty() && !a.sweep.empty()) throw UsageError("give --size or --sweep, not both");
   auto parse = [](const std::string& opt, const std::string& s) {
-    try {
-      const Bytes b = parse_bytes(s);
-      if (b.count() <= 0) throw UsageError(fmt::format("{}: the size must be greater than zero", opt));
-      return b;
-    } catch (const ParseError& e) {
-      throw UsageError(fmt::format("{}: {}", opt, e.what()));
-    }
+    const Bytes b = option_value(opt, s, parse_bytes);
+    if (b.count() <= 0) throw UsageError(fmt::format("{}: the size must be greater than zero", opt));
+    return b;
   };
   if (!a.size.empty()) return {parse("--size", a.size)};
   if (a.sweep.empty()) throw UsageError("give --size (e.g. 1GiB) or --sweep (e.g. 8B:8GiB)");

@@ -86,13 +86,9 @@ struct BackendArgs {
   [[nodiscard]] int warmup_runs() const { return warmup >= 0 ? warmup : backend == "host" ? 0 : 1; }
 
   [[nodiscard]] Time timeout_time() const {
-    try {
-      const Time t = parse_time(timeout);
-      if (t <= Time::zero()) throw UsageError("--timeout must be positive");
-      return t;
-    } catch (const ParseError& e) {
-      throw UsageError(fmt::format("--timeout: {}", e.what()));
-    }
+    const Time t = option_value("--timeout", timeout, parse_time);
+    if (t <= Time::zero()) throw UsageError("--timeout must be positive");
+    return t;
   }
 
   [[nodiscard]] std::unique_ptr<runtime::Backend> make(runtime::ComputeTime compute) const {

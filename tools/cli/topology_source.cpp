@@ -61,16 +61,8 @@ topology::Topology TopologySource::load() const {
   spec.host_preset = what;
   spec.hosts = hosts.value_or(1);
   if (fabric) spec.fabric.kind = *topology::fabric_kind_from(*fabric);
-  auto with_option = [](const char* opt, auto parse) {
-    try {
-      return parse();
-    } catch (const ParseError& e) {
-      throw UsageError(fmt::format("{}: {}", opt, e.what()));
-    }
-  };
-  if (nic_bandwidth)
-    spec.nic_bandwidth = with_option("--nic-bandwidth", [&] { return parse_bandwidth(*nic_bandwidth); });
-  if (nic_latency) spec.nic_latency = with_option("--nic-latency", [&] { return parse_time(*nic_latency); });
+  if (nic_bandwidth) spec.nic_bandwidth = option_value("--nic-bandwidth", *nic_bandwidth, parse_bandwidth);
+  if (nic_latency) spec.nic_latency = option_value("--nic-latency", *nic_latency, parse_time);
   if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
   // Options of one fabric given with another: said, not silently dropped.
