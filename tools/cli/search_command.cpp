@@ -1,6 +1,7 @@
 // `meshsim search`: a grid of training configurations (dp x tp x pp,
 // microbatching, schedule, stage transfer), each simulated in full, ranked.
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <malloc.h>
@@ -92,6 +93,16 @@ struct SearchJob {
   ps::Space space;
 };
 
+// A list option that names a value twice would search it twice.
+template <typename T>
+void refuse_repeats(const char* option, const std::vector<T>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
+        values.begin() + static_cast<std::ptrdiff_t>(i))
+      throw UsageError(
+          fmt::format("{}: {} is given twice (each would be searched twice)", option, values[i]));
+}
+
 SearchJob make_job(SearchArgs& a) {
   SearchJob j;
   std::optional<double> efficiency = a.compute_efficiency;
@@ -109,6 +120,10 @@ SearchJob make_job(SearchArgs& a) {
   } else {
     if (a.model.empty() || a.topology.what.empty() || a.space.global_batch < 1)
       throw UsageError("give a space file (meshsim.search/1), or --model, --topology and --global-batch");
+    refuse_repeats("--microbatch-sizes", a.space.microbatch_sizes);
+    refuse_repeats("--virtual-stages", a.space.virtual_stages);
+    refuse_repeats("--schedules", a.schedules);
+    refuse_repeats("--reshards", a.reshards);
     j.model = load_model_arg(a.model);
     j.topo = a.topology.load();
     j.space = a.space;
