@@ -11,9 +11,11 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input_file.h"
+#include "plan/calibration.h"
 #include "planner/fidelity_gemms.h"
 #include "planner/study.h"
 #include "planner/terapipe_eval.h"
+#include "sim/calibrate_apply.h"
 #include "sim/compute_model.h"
 #include "topology/topology_json.h"
 
@@ -38,12 +40,18 @@ std::optional<double> ablation_time(const std::string& setting, int slices) {
 }
 
 void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
-  t.allow_only({"topology", "compute_efficiency", "models", "rows"});
+  t.allow_only({"topology", "compute_efficiency", "calibration", "models", "rows"});
   f.terapipe_topology = resolve_beside(file, t["topology"].as_string());
   if (auto e = t.find("compute_efficiency")) {
     const double v = e->as_number();
     if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
     f.terapipe_efficiency = v;
+  }
+  if (auto c = t.find("calibration")) {
+    if (f.terapipe_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
+    f.terapipe_calibration = resolve_beside(file, c->as_string());
+    if (path_kind(f.terapipe_calibration) != PathKind::file)
+      c->fail(fmt::format("no calibration file {}", f.terapipe_calibration));
   }
   f.terapipe_models = resolve_beside(file, t["models"].as_string());
   if (path_kind(f.terapipe_topology) != PathKind::file)
@@ -121,7 +129,13 @@ Verdict verdict_of(double v, const Band& target, const Band& bound) {
 void run_terapipe(const Fidelity& f, const std::function<void(const std::string&)>& progress,
                   std::vector<FidelityResult>& out) {
   if (f.terapipe_rows.empty()) return;
-  const topology::Topology topo = topology::load_topology_file(f.terapipe_topology);
+  topology::Topology topo = topology::load_topology_file(f.terapipe_topology);
+  std::vector<sim::DeviceModel> calibrated;
+  if (!f.terapipe_calibration.empty()) {
+    const plan::Calibration c = plan::load_calibration_file(f.terapipe_calibration);
+    sim::apply_links(c, topo, f.terapipe_calibration);
+    calibrated = sim::calibrated_models(c, f.terapipe_calibration);
+  }
   std::map<std::pair<std::string, int>, TeraPipeOutcome> done;  // by (setting, uniform slices)
   for (const auto& row : f.terapipe_rows) {
     const TeraPipePaperSetting& s = *find_terapipe_paper_setting(row.setting);
@@ -133,6 +147,7 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
                      : fmt::format("TeraPipe setting {} ({})", s.id, s.model));
       const Model model = load_model_file(f.terapipe_models + "/" + std::string(s.model) + ".json");
       sim::SimOptions opts;
+      opts.device_models = calibrated;
       sim::apply_compute_efficiency(topo, opts.device_models, f.terapipe_efficiency, model.dtype);
       TeraPipeShape shape = paper_shape(s);
       shape.uniform_slices = row.slices;

@@ -76,6 +76,7 @@ struct Fidelity {
   // TeraPipe (empty rows: none).
   std::string terapipe_topology;
   std::optional<double> terapipe_efficiency;
+  std::string terapipe_calibration;  // empty: none
   std::string terapipe_models;
   std::vector<FidelityTeraPipeRow> terapipe_rows;
   // A pipeline study's gains (none without the study).

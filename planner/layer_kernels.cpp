@@ -43,6 +43,14 @@ plan::KernelList gpt_layer_backward(const plan::KernelList& f) {
   return b;
 }
 
+plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s) {
+  const double params = (12 * s.hidden * s.hidden + 13 * s.hidden) / s.tp;
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  k.memory_bytes = {bytes(3 * params * static_cast<double>(plan::dtype_size(s.dtype)))};
+  return k;
+}
+
 std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,
                                                      const std::vector<int>& microbatch_sizes) {
   if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0)

@@ -46,6 +46,15 @@ struct LayerShape {
 [[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
 [[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
+/// What a framework that accumulates gradients runs after each backward
+/// pass of a layer: one memory-bound kernel adding the pass's weight
+/// gradients into the accumulated ones, reading both and writing the sum,
+/// 3·(12h² + 13h)/t elements (the layer's parameters on one tensor rank;
+/// the few replicated ones, layer norms and row-parallel biases, counted as
+/// split). PyTorch's autograd does exactly this on every backward call
+/// (`.grad` accumulates in place), so a pipeline that runs one backward
+/// per token slice or microbatch pays it once per slice or microbatch.
+[[nodiscard]] plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s);
 
 /// The forward and backward kernels of one layer of GPT model `m` (whole
 /// sequences, no cached context) for every tensor-parallel degree in `tps`

@@ -349,6 +349,7 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
   const auto h = static_cast<double>(m.hidden);
   const auto e = static_cast<double>(plan::dtype_size(m.dtype));
   const LayerShape shape{h, static_cast<double>(m.heads), 1, 0, 0, static_cast<double>(c.tp), m.dtype};
+  const double accumulate = dev.kernels_time(gpt_layer_grad_accumulation(shape)).seconds();
   return [=](int len, int ctx, int b) {
     LayerShape s = shape;
     s.sequences = b;
@@ -357,7 +358,7 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     const double bl = b * static_cast<double>(len);
     const plan::KernelList forward = gpt_layer_forward(s);
     const double layer = dev.kernels_time(forward).seconds() +
-                         dev.kernels_time(gpt_layer_backward(forward)).seconds() +
+                         dev.kernels_time(gpt_layer_backward(forward)).seconds() + accumulate +
                          (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };

@@ -23,6 +23,23 @@ TEST_CASE("a GPT layer's kernels do the FLOPs of the textbook count", "[layer-ke
   CHECK(backward.memory_bytes.size() == 6);
 }
 
+TEST_CASE("gradient accumulation reads and writes the layer's parameters on one tensor rank",
+          "[layer-kernels]") {
+  // h 1024, tp 2, fp16: (12·1024² + 13·1024) / 2 = 6,298,112 parameters;
+  // read the sum, read the new gradient, write the sum: 3 × 2 bytes each.
+  const LayerShape s{1024, 16, 4, 64, 512, 2, plan::DType::f16};
+  const plan::KernelList k = gpt_layer_grad_accumulation(s);
+  CHECK(k.gemms.empty());
+  REQUIRE(k.memory_bytes.size() == 1);
+  CHECK(k.memory_bytes[0] == Bytes(37788672));
+  // The tokens of the pass do not matter: it is the parameters that move.
+  LayerShape other = s;
+  other.sequences = 1;
+  other.tokens = 2048;
+  other.context = 0;
+  CHECK(gpt_layer_grad_accumulation(other) == k);
+}
+
 TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-kernels]") {
   // GPT-3 1B's layer (h 2048) on a V100 at its peak: 64 tokens fill at most
   // 48 of the 80 SMs and read every weight, so the kernels take far longer

@@ -145,6 +145,14 @@ TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slic
   // Below the roofline's ridge the weights' reads dominate: 8 tokens cost
   // well over a tenth of 128 tokens.
   CHECK(cost(8, 0, 1) > 0.25 * cost(128, 0, 1));
+  // Every slice's backward adds its weight gradients into the accumulated
+  // ones (autograd's .grad): per layer 3 × 2 bytes × (12h² + 13h) / 8
+  // parameters at 900 GB/s plus a 4 us launch, 24 layers: cutting a slice
+  // in two costs at least that much more, whatever the GEMMs do.
+  const double params = (12 * 12288.0 * 12288 + 13 * 12288) / 8;
+  const double accumulate = 24 * (3 * 2 * params / 900e9 + 4e-6);
+  CHECK(accumulate == Approx(0.0365).epsilon(0.01));
+  CHECK(cost(64, 0, 1) + cost(64, 64, 1) > cost(128, 0, 1) + accumulate);
   CHECK_THROWS_AS(slice_cost_model(m, topo, 5, 8), UsageError);  // 96 layers, 5 stages; and 40 GPUs > 32
 }
 

@@ -196,14 +196,15 @@ void add_terapipe_command(CLI::App& app) {
       "Replica r of stage p (of K) runs on GPUs [(r*K + p)*op, (r*K + p + 1)*op) with Megatron tensor\n"
       "parallelism of degree op (tensor ranks, then stages, then replicas). A slice's cost is its\n"
       "forward and backward on one stage (per layer, its GEMMs timed in tiles and waves over the SMs,\n"
-      "its memory-bound kernels, a launch each, the KV-cache reads and 4 tensor all-reduces) plus its\n"
+      "its memory-bound kernels, a launch each, the KV-cache reads, the weight-gradient accumulation\n"
+      "that each slice's backward adds, and 4 tensor all-reduces) plus its\n"
       "activation and gradient crossing the slowest stage boundary; all-reduce and send costs are\n"
       "fitted from simulations on the topology with every replica's transfers at once. With --dp, the\n"
       "iteration adds the gradient all-reduce over the replicas (simulated). A microbatch must fit in\n"
       "GPU memory: training state (16 bytes per parameter) plus its stored activations.\n"
       "Examples: meshsim terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json \\\n"
       "            --pp 48 --op 8 --batch 2\n"
-      "          meshsim terapipe --paper --compute-efficiency 0.5");
+      "          meshsim terapipe --paper --calibration configs/calibrations/v100-deepbench.json");
   cmd->add_option("--model", a->model, "Model: a meshsim.model/1 GPT file or a name from configs/models/");
   a->topology.add_to(*cmd, "--topology", false);
   a->calibration.add_to(*cmd);
