@@ -16,6 +16,7 @@
 #include "sim/compute_model.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 
 namespace meshsim::cli {

@@ -16,6 +16,7 @@
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"

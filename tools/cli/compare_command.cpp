@@ -18,6 +18,7 @@
 #include "core/split.h"
 #include "core/unit_strings.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/table.h"
@@ -227,7 +228,10 @@ void add_compare_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "Write results.csv, results.json and a chart into this directory");
   cmd->add_flag("--json", a->json, "Print one JSON document: every run's arguments and its own JSON output");
   cmd->add_flag("--no-plots", a->no_plots, "With --out, write no chart");
-  cmd->callback([a, cmd] { run_compare(*a, cmd->remaining()); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--no-plots", "--out"}});
+    run_compare(*a, cmd->remaining());
+  });
 }
 
 }  // namespace meshsim::cli

@@ -39,17 +39,6 @@ struct Captured {
 /// the python3 on PATH. Its exit status as run_quietly's.
 [[nodiscard]] int run_plot_script(const std::string& script, const std::string& csv,
                                   const std::string& out_dir, const std::vector<std::string>& extra = {});
-/// `parse(text)` (parse_bytes, parse_time, ...) for the text of option
-/// `opt`: a ParseError becomes a UsageError naming the option.
-template <typename Parse>
-auto option_value(std::string_view opt, const std::string& text, Parse parse) -> decltype(parse(text)) {
-  try {
-    return parse(text);
-  } catch (const ParseError& e) {
-    throw UsageError(fmt::format("{}: {}", opt, e.what()));
-  }
-}
-
 /// Writes `csv` to a scratch folder and runs tools/<script> on it with
 /// `args` after the CSV and the folder (the chart's path among them);
 /// UsageError naming `--plot PNG` when the chart was not drawn.

@@ -16,6 +16,7 @@
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/pipeline_plot.h"
 #include "tools/cli/table.h"
@@ -407,7 +408,10 @@ void add_pipeline_command(CLI::App& app) {
                 "Simulate broadcasts chunk by chunk (512 KiB pieces) instead of as one fluid chain each: "
                 "exact on unequal chains, and much slower on large runs");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
-  cmd->callback([a] { run_pipeline(*a); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+    run_pipeline(*a);
+  });
 }
 
 }  // namespace meshsim::cli

@@ -17,6 +17,7 @@
 #include "runtime/host_backend.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -222,7 +223,10 @@ void add_redistribute_command(CLI::App& app) {
   a->trace_detail.add_to(*cmd);
   cmd->add_flag("--verify", a->verify, "Run each plan on the host backend and check every element");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
-  cmd->callback([a] { run_redistribute(*a); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+    run_redistribute(*a);
+  });
 }
 
 }  // namespace meshsim::cli

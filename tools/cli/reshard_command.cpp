@@ -22,6 +22,7 @@
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -216,7 +217,10 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_flag("--verify", a->verify,
                 "Execute each plan's data movement on host arrays and check every element");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of a table");
-  cmd->callback([a] { run_reshard(*a); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+    run_reshard(*a);
+  });
 }
 
 }  // namespace meshsim::cli

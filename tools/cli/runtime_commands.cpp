@@ -27,6 +27,7 @@
 #include "sim/executor.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -390,7 +391,10 @@ void add_runtime_commands(CLI::App& app) {
     a->trace_detail.add_to(*cmd);
     cmd->add_option("--csv", a->csv, "Write the measured timeline, one row per task")->check(output_file());
     cmd->add_flag("--json", a->json, "Print one JSON document instead of text");
-    cmd->callback([a] { run_run(*a); });
+    cmd->callback([a, cmd] {
+      warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+      run_run(*a);
+    });
   }
   {
     auto a = std::make_shared<ValidateArgs>();

@@ -21,6 +21,7 @@
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/search_store.h"
@@ -317,7 +318,10 @@ void add_search_command(CLI::App& app) {
       "Directory of an earlier (maybe interrupted) run of this search: reuse its results, write there");
   cmd->add_flag("--no-plots", a->no_plots, "Do not draw pareto.png and heatmap.png");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
-  cmd->callback([a] { run_search(*a); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--no-plots", "--out"}});
+    run_search(*a);
+  });
 }
 
 }  // namespace meshsim::cli

@@ -16,6 +16,7 @@
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -116,7 +117,10 @@ void add_sim_commands(CLI::App& app) {
     cmd->add_flag("--check-rates", a->check_rates,
                   "Check after every bandwidth computation that the rates are max-min fair (every link "
                   "within capacity, every flow at its cap or largest on a saturated link); slower");
-    cmd->callback([a] { run_simulate(*a); });
+    cmd->callback([a, cmd] {
+      warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+      run_simulate(*a);
+    });
   }
 }
 

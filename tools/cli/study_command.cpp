@@ -21,6 +21,7 @@
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/redistribution_study.h"
@@ -340,7 +341,10 @@ void add_study_command(CLI::App& app) {
                   "studies, PNG charts");
   cmd->add_flag("--no-plots", a->no_plots, "Do not draw the charts");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
-  cmd->callback([a] { run_study(*a); });
+  cmd->callback([a, cmd] {
+    warn_needless(*cmd, {{"--no-plots", "--out"}});
+    run_study(*a);
+  });
 }
 
 }  // namespace meshsim::cli

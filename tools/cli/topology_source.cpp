@@ -1,11 +1,15 @@
 #include "tools/cli/topology_source.h"
 
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "topology/cluster.h"
 #include "topology/presets.h"
@@ -65,16 +69,32 @@ topology::Topology TopologySource::load() const {
   if (nic_latency) spec.nic_latency = option_value("--nic-latency", *nic_latency, parse_time);
   if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
-  // Options of one fabric given with another: said, not silently dropped.
-  if (nics_per_leaf && spec.fabric.kind != topology::FabricKind::fat_tree)
-    fmt::print(stderr, "warning: --nics-per-leaf has no effect on a {} fabric (it sizes fat-tree leaves)\n",
-               topology::to_string(spec.fabric.kind));
-  if (hosts_per_unit && spec.fabric.kind != topology::FabricKind::rail)
-    fmt::print(stderr, "warning: --hosts-per-unit has no effect on a {} fabric (it sizes rail units)\n",
-               topology::to_string(spec.fabric.kind));
+  // Network options on one host, or options of one fabric given with
+  // another: said, not silently dropped.
+  std::vector<std::string> network;
+  for (const auto& [given, name] : {std::pair{fabric.has_value(), "--fabric"},
+                                    {nic_bandwidth.has_value(), "--nic-bandwidth"},
+                                    {nic_latency.has_value(), "--nic-latency"},
+                                    {nics_per_leaf.has_value(), "--nics-per-leaf"},
+                                    {hosts_per_unit.has_value(), "--hosts-per-unit"},
+                                    {oversubscription.has_value(), "--oversubscription"},
+                                    {spines.has_value(), "--spines"}})
+    if (given) network.emplace_back(name);
+  if (spec.hosts == 1 && !network.empty()) {
+    fmt::print(stderr, "warning: {} {} no effect on one host: no traffic leaves it (give --hosts N)\n",
+               fmt::join(network, ", "), network.size() == 1 ? "has" : "have");
+  } else {
+    if (nics_per_leaf && spec.fabric.kind != topology::FabricKind::fat_tree)
+      fmt::print(stderr, "warning: --nics-per-leaf has no effect on a {} fabric (it sizes fat-tree leaves)\n",
+                 topology::to_string(spec.fabric.kind));
+    if (hosts_per_unit && spec.fabric.kind != topology::FabricKind::rail)
+      fmt::print(stderr, "warning: --hosts-per-unit has no effect on a {} fabric (it sizes rail units)\n",
+                 topology::to_string(spec.fabric.kind));
+  }
   if (oversubscription) spec.fabric.oversubscription = *oversubscription;
   if (spines) spec.fabric.spines = *spines;
-  for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
+  if (spec.hosts > 1)
+    for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
   topology::Topology t = topology::build_cluster(spec);
   if (routing) t.routing = *topology::routing_policy_from(*routing);
   return t;
