@@ -74,7 +74,7 @@ struct LinkCalibration {
 /// One measured GEMM: `batch` products of m × n × k in `dtype`, the time of
 /// one call (back to back, so its launch included).
 struct GemmPoint {
-  DType dtype = DType::bf16;
+  DType dtype = kDefaultMathDType;
   KernelList::Gemm shape;
   Time time;
 

@@ -85,6 +85,11 @@ inline constexpr EnumNames<DType, 22> kDTypeNames{
 [[nodiscard]] inline std::string_view to_string(DType d) {
   return kDTypeNames.name(d);
 }
+/// The type of math, reductions, kernels and models wherever a file or a
+/// caller names none: f16, the half-precision type that every GPU meshsim
+/// models runs on its tensor cores (the V100 has no bf16). Tensors, which
+/// are buffers rather than math, default to f32 (Tensor below).
+inline constexpr DType kDefaultMathDType = DType::f16;
 [[nodiscard]] std::int64_t dtype_size(DType d);
 
 /// The classes GPUs have separate peaks for: fp32 (also i32), fp16 (f16
@@ -112,7 +117,7 @@ struct KernelList {
   };
   std::vector<Gemm> gemms;
   std::vector<Bytes> memory_bytes;  // one memory-bound kernel each
-  DType dtype = DType::f16;
+  DType dtype = kDefaultMathDType;
   friend bool operator==(const KernelList&, const KernelList&) = default;
 
   /// Σ 2·m·n·k·batch over the GEMMs.
@@ -179,7 +184,7 @@ struct Task {
   std::optional<Time> duration;
   double flops = 0;
   Bytes mem_bytes;
-  DType dtype = DType::bf16;  // compute: the math's type; collective: the type reduced
+  DType dtype = kDefaultMathDType;  // compute: the math's type; collective: the type reduced
 
   // send, broadcast, collective
   Bytes size;

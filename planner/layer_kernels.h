@@ -40,7 +40,7 @@ struct LayerShape {
   double tokens = 0;     // l, per sequence
   double context = 0;    // c
   double tp = 1;
-  plan::DType dtype = plan::DType::f16;
+  plan::DType dtype = plan::kDefaultMathDType;
 };
 
 [[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);

@@ -96,7 +96,7 @@ Model model_from_json(const Json& j, const std::string& file) {
   if (kind == "gpt") {
     root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",
                      "vocabulary", "dtype"});
-    const plan::DType dt = root.has("dtype") ? plan::dtype_from_json(root["dtype"]) : plan::DType::f16;
+    const plan::DType dt = root.has("dtype") ? plan::dtype_from_json(root["dtype"]) : plan::kDefaultMathDType;
     const auto hidden = root["hidden"].as_int_in(1, INT64_C(1) << 20);
     const auto heads = root["heads"].as_int_in(1, 1 << 16);
     if (hidden % heads != 0)

@@ -53,7 +53,7 @@ struct LayerCost {
 struct Model {
   std::string name;
   std::string description;
-  plan::DType dtype = plan::DType::bf16;
+  plan::DType dtype = plan::kDefaultMathDType;
   std::int64_t sequence = 0;  // tokens per sample (GPT); 0 for layer lists
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
@@ -67,7 +67,7 @@ struct Model {
 /// GPT-style transformer; UsageError for non-positive sizes or h not divisible by a.
 [[nodiscard]] Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden,
                               std::int64_t heads, std::int64_t sequence, std::int64_t vocabulary,
-                              plan::DType dtype = plan::DType::f16);
+                              plan::DType dtype = plan::kDefaultMathDType);
 
 /// UsageError when Megatron tensor parallelism of degree `tp` cannot split
 /// the model: its attention heads (GPT models) must divide evenly.

@@ -179,12 +179,12 @@ TEST_CASE("forced collective choices become the communicator's NCCL_ALGO and NCC
   };
   ar("forced", 0, plan::Algorithm::tree, plan::Protocol::ll, 4);
   ar("free", 1, std::nullopt, std::nullopt, 0);
-  plan.tasks[0].dtype = plan::DType::f16;
+  plan.tasks[0].dtype = plan::DType::f32;
   NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   REQUIRE(check_program(prog, plan).empty());
-  // The all-reduce sums the task's element type (f16 here; bf16 by default).
-  CHECK(prog.calls[0][0].dtype == plan::DType::f16);
-  CHECK(prog.calls[0][1].dtype == plan::DType::bf16);
+  // The all-reduce sums the task's element type (f32 here; f16 by default).
+  CHECK(prog.calls[0][0].dtype == plan::DType::f32);
+  CHECK(prog.calls[0][1].dtype == plan::DType::f16);
   const auto& forced = prog.comms[static_cast<std::size_t>(prog.calls[0][0].comm)];
   CHECK(forced.nccl_algo == "Tree");
   CHECK(forced.nccl_proto == "LL");
