@@ -51,7 +51,28 @@ Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topol
   return r;
 }
 
+// The first element of `v` equal to an earlier one, written by `name`.
+template <typename T, typename Name>
+std::optional<RepeatedValue> repeat_in(const char* list, const std::vector<T>& v, Name name) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) !=
+        v.begin() + static_cast<std::ptrdiff_t>(i))
+      return RepeatedValue{list, i, name(v[i])};
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::optional<RepeatedValue> repeated_value(const Space& s) {
+  auto number = [](int x) { return std::to_string(x); };
+  if (auto r = repeat_in("microbatch_sizes", s.microbatch_sizes, number)) return r;
+  if (auto r = repeat_in("virtual_stages", s.virtual_stages, number)) return r;
+  if (auto r = repeat_in("schedules", s.schedules, [](Schedule x) { return std::string(to_string(x)); }))
+    return r;
+  if (auto r = repeat_in("reshards", s.reshards, [](Strategy x) { return std::string(to_string(x)); }))
+    return r;
+  return repeat_in("recompute", s.recompute, [](bool x) { return std::string(x ? "true" : "false"); });
+}
 
 std::vector<ParallelConfig> enumerate(const Space& s, const Model& m, const topology::Topology& t) {
   const int all = static_cast<int>(t.gpus().size());

@@ -27,6 +27,7 @@
 // strategies of such a configuration differ in name only.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,19 @@ struct Space {
   std::vector<bool> recompute{false};
   bool tp_across_hosts = false;
 };
+
+/// A value one of the space's lists holds twice: every configuration with
+/// it would be searched twice. `list` is the member's name
+/// ("microbatch_sizes", "virtual_stages", "schedules", "reshards",
+/// "recompute"), `index` the repeat's place in it.
+struct RepeatedValue {
+  std::string list;
+  std::size_t index = 0;
+  std::string value;
+};
+/// The first repeated value of `s`'s lists, if any. Space files and the
+/// search command both refuse one, each naming it in its own terms.
+[[nodiscard]] std::optional<RepeatedValue> repeated_value(const Space& s);
 
 /// UsageError when the space is empty or malformed (no batch, more GPUs
 /// than the topology has).

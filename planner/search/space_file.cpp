@@ -20,12 +20,7 @@ template <typename T, typename Read>
 std::vector<T> list_of(const JsonCursor& c, Read read) {
   if (!c.json().is_array() || c.size() == 0) c.fail("expected a non-empty array");
   std::vector<T> out;
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    const T v = read(c.at(i));
-    if (std::find(out.begin(), out.end(), v) != out.end())
-      c.at(i).fail("repeats an earlier value (each would be searched twice)");
-    out.push_back(v);
-  }
+  for (std::size_t i = 0; i < c.size(); ++i) out.push_back(read(c.at(i)));
   return out;
 }
 
@@ -79,6 +74,9 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto r = root.find("recompute"))
     s.recompute = list_of<bool>(*r, [](const JsonCursor& c) { return c.as_bool(); });
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
+  // The built-in lists repeat nothing, so a repeat is in a list the file gives.
+  if (auto r = repeated_value(s))
+    root[r->list].at(r->index).fail("repeats an earlier value (each would be searched twice)");
   return f;
 }
 

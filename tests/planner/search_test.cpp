@@ -297,6 +297,28 @@ TEST_CASE("search space files: every dimension read, mistakes named by JSON path
   }
 }
 
+TEST_CASE("search lists: a value given twice is found with its list and place, in files by JSON path",
+          "[search]") {
+  Space s;
+  s.microbatch_sizes = {1, 2, 4};
+  s.schedules = {Schedule::one_f_one_b, Schedule::gpipe};
+  CHECK_FALSE(repeated_value(s));
+  s.schedules.push_back(Schedule::one_f_one_b);
+  const auto r = repeated_value(s);
+  REQUIRE(r);
+  CHECK(r->list == "schedules");
+  CHECK(r->index == 2);
+  CHECK(r->value == "1f1b");
+  s.schedules.pop_back();
+  s.recompute = {true, true};
+  REQUIRE(repeated_value(s));
+  CHECK(repeated_value(s)->list == "recompute");
+  // The file's third reshard repeats its first.
+  CHECK_THROWS_WITH(
+      load_space_file(std::string(MESHSIM_SOURCE_DIR) + "/tests/data/search-repeated-reshard.json"),
+      Catch::Contains("reshards[2]: repeats an earlier value"));
+}
+
 TEST_CASE("search: GPT-3 175B on 1,024 A100 80 GB picks Megatron-LM's tp = 8 and pp 8-16",
           "[search][whole-study]") {
   // The bundled space with 1F1B only: 80 GiB cannot hold 175B's training

@@ -94,16 +94,6 @@ struct SearchJob {
   ps::Space space;
 };
 
-// A list option that names a value twice would search it twice.
-template <typename T>
-void refuse_repeats(const char* option, const std::vector<T>& values) {
-  for (std::size_t i = 0; i < values.size(); ++i)
-    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
-        values.begin() + static_cast<std::ptrdiff_t>(i))
-      throw UsageError(
-          fmt::format("{}: {} is given twice (each would be searched twice)", option, values[i]));
-}
-
 SearchJob make_job(SearchArgs& a) {
   SearchJob j;
   std::optional<double> efficiency = a.compute_efficiency;
@@ -121,10 +111,6 @@ SearchJob make_job(SearchArgs& a) {
   } else {
     if (a.model.empty() || a.topology.what.empty() || a.space.global_batch < 1)
       throw UsageError("give a space file (meshsim.search/1), or --model, --topology and --global-batch");
-    refuse_repeats("--microbatch-sizes", a.space.microbatch_sizes);
-    refuse_repeats("--virtual-stages", a.space.virtual_stages);
-    refuse_repeats("--schedules", a.schedules);
-    refuse_repeats("--reshards", a.reshards);
     j.model = load_model_arg(a.model);
     j.topo = a.topology.load();
     j.space = a.space;
@@ -134,6 +120,11 @@ SearchJob make_job(SearchArgs& a) {
     for (const auto& r : a.reshards) j.space.reshards.push_back(*planner::strategy_from(r));
     j.space.recompute =
         a.recompute == "both" ? std::vector<bool>{false, true} : std::vector<bool>{a.recompute == "on"};
+    if (auto r = ps::repeated_value(j.space)) {
+      std::string option = "--" + r->list;
+      std::replace(option.begin(), option.end(), '_', '-');
+      throw UsageError(fmt::format("{}: {} is given twice (each would be searched twice)", option, r->value));
+    }
   }
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
