@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "plan/plan.h"
+#include "planner/pipeline_kernels.h"
 #include "sim/numeric.h"
 
 namespace meshsim::planner {
@@ -202,6 +203,27 @@ void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const Par
         "the iteration's plan would have at least {:.0f} tasks ({:.0f} passes x {} replicas{}), more than "
         "the {} a plan may have: use fewer or larger microbatches, or fewer virtual stages",
         tasks, passes, cfg.dp, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
+}
+
+std::vector<PassTimes> ideal_pass_times(const PipelineIteration& it, const sim::DeviceModel& dm,
+                                        const Model& model) {
+  const ParallelConfig& cfg = it.config;
+  const bool split = cfg.schedule == Schedule::zb_h1;
+  std::vector<PassTimes> times;
+  for (const VirtualStage& vs : it.stages) {
+    auto time_of = [&](Pass p) {
+      if (auto k = pass_kernels(model, vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute))
+        return dm.kernels_time(*k).seconds();
+      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute);
+      return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
+    };
+    PassTimes pt;
+    pt.forward = time_of(Pass::forward);
+    pt.backward = time_of(Pass::backward);
+    pt.weight = split ? time_of(Pass::weight) : 0;
+    times.push_back(pt);
+  }
+  return times;
 }
 
 }  // namespace meshsim::planner

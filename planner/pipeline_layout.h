@@ -56,6 +56,12 @@ struct PassCost {
 [[nodiscard]] PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int tp,
                                  bool split_backward, bool recompute);
 
+/// Each virtual stage's pass times without communication, on one GPU of
+/// model `dm`: the kernels of pipeline_kernels.h where the model has them,
+/// else pass_cost's FLOPs and bytes as one roofline kernel.
+[[nodiscard]] std::vector<PassTimes> ideal_pass_times(const PipelineIteration& it, const sim::DeviceModel& dm,
+                                                      const Model& model);
+
 /// Weights, training state and the peak of activations in flight on each
 /// pipeline device, walking its op order (a forward holds its chunk's
 /// activations until its backward, or its W when the backward is split).

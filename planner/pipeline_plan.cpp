@@ -12,6 +12,7 @@
 #include "core/append_lists.h"
 #include "core/error.h"
 #include "plan/builder.h"
+#include "planner/pipeline_kernels.h"
 #include "planner/pipeline_layout.h"
 #include "planner/plan_devices.h"
 #include "topology/mesh.h"
@@ -156,6 +157,20 @@ class PipelineBuilder {
     return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(cfg_.dp) + at(d);
   }
 
+  // The plan's kernel set of pass `pass` of virtual stage s, made on first
+  // use; nullopt when the model has no kernel lists (pipeline_kernels.h).
+  std::optional<std::size_t> kernel_set(int s, Pass pass) {
+    if (auto found = kernel_sets_.find({s, pass}); found != kernel_sets_.end()) return found->second;
+    std::optional<std::size_t> index;
+    if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, cfg_.microbatch_size, cfg_.tp,
+                              cfg_.schedule == Schedule::zb_h1, cfg_.recompute)) {
+      index = it_.plan.kernel_sets.size();
+      const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
+      it_.plan.kernel_sets.push_back({fmt::format("s{}/{}", s, name), std::move(*k)});
+    }
+    return kernel_sets_[{s, pass}] = index;
+  }
+
   // One pass of one data replica: the compute of its tensor ranks, the
   // tensor all-reduce, and the transfers it starts. Returns the compute task.
   std::size_t emit_pass(const PipelineOp& op, int device, int d) {
@@ -167,6 +182,7 @@ class PipelineBuilder {
     fmt::format_to(std::back_inserter(prefix), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
     const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
                                     cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
+    const std::optional<std::size_t> kernels = kernel_set(s, op.pass);
     // The tensor ranks run the same kernels in lockstep: one task on all of them.
     const std::size_t compute = used_;
     plan::Task& c = next_task(Kind::compute);
@@ -176,8 +192,15 @@ class PipelineBuilder {
     c.stream = kComputeStream;
     if (op.pass != Pass::weight)
       incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
-    c.flops = cost.flops;
-    c.mem_bytes = cost.bytes;
+    c.kernels = kernels;
+    if (kernels) {
+      const plan::KernelList& k = it_.plan.kernel_sets[*kernels].kernels;
+      c.flops = k.flops();
+      c.mem_bytes = k.bytes();
+    } else {
+      c.flops = cost.flops;
+      c.mem_bytes = cost.bytes;
+    }
     c.dtype = model_.dtype;
     std::size_t end = compute;  // what the pass's transfers wait for
     const double ar_bytes =
@@ -360,29 +383,10 @@ class PipelineBuilder {
   // The last pass of each chunk on each device releases its DP all-reduce.
   std::vector<std::vector<std::size_t>> last_of_chunk_;
   std::vector<std::optional<Template>> templates_;  // by (transfer, backward?, replica), made once
-  std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;  // per GPU, its DP all-reduces
-  std::size_t used_ = 0;                                              // tasks emitted so far
+  std::map<std::pair<int, Pass>, std::optional<std::size_t>> kernel_sets_;  // by (virtual stage, pass)
+  std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;        // per GPU, its DP all-reduces
+  std::size_t used_ = 0;                                                    // tasks emitted so far
 };
-
-// Pass times without communication, per virtual stage.
-std::vector<PassTimes> ideal_pass_times(const PipelineIteration& it, const sim::DeviceModel& dm,
-                                        const Model& model) {
-  const ParallelConfig& cfg = it.config;
-  const bool split = cfg.schedule == Schedule::zb_h1;
-  std::vector<PassTimes> times;
-  for (const VirtualStage& vs : it.stages) {
-    auto time_of = [&](Pass p) {
-      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute);
-      return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
-    };
-    PassTimes pt;
-    pt.forward = time_of(Pass::forward);
-    pt.backward = time_of(Pass::backward);
-    pt.weight = split ? pt.forward : 0;  // W does the forward's FLOPs, as pass_cost says
-    times.push_back(pt);
-  }
-  return times;
-}
 
 // The schedule's ops per pipeline device; UsageError for a configuration
 // that no plan can have (the schedule's own checks, too few layers, zb-h1

@@ -1,0 +1,91 @@
+#include "planner/pipeline_kernels.h"
+
+#include <numeric>
+
+#include "planner/layer_kernels.h"
+
+namespace meshsim::planner {
+
+namespace {
+
+// The GEMMs of gpt_layer_forward that multiply by weights (QKV, output
+// projection, the two MLP GEMMs); the others are the attention products.
+bool weight_gemm(std::size_t i) {
+  return i == 0 || i >= 3;
+}
+
+void append(plan::KernelList& to, const plan::KernelList& from) {
+  to.gemms.insert(to.gemms.end(), from.gemms.begin(), from.gemms.end());
+  to.memory_bytes.insert(to.memory_bytes.end(), from.memory_bytes.begin(), from.memory_bytes.end());
+}
+
+// A transformer layer's kernels in `pass`.
+void transformer(plan::KernelList& out, const Model& m, Pass pass, int b, int tp, bool split,
+                 bool recompute) {
+  const LayerShape s{static_cast<double>(m.hidden),
+                     static_cast<double>(m.heads),
+                     static_cast<double>(b),
+                     static_cast<double>(m.sequence),
+                     0,
+                     static_cast<double>(tp),
+                     m.dtype};
+  const plan::KernelList forward = gpt_layer_forward(s);
+  if (pass == Pass::forward) return append(out, forward);
+  if (pass == Pass::backward && recompute) append(out, forward);
+  const plan::KernelList backward = gpt_layer_backward(forward);
+  if (!split) return append(out, backward);
+  // backward.gemms holds, per forward GEMM i, its input gradient (2i) and
+  // its weight or second operand's gradient (2i + 1).
+  for (std::size_t i = 0; i < backward.gemms.size(); ++i) {
+    const bool weight = i % 2 == 1 && weight_gemm(i / 2);
+    if (weight == (pass == Pass::weight)) out.gemms.push_back(backward.gemms[i]);
+  }
+  if (pass == Pass::backward)
+    out.memory_bytes.insert(out.memory_bytes.end(), backward.memory_bytes.begin(),
+                            backward.memory_bytes.end());
+}
+
+// Any other layer: a GEMM to its output width when it has FLOPs, else a
+// memory-bound pass over its output.
+void other(plan::KernelList& out, const LayerCost& l, const Model& m, Pass pass, int b, int tp, bool split,
+           bool recompute) {
+  if (l.output_shape.empty()) return;
+  const double width = static_cast<double>(l.output_shape.back());
+  const double rows = std::accumulate(l.output_shape.begin(), l.output_shape.end() - 1, 1.0,
+                                      [](double a, std::int64_t d) { return a * static_cast<double>(d); });
+  if (l.forward_flops > 0) {
+    const double k = l.forward_flops / (2 * rows * width);
+    const plan::KernelList::Gemm g{b * rows, width / tp, k, 1};
+    if (pass == Pass::forward || (pass == Pass::backward && recompute)) out.gemms.push_back(g);
+    if (pass == Pass::backward) out.gemms.push_back({g.m, g.k, g.n, 1});  // input gradient
+    if (pass == Pass::weight || (pass == Pass::backward && !split))
+      out.gemms.push_back({g.k, g.n, g.m, 1});  // weight gradient
+    return;
+  }
+  if (pass == Pass::weight) return;
+  const double bytes = 2 * b * rows * width * static_cast<double>(plan::dtype_size(m.dtype));
+  if (pass == Pass::backward && recompute)
+    out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(bytes)));
+  out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(pass == Pass::forward ? bytes : 2 * bytes)));
+}
+
+}  // namespace
+
+std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage& vs, Pass pass,
+                                             int microbatch_size, int tp, bool split_backward,
+                                             bool recompute) {
+  if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0) return std::nullopt;
+  plan::KernelList out;
+  out.dtype = m.dtype;
+  for (int i = vs.first_layer; i < vs.end_layer; ++i) {
+    const LayerCost& l = m.layers[static_cast<std::size_t>(i)];
+    if (l.transformer)
+      transformer(out, m, pass, microbatch_size, tp, split_backward, recompute);
+    else
+      other(out, l, m, pass, microbatch_size, tp, split_backward, recompute);
+  }
+  if (out.gemms.empty() && out.memory_bytes.empty()) return std::nullopt;  // nothing to list: the roofline's
+  return out;
+}
+
+}  // namespace meshsim::planner

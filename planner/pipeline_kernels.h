@@ -1,0 +1,43 @@
+#pragma once
+// The kernels of a pipeline pass, for models whose layers have kernel lists
+// (GPT models: Model::hidden > 0). One tensor rank of virtual stage `vs`,
+// microbatches of b sequences of s tokens, tensor-parallel degree t:
+//
+//   transformer layer   forward: its kernels as Megatron-LM runs them
+//                       (layer_kernels.h); backward: the forward's mirror,
+//                       after a second forward with recomputation. With the
+//                       backward split (zb-h1), B holds the input and
+//                       attention gradients and the memory-bound kernels, W
+//                       the weight gradients of the four weight GEMMs.
+//   layer with FLOPs,   one GEMM of b·s rows from k = FLOPs / (2·s·width)
+//   not a transformer   columns to width / t (the LM head: k = h, width the
+//                       vocabulary, split over the ranks); backward its two
+//                       gradients (input in B, weight in W).
+//   With recomputation every layer's backward first repeats its forward.
+//   layer without FLOPs one memory-bound kernel writing and reading its
+//                       output, b·(its output elements)·element size each
+//                       way (the embedding's lookup); backward twice that.
+//
+// The simulator times such a list GEMM by GEMM in tiles and waves
+// (sim/compute_model.h), which a pass's FLOPs alone (the roofline of
+// pass_cost) cannot: thin microbatches fill only part of the SMs, and the
+// memory-bound kernels and launches add their own time. Models given as
+// layer lists have no kernel lists and keep the roofline.
+
+#include <optional>
+
+#include "plan/plan.h"
+#include "planner/model.h"
+#include "planner/pipeline_plan.h"
+#include "planner/pipeline_schedule.h"
+
+namespace meshsim::planner {
+
+/// The kernels of one pass as above; nullopt for a model without kernel
+/// lists (Model::hidden = 0) and for a pass that would list none (a W pass
+/// of layers without weights).
+[[nodiscard]] std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage& vs, Pass pass,
+                                                           int microbatch_size, int tp, bool split_backward,
+                                                           bool recompute);
+
+}  // namespace meshsim::planner

@@ -1,0 +1,84 @@
+#include "planner/pipeline_kernels.h"
+
+#include <catch2/catch.hpp>
+
+#include "planner/pipeline_layout.h"
+#include "sim/compute_model.h"
+#include "topology/cluster.h"
+
+using namespace meshsim;
+using namespace meshsim::planner;
+
+namespace {
+
+// GPT, 2 transformer layers, h 256, 4 heads, s 64, vocabulary 100, as one
+// stage: embedding, layer0, layer1, lm_head.
+VirtualStage whole(const Model& m) {
+  std::vector<int> stage_of;
+  return split_stages(m, 1, 2, stage_of)[0];
+}
+
+}  // namespace
+
+TEST_CASE("a GPT stage's pass lists each layer's kernels, and B and W split the backward",
+          "[pipeline-kernels]") {
+  const Model m = gpt_model("m", 2, 256, 4, 64, 100);
+  const VirtualStage vs = whole(m);
+  // Microbatches of 2, tp 2. Forward: 6 GEMMs per layer and the LM head's
+  // 128 x 50 x 256 (b·s rows, vocabulary / t, h); memory: the embedding's
+  // lookup (2 x 2·64·256 elements x 2 bytes) and 6 kernels per layer.
+  const auto f = pass_kernels(m, vs, Pass::forward, 2, 2, false, false);
+  REQUIRE(f);
+  CHECK(f->gemms.size() == 13);
+  CHECK(f->gemms.back() == plan::KernelList::Gemm{128, 50, 256, 1});
+  CHECK(f->memory_bytes.size() == 13);
+  CHECK(f->memory_bytes.front() == Bytes(131072));
+  // The textbook FLOPs: b · the stage's forward FLOPs / t.
+  CHECK(f->flops() == Approx(2 * vs.forward_flops / 2));
+  const auto b = pass_kernels(m, vs, Pass::backward, 2, 2, false, false);
+  REQUIRE(b);
+  CHECK(b->flops() == Approx(2 * f->flops()));
+  CHECK(b->bytes() == f->bytes() * 2);
+  // zb-h1: W holds the weight gradients of the 4 weight GEMMs per layer and
+  // of the LM head (9), B the rest (2 x 8 + 1) and every memory-bound kernel.
+  const auto bs = pass_kernels(m, vs, Pass::backward, 2, 2, true, false);
+  const auto w = pass_kernels(m, vs, Pass::weight, 2, 2, true, false);
+  REQUIRE(bs);
+  REQUIRE(w);
+  CHECK(w->gemms.size() == 9);
+  CHECK(w->memory_bytes.empty());
+  CHECK(bs->gemms.size() == 17);
+  CHECK(bs->bytes() == b->bytes());
+  CHECK(bs->flops() + w->flops() == Approx(b->flops()));
+  // Recomputation: the backward runs the forward again first.
+  const auto rb = pass_kernels(m, vs, Pass::backward, 2, 2, false, true);
+  REQUIRE(rb);
+  CHECK(rb->flops() == Approx(3 * f->flops()));
+  CHECK(rb->bytes() == f->bytes() * 3);
+}
+
+TEST_CASE("models given as layer lists keep the roofline", "[pipeline-kernels]") {
+  Model m;
+  m.name = "list";
+  m.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}});
+  VirtualStage vs;
+  vs.end_layer = 1;
+  CHECK_FALSE(pass_kernels(m, vs, Pass::forward, 1, 1, false, false));
+}
+
+TEST_CASE("a thin microbatch's pass costs more than its FLOPs at the peak", "[pipeline-kernels]") {
+  // GPT-3 1.3B's shape (h 2048, 16 heads, s 2048), one layer per stage at
+  // microbatch 1, tp 8 on an A100 at its peak: the kernels (tiles, waves,
+  // memory-bound kernels, a launch each) take longer than the roofline of
+  // the FLOPs alone.
+  const Model m = gpt_model("g", 1, 2048, 16, 2048, 50257);
+  std::vector<int> stage_of;
+  const VirtualStage layer = split_stages(m, 3, 8, stage_of)[1];
+  REQUIRE(m.layers[static_cast<std::size_t>(layer.first_layer)].transformer);
+  sim::DeviceModel a100 = *sim::find_device_model("A100");
+  a100.compute_efficiency.fill(1.0);
+  const auto k = pass_kernels(m, layer, Pass::forward, 1, 8, false, false);
+  REQUIRE(k);
+  const double at_peak = k->flops() / a100.peak(plan::DType::f16);
+  CHECK(a100.kernels_time(*k).seconds() > 1.2 * at_peak);
+}
