@@ -22,8 +22,8 @@ report() {
   local what=$1
   shift
   local t counts
-  t=$(best_of "$bin" "$@" --json --no-plots)
-  counts=$("$bin" "$@" --json --no-plots | python3 -c \
+  t=$(best_of "$bin" "$@" --json)
+  counts=$("$bin" "$@" --json | python3 -c \
     'import json,sys; d=json.load(sys.stdin); print(d["configs"], "configurations:", d["simulated"], "simulated,", d["filtered"], "out of memory,", d["invalid"], "invalid; simulated per s:", round(d["simulated"] / d["seconds"], 1))')
   echo "$what: $counts; ${t} s"
 }
