@@ -132,9 +132,8 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
   topology::Topology topo = topology::load_topology_file(f.terapipe_topology);
   std::vector<sim::DeviceModel> calibrated;
   if (!f.terapipe_calibration.empty()) {
-    const plan::Calibration c = plan::load_calibration_file(f.terapipe_calibration);
-    sim::apply_links(c, topo, f.terapipe_calibration);
-    calibrated = sim::calibrated_models(c, f.terapipe_calibration);
+    sim::apply_calibration(plan::load_calibration_file(f.terapipe_calibration), f.terapipe_calibration, topo,
+                           calibrated);
   }
   std::map<std::pair<std::string, int>, TeraPipeOutcome> done;  // by (setting, uniform slices)
   for (const auto& row : f.terapipe_rows) {
@@ -238,7 +237,7 @@ void run_pipeline(const Fidelity& f, const std::function<void(const std::string&
   if (progress) progress(fmt::format("pipeline study {}", s.name));
   topology::Topology topo = load_study_topology(s.topology);
   sim::SimOptions opts;
-  (void)prepare_study_options(s, topo, opts);  // as `meshsim study` runs it
+  (void)prepare_study_options(s, topo, opts, false);  // as `meshsim study` runs it
   const std::vector<PipelineStudyRow> rows = run_pipeline_study(s, topo, opts);
   auto time_of = [&](const std::string& c, const std::string& method) {
     for (const auto& r : rows)

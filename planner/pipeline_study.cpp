@@ -6,7 +6,10 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "plan/calibration.h"
 #include "planner/study.h"
+#include "sim/calibrate_apply.h"
 #include "sim/compute_model.h"
 
 namespace meshsim::planner {
@@ -53,8 +56,8 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail("a pipeline study is a JSON object");
   root.require_format(kFormat);
-  root.allow_only({"format", "name", "description", "topology", "compute_efficiency", "methods", "baseline",
-                   "bound", "paper_baseline", "cases"});
+  root.allow_only({"format", "name", "description", "topology", "compute_efficiency", "calibration",
+                   "methods", "baseline", "bound", "paper_baseline", "cases"});
   PipelineStudy s;
   s.name = root["name"].as_name();
   if (auto d = root.find("description")) s.description = d->as_string();
@@ -63,6 +66,12 @@ PipelineStudy load_pipeline_study(const std::string& file) {
     const double v = e->as_number();
     if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
     s.compute_efficiency = v;
+  }
+  if (auto c = root.find("calibration")) {
+    if (s.compute_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
+    s.calibration = resolve_beside(file, c->as_name());
+    if (path_kind(s.calibration) != PathKind::file)
+      c->fail(fmt::format("no calibration file {}", s.calibration));
   }
   const JsonCursor ms = root["methods"];
   if (ms.size() == 0) ms.fail("a pipeline study needs at least one method");
@@ -126,9 +135,11 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   return s;
 }
 
-std::string prepare_study_options(const PipelineStudy& s, const topology::Topology& t,
-                                  sim::SimOptions& opts) {
+std::string prepare_study_options(const PipelineStudy& s, topology::Topology& t, sim::SimOptions& opts,
+                                  bool calibrated) {
   opts.fluid_broadcast = true;
+  if (!calibrated && !s.calibration.empty())
+    sim::apply_calibration(plan::load_calibration_file(s.calibration), s.calibration, t, opts.device_models);
   return sim::apply_compute_efficiency(t, opts.device_models, s.compute_efficiency, plan::DType::f16);
 }
 

@@ -50,6 +50,7 @@ struct PipelineStudy {
   std::string description;
   std::string topology;  // resolved path or preset name
   std::optional<double> compute_efficiency;
+  std::string calibration;  // resolved path; empty: none (one or the other)
   std::vector<PipelineMethod> methods;
   std::string baseline;
   std::string bound;
@@ -72,10 +73,13 @@ struct PipelineStudyRow {
   double gain = 0;  // throughput over the baseline method, − 1
 };
 
-/// The options a study runs with, on top of `opts` (a calibration's):
-/// fluid broadcasts, and the study's compute efficiency for fp16 work.
+/// The options a study runs with: fluid broadcasts, and the study's
+/// calibration (its links into `t`, its compute models into `opts`) unless
+/// the caller `calibrated` them already (a --calibration replaces the
+/// study's own), then the study's compute efficiency for fp16 work.
 /// Returns what each GPU model computes at (sim::apply_compute_efficiency).
-std::string prepare_study_options(const PipelineStudy& s, const topology::Topology& t, sim::SimOptions& opts);
+std::string prepare_study_options(const PipelineStudy& s, topology::Topology& t, sim::SimOptions& opts,
+                                  bool calibrated);
 
 /// Every case with every method; `progress` (may be empty) after each case.
 /// `load_model` reads a case's "model" (a file, or what the caller's

@@ -46,6 +46,12 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
   return out;
 }
 
+void apply_calibration(const plan::Calibration& c, const std::string& file, topology::Topology& topo,
+                       std::vector<DeviceModel>& models) {
+  apply_links(c, topo, file);
+  models = calibrated_models(c, file);
+}
+
 topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
                                      const plan::Calibration& c) {
   if (!c.copy) throw UsageError("a calibration without a copy fit describes no virtual devices");

@@ -22,6 +22,10 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
 /// The calibrated compute models (built-in peaks, measured efficiencies);
 /// ConfigError (file) for a GPU model meshsim has no peaks for.
 [[nodiscard]] std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file);
+/// Both: `topo`'s links and the compute `models` become the calibration's
+/// (what every command's --calibration does).
+void apply_calibration(const plan::Calibration& c, const std::string& file, topology::Topology& topo,
+                       std::vector<DeviceModel>& models);
 
 /// The machine a run on the host or cuda backend is predicted on: the
 /// plan's devices as virtual devices of one memory (topology/virtual_gpu.h),

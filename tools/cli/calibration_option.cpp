@@ -15,10 +15,7 @@ const plan::Calibration* CalibrationOption::get() {
 }
 
 void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts) {
-  if (const auto* c = get()) {
-    sim::apply_links(*c, topo, file);
-    opts.device_models = sim::calibrated_models(*c, file);
-  }
+  if (const auto* c = get()) sim::apply_calibration(*c, file, topo, opts.device_models);
 }
 
 void CalibrationOption::apply(topology::Topology& topo) {

@@ -162,7 +162,7 @@ void run_pipeline_study(StudyArgs& a) {
   topology::Topology topo = planner::load_study_topology(s.topology);
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
-  const std::string compute = planner::prepare_study_options(s, topo, opts);
+  const std::string compute = planner::prepare_study_options(s, topo, opts, !a.calibration.file.empty());
   const bool tty = !a.json;
   const auto rows =
       planner::run_pipeline_study(s, topo, opts, progress_reporter("study " + s.name, "cases", a.json),
