@@ -28,6 +28,7 @@ std::pair<sim::DeviceModel, sim::DeviceModel> gemm_models(const std::string& fil
   if (models.empty()) throw ConfigError(file, "compute", "a GEMM fidelity row needs a compute calibration");
   sim::DeviceModel plain = models.front();
   plain.measured_gemms.clear();
+  plain.measured_logs.clear();
   return {models.front(), plain};
 }
 

@@ -1,8 +1,11 @@
 #include "planner/terapipe.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -345,11 +348,41 @@ int max_microbatch_size(const SliceCostModel& c, double capacity) {
   return room < 1 ? 0 : static_cast<int>(std::min(room, 1e9));
 }
 
+namespace {
+// Times kernel lists, each single-product GEMM shape (the weight GEMMs,
+// which depend on a slice's token count only) once; the attention's batched
+// products change with the context and are timed each time.
+class SliceKernelTimer {
+ public:
+  explicit SliceKernelTimer(sim::DeviceModel d) : dev_(std::move(d)) {}
+  double seconds(const plan::KernelList& k) {
+    Time t;
+    for (const auto& g : k.gemms) {
+      if (g.batch != 1) {
+        t += dev_.gemm_time(g.m, g.n, g.k, k.dtype, g.batch);
+        continue;
+      }
+      const std::array<double, 3> key{g.m, g.n, g.k};
+      auto it = single_.find(key);
+      if (it == single_.end()) it = single_.emplace(key, dev_.gemm_time(g.m, g.n, g.k, k.dtype)).first;
+      t += it->second;
+    }
+    for (Bytes bytes : k.memory_bytes) t += dev_.kernel_time(0, bytes, k.dtype);
+    return t.seconds();
+  }
+
+ private:
+  sim::DeviceModel dev_;
+  std::map<std::array<double, 3>, Time> single_;
+};
+}  // namespace
+
 SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
   const auto h = static_cast<double>(m.hidden);
   const auto e = static_cast<double>(plan::dtype_size(m.dtype));
   const LayerShape shape{h, static_cast<double>(m.heads), 1, 0, 0, static_cast<double>(c.tp), m.dtype};
   const double accumulate = dev.kernels_time(gpt_layer_grad_accumulation(shape)).seconds();
+  auto timer = std::make_shared<SliceKernelTimer>(dev);  // shared by the function's copies
   return [=](int len, int ctx, int b) {
     LayerShape s = shape;
     s.sequences = b;
@@ -357,8 +390,7 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     s.context = ctx;
     const double bl = b * static_cast<double>(len);
     const plan::KernelList forward = gpt_layer_forward(s);
-    const double layer = dev.kernels_time(forward).seconds() +
-                         dev.kernels_time(gpt_layer_backward(forward)).seconds() + accumulate +
+    const double layer = timer->seconds(forward) + timer->seconds(gpt_layer_backward(forward)) + accumulate +
                          (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };

@@ -87,6 +87,8 @@ struct SliceCostModel {
 /// The largest microbatch (sequences) whose memory fits in `capacity`
 /// bytes per GPU; 0 when not even one sequence fits.
 [[nodiscard]] int max_microbatch_size(const SliceCostModel& c, double capacity);
+/// The slice cost on GPU model `dev`. It keeps the times of the GEMM shapes
+/// it has timed (its copies share them): call it from one thread at a time.
 [[nodiscard]] SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev);
 
 struct TokenSlicing {

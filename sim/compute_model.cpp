@@ -77,12 +77,22 @@ Time DeviceModel::kernels_time(const plan::KernelList& k) const {
   return t;
 }
 
+namespace {
+std::array<double, 4> log_shape(const plan::KernelList::Gemm& g) {
+  return {std::log2(std::max(g.m, g.n)), std::log2(std::min(g.m, g.n)), std::log2(g.k), std::log2(g.batch)};
+}
+}  // namespace
+
 void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
   const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), g, plan::gemm_before);
-  if (it != measured_gemms.end() && !plan::gemm_before(g, *it))
+  if (it != measured_gemms.end() && !plan::gemm_before(g, *it)) {
     *it = g;
-  else
-    measured_gemms.insert(it, g);
+    return;
+  }
+  const auto at = it - measured_gemms.begin();
+  measured_gemms.insert(it, g);
+  if (measured_logs.size() + 1 == measured_gemms.size())
+    measured_logs.insert(measured_logs.begin() + at, log_shape(g.shape));
 }
 
 const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
@@ -92,9 +102,48 @@ const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& 
   return it != measured_gemms.end() && !plan::gemm_before(key, *it) ? &*it : nullptr;
 }
 
+const plan::GemmPoint* DeviceModel::nearest_measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
+  const std::array<double, 4> q = log_shape(g);
+  const bool kept = measured_logs.size() == measured_gemms.size();
+  const plan::GemmPoint* best = nullptr;
+  double best_gap = std::numeric_limits<double>::infinity();
+  // The points are sorted by dtype first: those of `d` are one run.
+  auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), d,
+                             [](const plan::GemmPoint& p, DType x) { return p.dtype < x; });
+  for (; it != measured_gemms.end() && it->dtype == d; ++it) {
+    const auto i = static_cast<std::size_t>(it - measured_gemms.begin());
+    const std::array<double, 4> p = kept ? measured_logs[i] : log_shape(it->shape);
+    double gap = 0;
+    bool within = true;  // a factor 4 (2 in log2) in each of the four, batch first (it differs most often)
+    for (std::size_t x : {std::size_t{3}, std::size_t{2}, std::size_t{1}, std::size_t{0}}) {
+      const double diff = q[x] - p[x];
+      if (diff > 2 || diff < -2) {
+        within = false;
+        break;
+      }
+      gap += diff * diff;
+    }
+    if (within && gap < best_gap) {
+      best_gap = gap;
+      best = &*it;
+    }
+  }
+  return best;
+}
+
 Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch) const {
   MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
+  if (measured_gemms.empty()) return modelled_gemm_time(m, n, k, d, batch);
   if (const plan::GemmPoint* p = measured_gemm({m, n, k, batch}, d)) return p->time;
+  const Time t = modelled_gemm_time(m, n, k, d, batch);
+  const plan::GemmPoint* p = nearest_measured_gemm({m, n, k, batch}, d);
+  if (!p) return t;
+  const Time at_p = modelled_gemm_time(p->shape.m, p->shape.n, p->shape.k, d, p->shape.batch);
+  return duration_up(t.seconds() * (p->time.seconds() / at_p.seconds()));
+}
+
+Time DeviceModel::modelled_gemm_time(double m, double n, double k, DType d, double batch) const {
+  MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
   const double elem = static_cast<double>(plan::dtype_size(d));
   const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];

@@ -32,12 +32,20 @@
 // are not modelled.
 //
 // Measured GEMMs (a calibration's compute points, `meshsim calibrate
-// --backend cuda --layers ...`) override the model: gemm_time of a GEMM
-// with exactly a measured shape and dtype is the measured time (one call,
-// back to back, launch included).
+// --backend cuda --layers ...`, or published ones) override the model:
+// gemm_time of a GEMM with exactly a measured shape and dtype is the
+// measured time (one call, back to back, launch included). A GEMM near
+// measured ones is the model's time scaled by the nearest measurement's
+// ratio, measured / modelled: nearest in log2 of (the larger of m and n,
+// the smaller, k, batch) among the points of its dtype within a factor 4
+// in each of the four. So the measurements correct the model where it
+// misses (on a V100 a lone wave of tiles runs well below the rate per SM
+// that large GEMMs reach: DeepBench's 2048 × 128 × 2048 takes 31 us, the
+// model 16 us) and shapes far from every measurement keep the model.
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +71,9 @@ struct DeviceModel {
   Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
   int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
   std::vector<plan::GemmPoint> measured_gemms;  // sorted by (dtype, m, n, k, batch); see above
+  // log2 of each measured GEMM's (larger of m and n, smaller, k, batch),
+  // kept beside measured_gemms by add_measured_gemm (recomputed when the two differ in size)
+  std::vector<std::array<double, 4>> measured_logs;
 
   /// Adds (or replaces) a measured GEMM.
   void add_measured_gemm(const plan::GemmPoint& g);
@@ -75,6 +86,11 @@ struct DeviceModel {
   /// `batch` independent products C[m×n] = A[m×k]·B[k×n] in one kernel,
   /// tiled as described above; InternalError for a non-positive size.
   [[nodiscard]] Time gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
+  /// The tile-and-wave model alone, whatever was measured.
+  [[nodiscard]] Time modelled_gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
+  /// The measurement that corrects gemm_time of this GEMM (see above), or nullptr.
+  [[nodiscard]] const plan::GemmPoint* nearest_measured_gemm(const plan::KernelList::Gemm& g,
+                                                             plan::DType d) const;
   /// A task's kernels one after another (plan/kernels.h): Σ gemm_time over
   /// the GEMMs + Σ kernel_time of the memory-bound kernels, each with its
   /// launch.
