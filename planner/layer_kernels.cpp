@@ -12,6 +12,16 @@ Bytes bytes(double b) {
 }
 }  // namespace
 
+LayerShape whole_sequences(const Model& m, int sequences, int tp) {
+  return {static_cast<double>(m.hidden),
+          static_cast<double>(m.heads),
+          static_cast<double>(sequences),
+          static_cast<double>(m.sequence),
+          0,
+          static_cast<double>(tp),
+          m.dtype};
+}
+
 plan::KernelList gpt_layer_forward(const LayerShape& s) {
   const double h = s.hidden;
   const double t = s.tp;
@@ -62,14 +72,7 @@ std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::
           fmt::format("tensor-parallel degree {} does not divide the {} heads of {}", t, m.heads, m.name));
     for (int b : microbatch_sizes) {
       if (b < 1) throw UsageError(fmt::format("a microbatch size is at least 1, got {}", b));
-      const LayerShape s{static_cast<double>(m.hidden),
-                         static_cast<double>(m.heads),
-                         static_cast<double>(b),
-                         static_cast<double>(m.sequence),
-                         0,
-                         static_cast<double>(t),
-                         m.dtype};
-      out.push_back(gpt_layer_forward(s));
+      out.push_back(gpt_layer_forward(whole_sequences(m, b, t)));
       out.push_back(gpt_layer_backward(out.back()));
     }
   }

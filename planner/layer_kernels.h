@@ -43,6 +43,10 @@ struct LayerShape {
   plan::DType dtype = plan::kDefaultMathDType;
 };
 
+/// One layer of GPT model `m` over `sequences` whole sequences (no cached
+/// context) at tensor-parallel degree `tp`.
+[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp);
+
 [[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
 [[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);

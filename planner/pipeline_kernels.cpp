@@ -22,14 +22,7 @@ void append(plan::KernelList& to, const plan::KernelList& from) {
 // A transformer layer's kernels in `pass`.
 void transformer(plan::KernelList& out, const Model& m, Pass pass, int b, int tp, bool split,
                  bool recompute) {
-  const LayerShape s{static_cast<double>(m.hidden),
-                     static_cast<double>(m.heads),
-                     static_cast<double>(b),
-                     static_cast<double>(m.sequence),
-                     0,
-                     static_cast<double>(tp),
-                     m.dtype};
-  const plan::KernelList forward = gpt_layer_forward(s);
+  const plan::KernelList forward = gpt_layer_forward(whole_sequences(m, b, tp));
   if (pass == Pass::forward) return append(out, forward);
   if (pass == Pass::backward && recompute) append(out, forward);
   const plan::KernelList backward = gpt_layer_backward(forward);
