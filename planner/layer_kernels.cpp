@@ -61,6 +61,25 @@ plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s) {
   return k;
 }
 
+plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence) {
+  const double per_token = s.sequences * s.hidden / s.tp * static_cast<double>(plan::dtype_size(s.dtype));
+  const double l = s.tokens;
+  const double seen = s.context + s.tokens;
+  auto bytes = [&](double tokens) { return Bytes(static_cast<std::int64_t>(tokens * per_token)); };
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  for (int kv = 0; kv < 2; ++kv) {              // keys, then values
+    k.memory_bytes.push_back(bytes(2 * l));     // forward: the slice written into the cache
+    k.memory_bytes.push_back(bytes(sequence));  // backward: the view's gradient, zeros over the cache
+    k.memory_bytes.push_back(bytes(2 * seen));  //   and the slice's part copied in
+    if (seen < sequence)                        //   summed with the next slice's gradient
+      k.memory_bytes.push_back(bytes(3 * sequence));
+    k.memory_bytes.push_back(bytes(2 * sequence));  //   the assignment's clone
+    k.memory_bytes.push_back(bytes(l));             //   and its slice zeroed
+  }
+  return k;
+}
+
 std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,
                                                      const std::vector<int>& microbatch_sizes) {
   if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0)

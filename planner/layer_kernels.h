@@ -60,6 +60,16 @@ struct LayerShape {
 /// per token slice or microbatch pays it once per slice or microbatch.
 [[nodiscard]] plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s);
 
+/// What TeraPipe's code does with a layer's key and value caches for one
+/// slice (s: b sequences, l tokens after c; caches of `sequence` tokens,
+/// b·h/t elements per token each), memory-bound kernels for the keys and
+/// again for the values: forward, the slice's new entries written in (2l);
+/// backward, the cache view's gradient made whole (zeros over the cache, L,
+/// and the seen part copied in, 2(c + l)), summed with the next slice's
+/// gradient (3L, but for the last slice), cloned by the assignment's
+/// backward (2L) and its slice zeroed (l). Its whole-cache copies make every
+/// slice's backward pay for the full sequence.
+[[nodiscard]] plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence);
 /// The forward and backward kernels of one layer of GPT model `m` (whole
 /// sequences, no cached context) for every tensor-parallel degree in `tps`
 /// and microbatch size in `microbatch_sizes`: what `meshsim calibrate

@@ -24,8 +24,9 @@
 // time: for each of its layers, its kernels (planner/layer_kernels.h: the
 // GEMMs timed in tiles and waves over the GPU's SMs, the attention GEMMs
 // reading the cached keys and values, the memory-bound kernels, a launch
-// each, and the weight-gradient accumulation every slice's backward pass
-// adds, since TeraPipe's code runs one autograd backward per slice); four
+// each, the weight-gradient accumulation every slice's backward pass adds,
+// since TeraPipe's code runs one autograd backward per slice, and its
+// key and value cache copies, kv_cache_kernels); four
 // tensor-parallel all-reduces of b·l·h
 // elements per layer; and the activation sent forward and its gradient sent
 // back across the slowest stage boundary. The all-reduce and send costs are

@@ -74,3 +74,21 @@ TEST_CASE("calibrate --layers measures each layer shape's forward and backward G
   layers_only.hidden = 0;
   CHECK_THROWS_AS(gpt_layer_kernel_lists(layers_only, {1}, {1}), UsageError);
 }
+
+TEST_CASE("a slice's cache copies: the whole cache in every backward, the sum skipped on the last slice",
+          "[layer-kernels]") {
+  // One sequence, h 1024, tp 2, f16: 1,024 bytes per token of keys (and of
+  // values). 64 tokens after 128, caches of 512: per tensor 2·64 + 512 +
+  // 2·192 + 3·512 + 2·512 + 64 = 3,648 tokens, 3,735,552 bytes; twice that
+  // for keys and values, in 12 kernels.
+  const LayerShape s{1024, 16, 1, 64, 128, 2, plan::DType::f16};
+  const plan::KernelList k = kv_cache_kernels(s, 512);
+  CHECK(k.gemms.empty());
+  CHECK(k.memory_bytes.size() == 12);
+  CHECK(k.bytes() == Bytes(7471104));
+  // The last slice (448 + 64 = 512) has no later gradient to add.
+  const LayerShape last{1024, 16, 1, 64, 448, 2, plan::DType::f16};
+  const plan::KernelList l = kv_cache_kernels(last, 512);
+  CHECK(l.memory_bytes.size() == 10);
+  CHECK(l.bytes() == Bytes(2 * 1024 * (128 + 512 + 1024 + 1024 + 64)));
+}
