@@ -41,7 +41,7 @@ std::optional<double> ablation_time(const std::string& setting, int slices) {
 
 void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
   t.allow_only({"topology", "compute_efficiency", "calibration", "models", "rows"});
-  f.terapipe_topology = resolve_beside(file, t["topology"].as_string());
+  f.terapipe_topology = file_beside(file, t["topology"], "topology");
   if (auto e = t.find("compute_efficiency")) {
     const double v = e->as_number();
     if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
@@ -49,13 +49,9 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
   }
   if (auto c = t.find("calibration")) {
     if (f.terapipe_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
-    f.terapipe_calibration = resolve_beside(file, c->as_string());
-    if (path_kind(f.terapipe_calibration) != PathKind::file)
-      c->fail(fmt::format("no calibration file {}", f.terapipe_calibration));
+    f.terapipe_calibration = file_beside(file, *c, "calibration");
   }
   f.terapipe_models = resolve_beside(file, t["models"].as_string());
-  if (path_kind(f.terapipe_topology) != PathKind::file)
-    t["topology"].fail(fmt::format("no topology file {}", f.terapipe_topology));
   const JsonCursor rows = t["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const JsonCursor r = rows.at(i);

@@ -28,7 +28,6 @@ std::pair<sim::DeviceModel, sim::DeviceModel> gemm_models(const std::string& fil
   if (models.empty()) throw ConfigError(file, "compute", "a GEMM fidelity row needs a compute calibration");
   sim::DeviceModel plain = models.front();
   plain.measured_gemms.clear();
-  plain.measured_logs.clear();
   return {models.front(), plain};
 }
 
@@ -55,9 +54,7 @@ LayerTimes layer_times(const FidelityGemmRow& row, const Model& m, const sim::De
 
 void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity& f) {
   g.allow_only({"calibration", "models", "rows"});
-  f.gemm_calibration = resolve_beside(file, g["calibration"].as_string());
-  if (path_kind(f.gemm_calibration) != PathKind::file)
-    g["calibration"].fail(fmt::format("no calibration file {}", f.gemm_calibration));
+  f.gemm_calibration = file_beside(file, g["calibration"], "calibration");
   f.gemm_models = resolve_beside(file, g["models"].as_string());
   const auto [measured, plain] = gemm_models(f.gemm_calibration);
   const JsonCursor rows = g["rows"];

@@ -180,8 +180,6 @@ class PipelineBuilder {
     std::string& prefix = prefix_;  // formatted into the same storage pass after pass
     prefix.clear();
     fmt::format_to(std::back_inserter(prefix), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
-    const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
-                                    cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
     const std::optional<std::size_t> kernels = kernel_set(s, op.pass);
     // The tensor ranks run the same kernels in lockstep: one task on all of them.
     const std::size_t compute = used_;
@@ -198,6 +196,8 @@ class PipelineBuilder {
       c.flops = k.flops();
       c.mem_bytes = k.bytes();
     } else {
+      const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
+                                      cfg_.schedule == Schedule::zb_h1, cfg_.recompute);
       c.flops = cost.flops;
       c.mem_bytes = cost.bytes;
     }

@@ -69,9 +69,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   }
   if (auto c = root.find("calibration")) {
     if (s.compute_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
-    s.calibration = resolve_beside(file, c->as_name());
-    if (path_kind(s.calibration) != PathKind::file)
-      c->fail(fmt::format("no calibration file {}", s.calibration));
+    s.calibration = file_beside(file, *c, "calibration");
   }
   const JsonCursor ms = root["methods"];
   if (ms.size() == 0) ms.fail("a pipeline study needs at least one method");

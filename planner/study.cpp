@@ -14,6 +14,12 @@
 
 namespace meshsim::planner {
 
+std::string file_beside(const std::string& file, const JsonCursor& c, std::string_view what) {
+  std::string path = resolve_beside(file, c.as_name());
+  if (path_kind(path) != PathKind::file) c.fail(fmt::format("no {} file {}", what, path));
+  return path;
+}
+
 namespace {
 
 ReshardProblem problem_of(const StudyCase& c, const topology::Topology& t) {

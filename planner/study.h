@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/input_file.h"  // resolve_beside: topologies and models are named relative to the study
@@ -19,6 +20,11 @@
 #include "planner/reshard_eval.h"
 
 namespace meshsim::planner {
+
+/// The file a study names at `c` (a JSON string), resolved beside the study
+/// `file`; fails at `c` ("no calibration file …", with `what`) when there is
+/// no such file.
+[[nodiscard]] std::string file_beside(const std::string& file, const JsonCursor& c, std::string_view what);
 
 /// Cases (rows) one study file may hold, of any study format (docs/limits.md).
 inline constexpr std::size_t kMaxStudyCases = 10'000;

@@ -77,22 +77,12 @@ Time DeviceModel::kernels_time(const plan::KernelList& k) const {
   return t;
 }
 
-namespace {
-std::array<double, 4> log_shape(const plan::KernelList::Gemm& g) {
-  return {std::log2(std::max(g.m, g.n)), std::log2(std::min(g.m, g.n)), std::log2(g.k), std::log2(g.batch)};
-}
-}  // namespace
-
 void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
   const auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), g, plan::gemm_before);
-  if (it != measured_gemms.end() && !plan::gemm_before(g, *it)) {
+  if (it != measured_gemms.end() && !plan::gemm_before(g, *it))
     *it = g;
-    return;
-  }
-  const auto at = it - measured_gemms.begin();
-  measured_gemms.insert(it, g);
-  if (measured_logs.size() + 1 == measured_gemms.size())
-    measured_logs.insert(measured_logs.begin() + at, log_shape(g.shape));
+  else
+    measured_gemms.insert(it, g);
 }
 
 const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
@@ -102,28 +92,28 @@ const plan::GemmPoint* DeviceModel::measured_gemm(const plan::KernelList::Gemm& 
   return it != measured_gemms.end() && !plan::gemm_before(key, *it) ? &*it : nullptr;
 }
 
+namespace {
+// (larger of m and n, smaller, k, batch): the coordinates of nearness.
+std::array<double, 4> coordinates(const plan::KernelList::Gemm& g) {
+  return {std::max(g.m, g.n), std::min(g.m, g.n), g.k, g.batch};
+}
+}  // namespace
+
 const plan::GemmPoint* DeviceModel::nearest_measured_gemm(const plan::KernelList::Gemm& g, DType d) const {
-  const std::array<double, 4> q = log_shape(g);
-  const bool kept = measured_logs.size() == measured_gemms.size();
+  const std::array<double, 4> q = coordinates(g);
   const plan::GemmPoint* best = nullptr;
   double best_gap = std::numeric_limits<double>::infinity();
   // The points are sorted by dtype first: those of `d` are one run.
   auto it = std::lower_bound(measured_gemms.begin(), measured_gemms.end(), d,
                              [](const plan::GemmPoint& p, DType x) { return p.dtype < x; });
   for (; it != measured_gemms.end() && it->dtype == d; ++it) {
-    const auto i = static_cast<std::size_t>(it - measured_gemms.begin());
-    const std::array<double, 4> p = kept ? measured_logs[i] : log_shape(it->shape);
-    double gap = 0;
-    bool within = true;  // a factor 4 (2 in log2) in each of the four, batch first (it differs most often)
-    for (std::size_t x : {std::size_t{3}, std::size_t{2}, std::size_t{1}, std::size_t{0}}) {
-      const double diff = q[x] - p[x];
-      if (diff > 2 || diff < -2) {
-        within = false;
-        break;
-      }
-      gap += diff * diff;
-    }
-    if (within && gap < best_gap) {
+    const std::array<double, 4> p = coordinates(it->shape);
+    // Within a factor 4 in each of the four (batch first: it differs most often).
+    auto near = [&](std::size_t x) { return q[x] <= 4 * p[x] && p[x] <= 4 * q[x]; };
+    if (!near(3) || !near(2) || !near(1) || !near(0)) continue;
+    double gap = 0;  // squared distance in log2
+    for (std::size_t x = 0; x < 4; ++x) gap += std::pow(std::log2(q[x] / p[x]), 2);
+    if (gap < best_gap) {
       best_gap = gap;
       best = &*it;
     }

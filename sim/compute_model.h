@@ -45,7 +45,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,9 +70,6 @@ struct DeviceModel {
   Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
   int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
   std::vector<plan::GemmPoint> measured_gemms;  // sorted by (dtype, m, n, k, batch); see above
-  // log2 of each measured GEMM's (larger of m and n, smaller, k, batch),
-  // kept beside measured_gemms by add_measured_gemm (recomputed when the two differ in size)
-  std::vector<std::array<double, 4>> measured_logs;
 
   /// Adds (or replaces) a measured GEMM.
   void add_measured_gemm(const plan::GemmPoint& g);
