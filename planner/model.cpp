@@ -17,7 +17,115 @@ double positive(const JsonCursor& c) {
   return v;
 }
 
+std::vector<std::int64_t> shape_from_json(const JsonCursor& c) {
+  if (c.size() == 0) c.fail("a shape has at least one dimension");
+  std::vector<std::int64_t> out;
+  for (std::size_t d = 0; d < c.size(); ++d) out.push_back(c.at(d).as_int_in(1, INT64_C(1) << 40));
+  return out;
+}
+
+// A later layer than `i` (the next one, i + 1, is implied for the output).
+int reader_from_json(const JsonCursor& c, std::size_t i, std::size_t layers, std::size_t first) {
+  const auto target = c.as_int_in(0, static_cast<std::int64_t>(layers) - 1);
+  if (target < static_cast<std::int64_t>(first))
+    c.fail(
+        first == i + 2
+            ? fmt::format("a skip connection goes to a later layer than {} (the next one is implied)", i + 1)
+            : fmt::format("a side output goes to a later layer than {}", i));
+  return static_cast<int>(target);
+}
+
+LayerGemm gemm_from_json(const JsonCursor& c) {
+  c.allow_only({"m", "n", "k", "batch", "grows", "weights"});
+  constexpr std::int64_t kMax = INT64_C(1) << 40;
+  LayerGemm g;
+  g.shape = {static_cast<double>(c["m"].as_int_in(1, kMax)), static_cast<double>(c["n"].as_int_in(1, kMax)),
+             static_cast<double>(c["k"].as_int_in(1, kMax)),
+             c.has("batch") ? static_cast<double>(c["batch"].as_int_in(1, kMax)) : 1.0};
+  if (auto grows = c.find("grows")) {
+    const std::string v = grows->as_name();
+    if (v != "m" && v != "batch") grows->fail("expected \"m\" or \"batch\"");
+    g.batch_grows = v == "batch";
+  }
+  if (auto w = c.find("weights")) g.weights = w->as_bool();
+  return g;
+}
+
+LayerKernels kernels_from_json(const JsonCursor& c) {
+  c.allow_only({"gemms", "memory", "allreduces"});
+  LayerKernels k;
+  if (auto g = c.find("gemms"))
+    for (std::size_t i = 0; i < g->size_at_most(4096, "GEMMs"); ++i)
+      k.gemms.push_back(gemm_from_json(g->at(i)));
+  if (auto mem = c.find("memory"))
+    for (std::size_t i = 0; i < mem->size_at_most(4096, "memory-bound kernels"); ++i) {
+      const auto b = mem->at(i).as_bytes().count();
+      if (b <= 0) mem->at(i).fail("a memory-bound kernel moves at least one byte");
+      k.memory_bytes.push_back(static_cast<double>(b));
+    }
+  if (auto ar = c.find("allreduces"))
+    for (std::size_t i = 0; i < ar->size_at_most(4096, "all-reduces"); ++i)
+      k.allreduce_elements.push_back(static_cast<double>(ar->at(i).as_int_in(1, INT64_C(1) << 40)));
+  if (k.gemms.empty() && k.memory_bytes.empty())
+    c.fail("a kernel list has at least one GEMM or memory kernel");
+  return k;
+}
+
+LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers) {
+  c.allow_only({"name", "forward_flops", "params", "activation", "output_shape", "tp_allreduces", "skip_to",
+                "side_outputs", "kernels"});
+  LayerCost l;
+  l.name = c["name"].as_name();
+  if (auto k = c.find("kernels")) {
+    l.kernels = kernels_from_json(*k);
+    if (c.has("forward_flops"))
+      c["forward_flops"].fail("a layer with kernels has their FLOPs: leave this out");
+    if (c.has("tp_allreduces") && !l.kernels->allreduce_elements.empty())
+      c["tp_allreduces"].fail("the kernels list this layer's all-reduces: give one or the other");
+    for (const LayerGemm& g : l.kernels->gemms)
+      l.forward_flops += 2 * g.shape.m * g.shape.n * g.shape.k * g.shape.batch;
+  } else {
+    l.forward_flops = positive(c["forward_flops"]);
+  }
+  l.param_bytes = static_cast<double>(c["params"].as_bytes().count());
+  l.activation_bytes = static_cast<double>(c["activation"].as_bytes().count());
+  l.output_shape = shape_from_json(c["output_shape"]);
+  if (auto t = c.find("tp_allreduces")) l.tp_allreduces = static_cast<int>(t->as_int_in(0, 64));
+  if (auto sk = c.find("skip_to"))
+    for (std::size_t k = 0; k < sk->size(); ++k)
+      l.skip_to.push_back(reader_from_json(sk->at(k), i, layers, i + 2));
+  if (auto so = c.find("side_outputs"))
+    for (std::size_t k = 0; k < so->size_at_most(64, "side outputs"); ++k) {
+      const JsonCursor o = so->at(k);
+      o.allow_only({"shape", "to"});
+      SideOutput out{shape_from_json(o["shape"]), {}};
+      const JsonCursor to = o["to"];
+      if (to.size() == 0) to.fail("a side output has at least one reader");
+      for (std::size_t r = 0; r < to.size(); ++r)
+        out.to.push_back(reader_from_json(to.at(r), i, layers, i + 1));
+      l.side_outputs.push_back(std::move(out));
+    }
+  return l;
+}
+
 }  // namespace
+
+double tp_allreduce_bytes(const Model& m, const LayerCost& l) {
+  const auto e = static_cast<double>(plan::dtype_size(m.dtype));
+  if (l.kernels && !l.kernels->allreduce_elements.empty()) {
+    double elements = 0;
+    for (double x : l.kernels->allreduce_elements) elements += x;
+    return elements * e;
+  }
+  double output = 1;
+  for (auto d : l.output_shape) output *= static_cast<double>(d);
+  return l.tp_allreduces * output * e;
+}
+
+bool has_kernel_lists(const Model& m) {
+  if (m.hidden > 0 && m.heads > 0 && m.sequence > 0) return true;
+  return !m.layers.empty() && m.layers.front().kernels.has_value();
+}
 
 double Model::forward_flops() const {
   double f = 0;
@@ -54,7 +162,8 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
   m.description = fmt::format("GPT: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}", layers,
                               hidden, heads, sequence, vocabulary);
   // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
-  m.layers.push_back({"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false, {}});
+  m.layers.push_back(
+      {"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false, {}, {}, std::nullopt});
   for (std::int64_t l = 0; l < layers; ++l)
     m.layers.push_back({fmt::format("layer{}", l),
                         24 * s * h * h + 4 * s * s * h,
@@ -63,9 +172,12 @@ Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidde
                         {sequence, hidden},
                         2,
                         true,
-                        {}});
+                        {},
+                        {},
+                        std::nullopt});
   // LM head: the logits matmul (weights tied to the embedding: no new parameters).
-  m.layers.push_back({"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false, {}});
+  m.layers.push_back(
+      {"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false, {}, {}, std::nullopt});
   return m;
 }
 
@@ -116,29 +228,10 @@ Model model_from_json(const Json& j, const std::string& file) {
   const JsonCursor ls = root["layers"];
   if (ls.size() == 0) ls.fail("a model needs at least one layer");
   for (std::size_t i = 0; i < ls.size(); ++i) {
-    const JsonCursor c = ls.at(i);
-    c.allow_only(
-        {"name", "forward_flops", "params", "activation", "output_shape", "tp_allreduces", "skip_to"});
-    LayerCost l;
-    l.name = c["name"].as_name();
-    l.forward_flops = positive(c["forward_flops"]);
-    l.param_bytes = static_cast<double>(c["params"].as_bytes().count());
-    l.activation_bytes = static_cast<double>(c["activation"].as_bytes().count());
-    const JsonCursor shape = c["output_shape"];
-    if (shape.size() == 0) shape.fail("an output shape has at least one dimension");
-    for (std::size_t d = 0; d < shape.size(); ++d)
-      l.output_shape.push_back(shape.at(d).as_int_in(1, INT64_C(1) << 40));
-    if (auto t = c.find("tp_allreduces")) l.tp_allreduces = static_cast<int>(t->as_int_in(0, 64));
-    if (auto sk = c.find("skip_to"))
-      for (std::size_t k = 0; k < sk->size(); ++k) {
-        const JsonCursor to = sk->at(k);
-        const auto target = to.as_int_in(0, static_cast<std::int64_t>(ls.size()) - 1);
-        if (target <= static_cast<std::int64_t>(i) + 1)
-          to.fail(fmt::format("a skip connection goes to a later layer than {} (the next one is implied)",
-                              i + 1));
-        l.skip_to.push_back(static_cast<int>(target));
-      }
-    m.layers.push_back(std::move(l));
+    m.layers.push_back(layer_from_json(ls.at(i), i, ls.size()));
+    if (m.layers.back().kernels.has_value() != m.layers.front().kernels.has_value())
+      ls.at(i).fail("every layer has \"kernels\" or none has (layer 0 " +
+                    std::string(m.layers.front().kernels ? "has" : "has not") + ")");
   }
   return m;
 }

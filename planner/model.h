@@ -11,6 +11,12 @@
 //                     the later layers that also read the output (skip
 //                     connections; the U-Transformer of the MLSys'23 paper
 //                     is written this way). Layer i always feeds i + 1.
+//                     A layer may also list further tensors later layers
+//                     read (`side_outputs`: a U-Net block's skip outputs),
+//                     and its kernels (`kernels`: GEMMs, memory-bound
+//                     kernels and tensor-parallel all-reduces, per sample),
+//                     which then give its forward FLOPs. Every layer has a
+//                     kernel list or none does.
 //
 // GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron):
 //   transformer layer forward FLOPs  24·s·h² + 4·s²·h          (Narayanan et
@@ -30,6 +36,7 @@
 //                                    and gradients, fp32 master, m and v)
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +45,35 @@
 #include "plan/plan.h"
 
 namespace meshsim::planner {
+
+/// A GEMM of a layer's forward pass, per sample: `shape` as a plan's kernel
+/// GEMM (sim/compute_model.h). A microbatch of b samples multiplies its
+/// rows m, or its batch count when `batch_grows` (products of activations
+/// per head, as attention's). `weights`: the second operand is a weight,
+/// whose gradient a split backward (zb-h1) computes in W.
+struct LayerGemm {
+  plan::KernelList::Gemm shape;
+  bool batch_grows = false;
+  bool weights = true;
+  friend bool operator==(const LayerGemm&, const LayerGemm&) = default;
+};
+
+/// A layer's forward kernels, per sample, in order of kind: its GEMMs, its
+/// memory-bound kernels (bytes read and written by each) and the elements
+/// of each all-reduce it needs under tensor parallelism.
+struct LayerKernels {
+  std::vector<LayerGemm> gemms;
+  std::vector<double> memory_bytes;
+  std::vector<double> allreduce_elements;
+  friend bool operator==(const LayerKernels&, const LayerKernels&) = default;
+};
+
+/// A tensor a layer makes besides its output, read only by later layers.
+struct SideOutput {
+  std::vector<std::int64_t> shape;  // per sample, elements of the model's dtype
+  std::vector<int> to;              // the layers that read it
+  friend bool operator==(const SideOutput&, const SideOutput&) = default;
+};
 
 struct LayerCost {
   std::string name;
@@ -48,6 +84,8 @@ struct LayerCost {
   int tp_allreduces = 0;     // all-reduces of the output size per forward under tensor parallelism
   bool transformer = false;  // activations follow Korthikanti's formula (GPT layers)
   std::vector<int> skip_to;  // later layers that also read this output (a U-Net's skip connections)
+  std::vector<SideOutput> side_outputs;  // further tensors for later layers
+  std::optional<LayerKernels> kernels;   // layers form: the forward's kernels, per sample
 };
 
 struct Model {
@@ -75,6 +113,15 @@ void check_tensor_parallel(const Model& m, int tp);
 
 /// Stored activation bytes per sample of layer `l` on one of `tp` tensor-parallel ranks.
 [[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, int tp);
+
+/// Bytes all-reduced per sample per forward pass of layer `l` under tensor
+/// parallelism: its kernel list's all-reduces, else `tp_allreduces` of its
+/// output's size.
+[[nodiscard]] double tp_allreduce_bytes(const Model& m, const LayerCost& l);
+
+/// Whether the pipeline times the model's passes kernel by kernel
+/// (planner/pipeline_kernels.h): GPT models, and layer lists with kernels.
+[[nodiscard]] bool has_kernel_lists(const Model& m);
 
 /// Loads meshsim.model/1; ConfigError with the file and JSON path on mistakes.
 [[nodiscard]] Model load_model_file(const std::string& file);

@@ -62,17 +62,41 @@ void other(plan::KernelList& out, const LayerCost& l, const Model& m, Pass pass,
   out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(pass == Pass::forward ? bytes : 2 * bytes)));
 }
 
+// A layer with a kernel list: its GEMMs for a microbatch of b at degree tp
+// (n split over the ranks), its memory-bound kernels (÷ tp).
+void listed(plan::KernelList& out, const LayerKernels& k, Pass pass, int b, int tp, bool split,
+            bool recompute) {
+  const bool forward = pass == Pass::forward || (pass == Pass::backward && recompute);
+  for (const LayerGemm& lg : k.gemms) {
+    const plan::KernelList::Gemm g{lg.shape.m * (lg.batch_grows ? 1 : b), lg.shape.n / tp, lg.shape.k,
+                                   lg.shape.batch * (lg.batch_grows ? b : 1)};
+    if (forward) out.gemms.push_back(g);
+    if (pass == Pass::backward) out.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
+    const bool in_w = split && lg.weights;  // the second operand's gradient
+    if ((pass == Pass::weight && in_w) || (pass == Pass::backward && !in_w))
+      out.gemms.push_back({g.k, g.n, g.m, g.batch});
+  }
+  if (pass == Pass::weight) return;
+  for (double bytes : k.memory_bytes) {
+    const double moved = b * bytes / tp;
+    if (forward) out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(moved)));
+    if (pass == Pass::backward) out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(2 * moved)));
+  }
+}
+
 }  // namespace
 
 std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage& vs, Pass pass,
                                              int microbatch_size, int tp, bool split_backward,
                                              bool recompute) {
-  if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0) return std::nullopt;
+  if (!has_kernel_lists(m)) return std::nullopt;
   plan::KernelList out;
   out.dtype = m.dtype;
   for (int i = vs.first_layer; i < vs.end_layer; ++i) {
     const LayerCost& l = m.layers[static_cast<std::size_t>(i)];
-    if (l.transformer)
+    if (l.kernels)
+      listed(out, *l.kernels, pass, microbatch_size, tp, split_backward, recompute);
+    else if (l.transformer)
       transformer(out, m, pass, microbatch_size, tp, split_backward, recompute);
     else
       other(out, l, m, pass, microbatch_size, tp, split_backward, recompute);

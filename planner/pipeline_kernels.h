@@ -13,6 +13,10 @@
 //   not a transformer   columns to width / t (the LM head: k = h, width the
 //                       vocabulary, split over the ranks); backward its two
 //                       gradients (input in B, weight in W).
+//   layer with a        its GEMMs with the microbatch in their rows (or
+//   kernel list         batch), n ÷ t, and its memory-bound kernels ÷ t;
+//   (layers form)       backward: each GEMM's two gradients (of a weight in
+//                       W when split), each memory kernel twice its bytes.
 //   With recomputation every layer's backward first repeats its forward.
 //   layer without FLOPs one memory-bound kernel writing and reading its
 //                       output, b·(its output elements)·element size each
@@ -21,8 +25,8 @@
 // The simulator times such a list GEMM by GEMM in tiles and waves
 // (sim/compute_model.h), which a pass's FLOPs alone (the roofline of
 // pass_cost) cannot: thin microbatches fill only part of the SMs, and the
-// memory-bound kernels and launches add their own time. Models given as
-// layer lists have no kernel lists and keep the roofline.
+// memory-bound kernels and launches add their own time. Layer lists without
+// kernel lists keep the roofline.
 
 #include <optional>
 
@@ -34,7 +38,7 @@
 namespace meshsim::planner {
 
 /// The kernels of one pass as above; nullopt for a model without kernel
-/// lists (Model::hidden = 0) and for a pass that would list none (a W pass
+/// lists (has_kernel_lists) and for a pass that would list none (a W pass
 /// of layers without weights).
 [[nodiscard]] std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage& vs, Pass pass,
                                                            int microbatch_size, int tp, bool split_backward,

@@ -90,10 +90,30 @@ double output_bytes(const Model& model, const LayerCost& l) {
 }
 }  // namespace
 
-std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, std::vector<int>& stage_of) {
-  std::vector<double> costs;
-  for (const auto& l : model.layers) costs.push_back(l.forward_flops);
-  const auto bounds = balanced_split(costs, stages);
+void check_stage_starts(const std::vector<int>& starts, int stages, int layers) {
+  if (starts.empty()) return;
+  if (static_cast<int>(starts.size()) != stages)
+    throw UsageError(
+        fmt::format("the stage split names {} first layers for {} stages", starts.size(), stages));
+  if (starts.front() != 0) throw UsageError("the stage split's first stage starts at layer 0");
+  for (std::size_t s = 1; s < starts.size(); ++s)
+    if (starts[s] <= starts[s - 1] || starts[s] >= layers)
+      throw UsageError(
+          fmt::format("the stage split's first layers must rise and stay below the {} layers "
+                      "(stage {} starts at {})",
+                      layers, s, starts[s]));
+}
+
+std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, std::vector<int>& stage_of,
+                                       const std::vector<int>& starts) {
+  std::vector<int> bounds = starts;
+  if (bounds.empty()) {
+    std::vector<double> costs;
+    for (const auto& l : model.layers) costs.push_back(l.forward_flops);
+    bounds = balanced_split(costs, stages);
+  } else {
+    bounds.push_back(static_cast<int>(model.layers.size()));
+  }
   stage_of.assign(model.layers.size(), 0);
   std::vector<VirtualStage> out;
   for (int s = 0; s < stages; ++s) {
@@ -109,37 +129,50 @@ std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp, s
       vs.activation_bytes += act;
       vs.largest_layer_activation_bytes = std::max(vs.largest_layer_activation_bytes, act);
       if (l > 0) vs.checkpoint_bytes += output_bytes(model, model.layers[at(l - 1)]);
-      vs.tp_allreduce_bytes += lc.tp_allreduces * output_bytes(model, lc);
+      vs.tp_allreduce_bytes += tp_allreduce_bytes(model, lc);
     }
     out.push_back(vs);
   }
   return out;
 }
 
+namespace {
+// One transfer of a tensor of layer `l` to every later stage holding one of its readers.
+void transfers_of(std::vector<StageTransfer>& out, const Model& model, const std::vector<int>& stage_of,
+                  std::size_t l, int side_output, const std::vector<std::int64_t>& shape,
+                  const std::vector<int>& readers, int microbatch_size) {
+  std::vector<int> dst_stages;
+  for (int r : readers) {
+    const int to = stage_of[at(r)];
+    if (to != stage_of[l] && std::find(dst_stages.begin(), dst_stages.end(), to) == dst_stages.end())
+      dst_stages.push_back(to);
+  }
+  std::sort(dst_stages.begin(), dst_stages.end());
+  for (int to : dst_stages) {
+    StageTransfer x;
+    x.src_stage = stage_of[l];
+    x.dst_stage = to;
+    x.layer = static_cast<int>(l);
+    x.side_output = side_output;
+    x.shape.push_back(microbatch_size);
+    x.shape.insert(x.shape.end(), shape.begin(), shape.end());
+    x.bytes = plan::Tensor{"", x.shape, model.dtype}.bytes();
+    out.push_back(std::move(x));
+  }
+}
+}  // namespace
+
 std::vector<StageTransfer> stage_transfers(const Model& model, const std::vector<int>& stage_of,
                                            int microbatch_size) {
   std::vector<StageTransfer> out;
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     const LayerCost& lc = model.layers[l];
-    std::vector<int> dst_stages;
-    const std::size_t readers = lc.skip_to.size() + (l + 1 < model.layers.size() ? 1 : 0);
-    for (std::size_t k = 0; k < readers; ++k) {
-      const int r = k < lc.skip_to.size() ? lc.skip_to[k] : static_cast<int>(l) + 1;
-      const int to = stage_of[at(r)];
-      if (to != stage_of[l] && std::find(dst_stages.begin(), dst_stages.end(), to) == dst_stages.end())
-        dst_stages.push_back(to);
-    }
-    std::sort(dst_stages.begin(), dst_stages.end());
-    for (int to : dst_stages) {
-      StageTransfer x;
-      x.src_stage = stage_of[l];
-      x.dst_stage = to;
-      x.layer = static_cast<int>(l);
-      x.shape.push_back(microbatch_size);
-      x.shape.insert(x.shape.end(), lc.output_shape.begin(), lc.output_shape.end());
-      x.bytes = plan::Tensor{"", x.shape, model.dtype}.bytes();
-      out.push_back(std::move(x));
-    }
+    std::vector<int> readers = lc.skip_to;
+    if (l + 1 < model.layers.size()) readers.push_back(static_cast<int>(l) + 1);
+    transfers_of(out, model, stage_of, l, -1, lc.output_shape, readers, microbatch_size);
+    for (std::size_t k = 0; k < lc.side_outputs.size(); ++k)
+      transfers_of(out, model, stage_of, l, static_cast<int>(k), lc.side_outputs[k].shape,
+                   lc.side_outputs[k].to, microbatch_size);
   }
   return out;
 }

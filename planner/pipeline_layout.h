@@ -35,10 +35,16 @@ class PipelineRanks {
   const sim::DeviceModel* model_ = nullptr;
 };
 
-/// `stages` contiguous virtual stages balancing forward FLOPs
-/// (balanced_split); `stage_of` gets each layer's stage.
+/// `stages` contiguous virtual stages starting at the layers `starts`
+/// names, or balancing forward FLOPs (balanced_split) when it is empty;
+/// `stage_of` gets each layer's stage.
 [[nodiscard]] std::vector<VirtualStage> split_stages(const Model& model, int stages, int tp,
-                                                     std::vector<int>& stage_of);
+                                                     std::vector<int>& stage_of,
+                                                     const std::vector<int>& starts = {});
+
+/// UsageError unless `starts` is empty or names the first layer of each of
+/// `stages` stages: `stages` values from 0, strictly rising, below `layers`.
+void check_stage_starts(const std::vector<int>& starts, int stages, int layers);
 
 /// Every tensor that crosses from a virtual stage to a later one, in layer
 /// order, each destination stage once, shape [microbatch_size, output...].

@@ -230,6 +230,8 @@ class PipelineBuilder {
       if (const Template* tpl = template_for(x, backward, d)) {
         name_.clear();
         fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}/to-s{}/l{}"), prefix, to, tr.layer);
+        if (tr.side_output >= 0)
+          fmt::format_to(std::back_inserter(name_), FMT_COMPILE("s{}"), tr.side_output);
         const auto& out = stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end);
         const std::size_t key = pass_key(backward, to, op.microbatch, d);
         for (std::size_t k : out) incoming_.append(key, k);
@@ -398,6 +400,7 @@ std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const Paral
     throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
                                  model.layers.size(), stages));
   check_tensor_parallel(model, cfg.tp);
+  check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
   if (cfg.recompute && cfg.schedule == Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
@@ -432,7 +435,7 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
   it.stage_gpus = ranks.stage_gpus();
   std::vector<int> stage_of;
-  it.stages = split_stages(model, stages, cfg.tp, stage_of);
+  it.stages = split_stages(model, stages, cfg.tp, stage_of, cfg.stage_starts);
   it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size);
   const ScheduleTimeline ideal =
       timeline(ops, cfg.pp, cfg.virtual_stages, ideal_pass_times(it, ranks.device_model(), model), 0);
@@ -448,7 +451,7 @@ std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConf
   const auto ops = checked_ops(model, cfg);
   const int stages = cfg.pp * cfg.virtual_stages;
   std::vector<int> stage_of;
-  return device_memory(model, split_stages(model, stages, cfg.tp, stage_of), ops, cfg);
+  return device_memory(model, split_stages(model, stages, cfg.tp, stage_of, cfg.stage_starts), ops, cfg);
 }
 
 PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,

@@ -80,6 +80,9 @@ struct ParallelConfig {
   bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
   Balance balance = Balance::host_size;
   int first_gpu = 0;
+  /// The first layer of each virtual stage, in order from 0 (a split as a
+  /// run fixed it); empty: stages of balanced forward FLOPs (balanced_split).
+  std::vector<int> stage_starts;
   /// Payloads the runtime can verify: each stage transfer keeps its
   /// resharding plan's regions, with its own tensor and buffers per
   /// microbatch; every all-reduce gets a sum payload (plan/builder.h). The
@@ -108,6 +111,7 @@ struct StageTransfer {
   int src_stage = 0;
   int dst_stage = 0;
   int layer = 0;                    // whose output it is
+  int side_output = -1;             // -1: the layer's output; k: its side output k
   std::vector<std::int64_t> shape;  // with the microbatch dimension first
   Bytes bytes;
   std::string strategy;  // the plan used for it (auto: what auto chose)

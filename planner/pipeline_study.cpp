@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "plan/calibration.h"
+#include "planner/pipeline_layout.h"
 #include "planner/study.h"
 #include "sim/calibrate_apply.h"
 #include "sim/compute_model.h"
@@ -102,8 +103,8 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   cs.require_unique("name");
   for (std::size_t i = 0; i < cs.size_at_most(kMaxStudyCases, "cases"); ++i) {
     const JsonCursor c = cs.at(i);
-    c.allow_only(
-        {"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute", "paper_gain"});
+    c.allow_only({"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute",
+                  "stage_starts", "paper_gain"});
     PipelineStudyCase pc;
     pc.group = c["group"].as_string();
     pc.name = c["name"].as_string();
@@ -125,6 +126,15 @@ PipelineStudy load_pipeline_study(const std::string& file) {
         if (cfg.recompute && m.schedule == Schedule::zb_h1)
           rc->fail(
               fmt::format("method \"{}\" runs zb-h1, which does not combine with recomputation", m.name));
+    }
+    if (auto st = c.find("stage_starts")) {
+      for (std::size_t k = 0; k < st->size_at_most(1 << 16, "stages"); ++k)
+        cfg.stage_starts.push_back(static_cast<int>(st->at(k).as_int_in(0, 1 << 30)));
+      try {
+        check_stage_starts(cfg.stage_starts, cfg.pp, 1 << 30);  // the layer count is checked when it runs
+      } catch (const UsageError& e) {
+        st->fail(e.what());
+      }
     }
     if (auto g = c.find("paper_gain")) pc.paper_gain = g->as_number();
     if (std::find(s.groups.begin(), s.groups.end(), pc.group) == s.groups.end()) s.groups.push_back(pc.group);
@@ -189,6 +199,7 @@ Json pipeline_study_json(const PipelineStudy& s, const std::vector<PipelineStudy
     for (const auto& c : s.cases) {
       if (c.name != r.case_name) continue;
       o["recompute"] = c.config.recompute;
+      if (!c.config.stage_starts.empty()) o["stage_starts"] = c.config.stage_starts;
       if (c.paper_gain) o["paper_gain"] = *c.paper_gain;
     }
     out.push_back(std::move(o));

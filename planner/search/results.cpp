@@ -116,10 +116,21 @@ std::string fingerprint(const Model& m, const topology::Topology& t,
                         const std::vector<sim::DeviceModel>& device_models, std::string_view version) {
   std::string s = fmt::format("meshsim {}|model {} {} {} {} {}|", version, m.name, plan::to_string(m.dtype),
                               m.sequence, m.hidden, m.heads);
-  for (const LayerCost& l : m.layers)
-    s += fmt::format("{} {} {} {} [{}] {} {} [{}];", l.name, l.forward_flops, l.param_bytes,
+  for (const LayerCost& l : m.layers) {
+    s += fmt::format("{} {} {} {} [{}] {} {} [{}]", l.name, l.forward_flops, l.param_bytes,
                      l.activation_bytes, fmt::join(l.output_shape, " "), l.tp_allreduces, l.transformer,
                      fmt::join(l.skip_to, " "));
+    for (const SideOutput& o : l.side_outputs)
+      s += fmt::format(" side [{}] to [{}]", fmt::join(o.shape, " "), fmt::join(o.to, " "));
+    if (l.kernels) {
+      for (const LayerGemm& g : l.kernels->gemms)
+        s += fmt::format(" gemm {} {} {} {} {} {}", g.shape.m, g.shape.n, g.shape.k, g.shape.batch,
+                         g.batch_grows, g.weights);
+      s += fmt::format(" memory [{}] allreduces [{}]", fmt::join(l.kernels->memory_bytes, " "),
+                       fmt::join(l.kernels->allreduce_elements, " "));
+    }
+    s += ';';
+  }
   for (const sim::DeviceModel& d : device_models)
     s += fmt::format("|device {} {} {} {} {} {} {} {} [{}] {}", d.name, d.fp32_flops, d.fp16_flops,
                      d.fp64_flops, d.int8_ops, d.memory_bandwidth.bytes_per_second_f(),

@@ -64,3 +64,69 @@ TEST_CASE("model files: layer lists load, mistakes name their path", "[model]") 
                     "forward_flops": -1, "params": "1MiB", "activation": "1MiB", "output_shape": [4]}]})") ==
         "layers[0].forward_flops");
 }
+
+namespace {
+// Two f32 layers; layer 0 lists its kernels per sample: a 3 x 3 convolution
+// over 16 x 16 pixels, 8 to 4 channels (GEMM 256 x 4 x 72), attention
+// scores over 2 heads (GEMM 256 x 256 x 2, batch 2, rows fixed), one
+// memory-bound kernel and an all-reduce of 1,024 elements; it also makes a
+// side output of 8 x 8 x 4 read by layer 1.
+constexpr const char* kListed =
+    R"({"format": "meshsim.model/1", "name": "k", "kind": "layers", "dtype": "f32",
+  "layers": [
+    {"name": "a", "params": "1KiB", "activation": "4KiB", "output_shape": [16, 16, 4],
+     "side_outputs": [{"shape": [8, 8, 4], "to": [1]}],
+     "kernels": {"gemms": [{"m": 256, "n": 4, "k": 72},
+                           {"m": 256, "n": 256, "k": 2, "batch": 2, "grows": "batch", "weights": false}],
+                 "memory": ["8KiB"], "allreduces": [1024]}},
+    {"name": "b", "params": "1KiB", "activation": "4KiB", "output_shape": [4], "tp_allreduces": 1,
+     "kernels": {"memory": ["64B"]}}]})";
+
+std::string error_path(const std::string& text) {
+  try {
+    (void)model_from_json(Json::parse(text), "m.json");
+  } catch (const ConfigError& e) {
+    return e.json_path();
+  }
+  return "accepted";
+}
+
+std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+}  // namespace
+
+TEST_CASE("a layer's kernel list gives its FLOPs and all-reduces", "[model]") {
+  // FLOPs: 2*256*4*72 + 2*256*256*2*2 = 147,456 + 524,288 = 671,744.
+  // All-reduce: 1,024 elements * 4 B = 4,096 B; layer b: one of its output, 4 * 4 B.
+  const Model m = model_from_json(Json::parse(kListed), "k.json");
+  REQUIRE(m.layers.size() == 2);
+  CHECK(m.layers[0].forward_flops == 671'744);
+  CHECK(tp_allreduce_bytes(m, m.layers[0]) == 4096);
+  CHECK(tp_allreduce_bytes(m, m.layers[1]) == 16);
+  REQUIRE(m.layers[0].kernels);
+  CHECK(m.layers[0].kernels->gemms[1].batch_grows);
+  CHECK_FALSE(m.layers[0].kernels->gemms[1].weights);
+  CHECK(m.layers[0].kernels->gemms[0].weights);
+  CHECK(m.layers[0].kernels->memory_bytes == std::vector<double>{8192});
+  REQUIRE(m.layers[0].side_outputs.size() == 1);
+  CHECK(m.layers[0].side_outputs[0].to == std::vector<int>{1});
+  CHECK(has_kernel_lists(m));
+}
+
+TEST_CASE("kernel lists: mistakes name their path", "[model]") {
+  const std::string ok = kListed;
+  CHECK(error_path(ok) == "accepted");
+  CHECK(error_path(with(ok, R"("name": "a", )", R"("name": "a", "forward_flops": 1, )")) ==
+        "layers[0].forward_flops");
+  CHECK(error_path(with(ok, R"("grows": "batch")", R"("grows": "n")")) == "layers[0].kernels.gemms[1].grows");
+  CHECK(error_path(with(ok, R"("m": 256, "n": 4)", R"("m": 0, "n": 4)")) == "layers[0].kernels.gemms[0].m");
+  CHECK(error_path(with(ok, R"("to": [1])", R"("to": [0])")) == "layers[0].side_outputs[0].to[0]");
+  CHECK(error_path(with(ok, R"("tp_allreduces": 1,)",
+                        R"("tp_allreduces": 1, "side_outputs": [{"shape": [4], "to": []}],)")) ==
+        "layers[1].side_outputs[0].to");  // no reader
+  CHECK(error_path(with(ok, R"("kernels": {"memory": ["64B"]})", R"("forward_flops": 0)")) == "layers[1]");
+  CHECK(error_path(with(ok, R"("memory": ["64B"])", R"("allreduces": [4])")) == "layers[1].kernels");
+}

@@ -60,10 +60,46 @@ TEST_CASE("a GPT stage's pass lists each layer's kernels, and B and W split the 
 TEST_CASE("models given as layer lists keep the roofline", "[pipeline-kernels]") {
   Model m;
   m.name = "list";
-  m.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}});
+  m.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}, {}, std::nullopt});
   VirtualStage vs;
   vs.end_layer = 1;
   CHECK_FALSE(pass_kernels(m, vs, Pass::forward, 1, 1, false, false));
+}
+
+TEST_CASE("a listed layer's kernels grow with the microbatch and split over the tensor ranks",
+          "[pipeline-kernels]") {
+  // One layer, per sample: a weight GEMM 16 x 8 x 4 (rows grow) and an
+  // attention product 16 x 16 x 2 over 2 heads (batch grows, no weights),
+  // one memory kernel of 100 B. Microbatch 4, tp 2:
+  //   forward   GEMMs 64 x 4 x 4 and 16 x 8 x 2 batch 8; memory 4*100/2 = 200 B
+  //   backward  (recomputing) the forward again, then per GEMM its input
+  //             gradient m x k x n and second gradient k x n x m; memory 2 x 200 B
+  //   split     W holds only the weight GEMM's gradient 4 x 4 x 64
+  Model m;
+  m.name = "listed";
+  LayerCost l{"l0", 0, 1e3, 1e3, {16, 8}, 0, false, {}, {}, std::nullopt};
+  l.kernels = LayerKernels{{{{16, 8, 4, 1}, false, true}, {{16, 16, 2, 2}, true, false}}, {100}, {}};
+  m.layers.push_back(l);
+  VirtualStage vs;
+  vs.end_layer = 1;
+  using G = plan::KernelList::Gemm;
+  const auto f = pass_kernels(m, vs, Pass::forward, 4, 2, false, false);
+  REQUIRE(f);
+  CHECK(f->gemms == std::vector<G>{{64, 4, 4, 1}, {16, 8, 2, 8}});
+  CHECK(f->memory_bytes == std::vector<Bytes>{Bytes(200)});
+  const auto b = pass_kernels(m, vs, Pass::backward, 4, 2, false, true);
+  REQUIRE(b);
+  CHECK(b->gemms ==
+        std::vector<G>{
+            {64, 4, 4, 1}, {64, 4, 4, 1}, {4, 4, 64, 1}, {16, 8, 2, 8}, {16, 2, 8, 8}, {2, 8, 16, 8}});
+  CHECK(b->memory_bytes == std::vector<Bytes>{Bytes(200), Bytes(400)});
+  const auto bs = pass_kernels(m, vs, Pass::backward, 4, 2, true, false);
+  const auto w = pass_kernels(m, vs, Pass::weight, 4, 2, true, false);
+  REQUIRE(bs);
+  REQUIRE(w);
+  CHECK(bs->gemms == std::vector<G>{{64, 4, 4, 1}, {16, 2, 8, 8}, {2, 8, 16, 8}});
+  CHECK(w->gemms == std::vector<G>{{4, 4, 64, 1}});
+  CHECK(w->memory_bytes.empty());
 }
 
 TEST_CASE("a thin microbatch's pass costs more than its FLOPs at the peak", "[pipeline-kernels]") {

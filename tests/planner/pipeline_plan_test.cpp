@@ -31,7 +31,7 @@ Model equal_layers(int n, double flops) {
   m.name = "equal";
   m.dtype = plan::DType::f16;
   for (int i = 0; i < n; ++i)
-    m.layers.push_back({fmt::format("l{}", i), flops, 1e6, 1e6, {1024, 512}, 0, false, {}});
+    m.layers.push_back({fmt::format("l{}", i), flops, 1e6, 1e6, {1024, 512}, 0, false, {}, {}, std::nullopt});
   return m;
 }
 
@@ -281,6 +281,44 @@ TEST_CASE("a layer list's skip connections cross stages as their own transfers",
   for (Strategy s : {Strategy::send_recv, Strategy::allgather, Strategy::broadcast}) {
     cfg.reshard = s;
     CHECK(simulate_iteration(build_pipeline(m, t, cfg), t) >= bound);
+  }
+}
+
+TEST_CASE("side outputs cross stages as transfers of their own, and a split can be given",
+          "[pipeline-plan]") {
+  // 4 layers; layer 0 also makes a side output of 2 x 512 elements (f16:
+  // 2 KiB per sample) read by layer 3. Balanced split 2 + 2: layer 1's
+  // output and the side output cross. Starts {0, 1}: layer 0's output and
+  // its side output cross (both to stage 1, under distinct task names).
+  Model m = equal_layers(4, 1e12);
+  m.layers[0].side_outputs = {{{2, 512}, {3}}};
+  const auto t = cluster("dgx-h100", 2);
+  ParallelConfig cfg;
+  cfg.pp = 2;
+  cfg.microbatches = 2;
+  const PipelineIteration it = build_pipeline(m, t, cfg);
+  REQUIRE(it.transfers.size() == 2);
+  CHECK(it.transfers[0].side_output == 0);
+  CHECK(it.transfers[0].bytes == Bytes::KiB(2));
+  CHECK(it.transfers[1].layer == 1);
+  CHECK(it.stages[1].first_layer == 2);
+  cfg.stage_starts = {0, 1};
+  const PipelineIteration given = build_pipeline(m, t, cfg);
+  CHECK(given.stages[1].first_layer == 1);
+  REQUIRE(given.transfers.size() == 2);
+  CHECK(given.transfers[0].layer == 0);
+  CHECK(given.transfers[1].layer == 0);
+  CHECK(given.transfers[0].side_output == -1);
+  CHECK(given.transfers[1].side_output == 0);
+  const auto named = [&](const std::string& part) {
+    return std::count_if(given.plan.tasks.begin(), given.plan.tasks.end(),
+                         [&](const plan::Task& k) { return k.id.find(part) != std::string::npos; });
+  };
+  CHECK(named("/l0s0") > 0);  // the side output's tasks are named apart from the output's
+  CHECK(named("/l0s0") < named("/l0"));
+  for (std::vector<int> bad : {std::vector<int>{0}, {1, 2}, {0, 0}, {0, 4}}) {
+    cfg.stage_starts = bad;
+    CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
   }
 }
 

@@ -131,12 +131,14 @@ Json memory_json(const PipelineRun& run) {
 void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
   const auto& [it, cfg, pm] = std::tie(run.it, run.cfg, run.pm);
   Json xfers = Json::array();
-  for (const auto& x : it.transfers)
+  for (const auto& x : it.transfers) {
     xfers.push_back(Json{{"from_stage", x.src_stage},
                          {"to_stage", x.dst_stage},
                          {"layer", x.layer},
                          {"bytes", x.bytes.count()},
                          {"strategy", x.strategy}});
+    if (x.side_output >= 0) xfers.back()["side_output"] = x.side_output;
+  }
   fmt::print("{}", dump_json(Json{{"model", run.model.name},
                                   {"topology", run.topo.name},
                                   {"dp", cfg.dp},
@@ -353,8 +355,9 @@ void add_pipeline_command(CLI::App& app) {
       "pipeline", "Simulate one training iteration of a model under data, tensor and pipeline parallelism");
   cmd->footer(
       "Ranks follow Megatron: tensor rank fastest, then data replica, then pipeline stage, over the\n"
-      "topology's GPUs. Layers are split into contiguous stages balancing forward FLOPs. Each pass is\n"
-      "one compute task on the stage's tensor-parallel GPUs (in lockstep) plus their all-reduce;\n"
+      "topology's GPUs. Layers are split into contiguous stages balancing forward FLOPs, or as\n"
+      "--stage-starts says. Each pass is one compute task on the stage's tensor-parallel GPUs (in\n"
+      "lockstep) plus their all-reduce;\n"
       "activations and gradients between stages go through the resharding planner (--reshard);\n"
       "gradients are all-reduced over the data replicas as soon as a stage's last backward is done.\n"
       "Idle = the share of the iteration a GPU runs no pass; bubble ratio = idle / pass time (Megatron's);\n"
@@ -386,6 +389,11 @@ void add_pipeline_command(CLI::App& app) {
                   "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
+  cmd->add_option("--stage-starts", a->cfg.stage_starts,
+                  "First layer of each stage, comma-separated from 0 (e.g. 0,7): a split fixed by hand "
+                  "instead of the one balancing forward FLOPs")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--recompute", a->cfg.recompute,
                 "Full activation recomputation: keep only each layer's input, run the forward again in the "
                 "backward (not with zb-h1)");
