@@ -18,17 +18,18 @@ using namespace meshsim::planner;
 TEST_CASE("alpa-e2e: broadcast + eager-1F1B closest to the signal bound, then broadcast, then send-recv",
           "[pipeline-study]") {
   // The paper's end-to-end ordering, on the cases whose stages sit on
-  // different hosts (2.6B: dp 2 x tp 2 per host; the 2B U-Transformer: one
-  // host per stage), so stage transfers cross the 10 Gbps network.
+  // different hosts (2.6B: dp 2 x tp 2 per host; the 2B U-Net: one host per
+  // stage), so stage transfers cross the 10 Gbps network.
   PipelineStudy s = load_pipeline_study(MESHSIM_SOURCE_DIR "/configs/studies/alpa-e2e.json");
   REQUIRE(s.cases.size() == 6);
   CHECK(s.baseline == "send-recv");
   CHECK(s.paper_baseline == "allgather");  // the paper's gains are over Alpa's own resharding
-  std::erase_if(s.cases, [](const PipelineStudyCase& c) {
-    return c.name != "gpt-2.6b" && c.name != "u-transformer-2b";
-  });
+  std::erase_if(s.cases,
+                [](const PipelineStudyCase& c) { return c.name != "gpt-2.6b" && c.name != "unet-2b"; });
   REQUIRE(s.cases.size() == 2);
-  CHECK(s.cases[0].config.microbatch_size == 4);  // batch 32 = dp 2 x 4 microbatches x 4
+  CHECK(s.cases[0].config.microbatch_size == 4);                    // batch 32 = dp 2 x 4 microbatches x 4
+  CHECK(s.cases[1].config.microbatch_size == 64);                   // batch 2048 = 32 microbatches x 64
+  CHECK(s.cases[1].config.stage_starts == std::vector<int>{0, 9});  // the artifact's split
   const auto topo = topology::load_topology_file(s.topology);
   sim::SimOptions opts;
   opts.fluid_broadcast = true;
