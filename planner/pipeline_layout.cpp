@@ -28,8 +28,23 @@ PipelineRanks::PipelineRanks(const topology::Topology& topo, const ParallelConfi
   if (static_cast<std::size_t>(cfg.first_gpu) + static_cast<std::size_t>(gpus) > all.size())
     throw UsageError(fmt::format("dp {} × tp {} × pp {} = {} GPUs from GPU {}, but {} has {} GPUs", cfg.dp,
                                  cfg.tp, cfg.pp, gpus, cfg.first_gpu, topo.name, all.size()));
-  for (int i = 0; i < gpus; ++i) {
-    const auto& node = topo.node(all[at(cfg.first_gpu + i)]);
+  if (cfg.gpus_per_host > 0) {
+    const auto& first = topo.node(all[at(cfg.first_gpu)]);
+    const int offset = topo.gpu_index(all[at(cfg.first_gpu)]);
+    for (int i = 0; i < gpus; ++i) {
+      const int host = first.host + i / cfg.gpus_per_host;
+      const int k = offset + i % cfg.gpus_per_host;
+      if (host >= topo.host_count() || k >= static_cast<int>(topo.host_gpus(host).size()))
+        throw UsageError(
+            fmt::format("{} GPUs at {} per host from GPU {} need GPU {} of host {}, which {} lacks", gpus,
+                        cfg.gpus_per_host, cfg.first_gpu, k, host, topo.name));
+      gpus_.push_back(topo.host_gpus(host)[at(k)]);
+    }
+  } else {
+    gpus_.assign(all.begin() + cfg.first_gpu, all.begin() + cfg.first_gpu + gpus);
+  }
+  for (topology::NodeId g : gpus_) {
+    const auto& node = topo.node(g);
     const sim::DeviceModel* dm = sim::find_device_model(node.model, device_models);
     if (dm == nullptr)
       throw UsageError(fmt::format("GPU {} (model '{}') has no compute model", node.name, node.model));
@@ -38,7 +53,7 @@ PipelineRanks::PipelineRanks(const topology::Topology& topo, const ParallelConfi
 }
 
 topology::NodeId PipelineRanks::gpu(int t, int d, int p) const {
-  return topo_.gpus()[at(cfg_.first_gpu + t + cfg_.tp * (d + cfg_.dp * p))];
+  return gpus_[at(t + cfg_.tp * (d + cfg_.dp * p))];
 }
 
 const std::string& PipelineRanks::name(int t, int d, int p) const {

@@ -14,7 +14,8 @@
 
 namespace meshsim::planner {
 
-/// Megatron's rank order over the topology's GPUs from cfg.first_gpu.
+/// Megatron's rank order over the topology's GPUs from cfg.first_gpu (on
+/// cfg.gpus_per_host GPUs of each host when it is set).
 class PipelineRanks {
  public:
   /// UsageError when the GPUs run past the topology's or one lacks a
@@ -32,6 +33,7 @@ class PipelineRanks {
  private:
   const topology::Topology& topo_;
   ParallelConfig cfg_;
+  std::vector<topology::NodeId> gpus_;  // in rank order
   const sim::DeviceModel* model_ = nullptr;
 };
 

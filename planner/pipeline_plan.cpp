@@ -57,28 +57,6 @@ Template make_template(plan::Plan fragment, plan::Stamp stamp) {
   return t;
 }
 
-// The ops of every pipeline device in the order of an ideal play of the
-// schedule (no communication): a topological order of the plan's tasks.
-struct PassEvent {
-  double start = 0;
-  int device = 0;
-  std::size_t index = 0;  // into ops[device]
-};
-
-std::vector<PassEvent> play_order(const std::vector<std::vector<PipelineOp>>& ops,
-                                  const ScheduleTimeline& ideal) {
-  std::vector<PassEvent> events;
-  for (std::size_t p = 0; p < ops.size(); ++p)
-    for (std::size_t k = 0; k < ops[p].size(); ++k)
-      events.push_back({ideal.ops[p][k].start, static_cast<int>(p), k});
-  std::sort(events.begin(), events.end(), [](const PassEvent& a, const PassEvent& e) {
-    return a.start != e.start     ? a.start < e.start
-           : a.device != e.device ? a.device < e.device
-                                  : a.index < e.index;
-  });
-  return events;
-}
-
 // Emits the iteration's tasks into it.plan; pipeline_plan.h has the model.
 class PipelineBuilder {
  public:
@@ -93,6 +71,7 @@ class PipelineBuilder {
         ops_(ops),
         device_(topo, it.plan),
         stages_(cfg.pp * cfg.virtual_stages),
+        last_end_(at(cfg.pp) * at(cfg.dp), 0),
         incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
         last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
         templates_(2 * it.transfers.size() * at(cfg.dp)) {
@@ -106,6 +85,12 @@ class PipelineBuilder {
     // A pass is a compute task, its all-reduce and about one transfer.
     it_.plan.tasks.reserve(3 * order.size() * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
     it_.task_kind.reserve(it_.plan.tasks.capacity());
+    if (!cfg_.overlap) {
+      emit_blocking();
+      emit_optimizer();
+      it_.plan.tasks.resize(used_);
+      return;
+    }
     std::vector<std::size_t> computes(at(cfg_.dp));
     for (const PassEvent& ev : order) {
       const PipelineOp& op = ops_[at(ev.device)][ev.index];
@@ -219,25 +204,76 @@ class PipelineBuilder {
       ar.deps.assign(1, end);
       end = idx;
     }
-    // A forward sends each tensor its stage produces; a backward returns
-    // the gradient of each tensor its stage received.
-    if (op.pass == Pass::weight) return compute;
+    last_end_[at(device) * at(cfg_.dp) + at(d)] = end;
+    if (cfg_.overlap) send(op, s, d, end, -1, end);
+    return compute;
+  }
+
+  // The transfers pass `op` of stage s (replica d; its last task `end`)
+  // sends to stage `to` (all when negative): a forward sends each tensor
+  // its stage produces; a backward returns the gradient of each tensor its
+  // stage received. Their first tasks wait for `end` and `also`; their
+  // sinks are left in sent_.
+  void send(const PipelineOp& op, int s, int d, std::size_t end, int to_stage, std::size_t also) {
+    sent_.clear();
+    if (op.pass == Pass::weight) return;
     const bool backward = op.pass == Pass::backward;
     for (std::size_t x = 0; x < it_.transfers.size(); ++x) {
       const StageTransfer& tr = it_.transfers[x];
       if ((backward ? tr.dst_stage : tr.src_stage) != s) continue;
       const int to = backward ? tr.src_stage : tr.dst_stage;
+      if (to_stage >= 0 && to != to_stage) continue;
       if (const Template* tpl = template_for(x, backward, d)) {
         name_.clear();
-        fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}/to-s{}/l{}"), prefix, to, tr.layer);
+        fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}{}/s{}/r{}/to-s{}/l{}"),
+                       op.pass == Pass::forward ? 'F' : 'B', op.microbatch, s, d, to, tr.layer);
         if (tr.side_output >= 0)
           fmt::format_to(std::back_inserter(name_), FMT_COMPILE("s{}"), tr.side_output);
-        const auto& out = stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end);
+        const auto& out =
+            stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end, also);
         const std::size_t key = pass_key(backward, to, op.microbatch, d);
         for (std::size_t k : out) incoming_.append(key, k);
+        sent_.insert(sent_.end(), out.begin(), out.end());
       }
     }
-    return compute;
+  }
+
+  // Without overlap: passes and transfers in blocking_play's order; each
+  // transfer starts after its pass and the pass before its reader, and its
+  // sender's next pass waits for it.
+  void emit_blocking() {
+    std::vector<std::vector<int>> sends_to(at(stages_));
+    for (const StageTransfer& tr : it_.transfers) {
+      auto& to = sends_to[at(tr.src_stage)];
+      if (std::find(to.begin(), to.end(), tr.dst_stage) == to.end()) to.push_back(tr.dst_stage);
+    }
+    std::vector<std::size_t> computes(at(cfg_.dp));
+    std::vector<std::vector<std::size_t>> held(at(cfg_.pp) * at(cfg_.dp));  // a sender's transfers in flight
+    std::vector<std::vector<std::size_t>> end_of(at(cfg_.pp) * at(cfg_.dp));  // per pass, its last task
+    for (const PlayStep& step : blocking_play(ops_, cfg_.pp, sends_to)) {
+      const PipelineOp& op = ops_[at(step.device)][step.index];
+      const int s = op.chunk * cfg_.pp + step.device;
+      for (int d = 0; d < cfg_.dp; ++d) {
+        const std::size_t slot = at(step.device) * at(cfg_.dp) + at(d);
+        if (step.to < 0) {
+          const std::size_t first = used_;
+          computes[at(d)] = emit_pass(op, step.device, d);
+          auto& deps = it_.plan.tasks[first].deps;
+          deps.insert(deps.end(), held[slot].begin(), held[slot].end());
+          held[slot].clear();
+          end_of[slot].push_back(last_end_[slot]);
+          continue;
+        }
+        // The reader's device has played up to the pass before the reader.
+        const std::size_t reader = at(step.to % cfg_.pp) * at(cfg_.dp) + at(d);
+        const std::size_t end = end_of[slot][step.index];
+        send(op, s, d, end, step.to, end_of[reader].empty() ? end : last_end_[reader]);
+        held[slot].insert(held[slot].end(), sent_.begin(), sent_.end());
+      }
+      if (step.to < 0 && last_of_chunk_[at(step.device)][at(op.chunk)] == step.index &&
+          op.pass != Pass::forward)
+        emit_dp_allreduce(s, step.device, computes);
+    }
   }
 
   // An all-reduce of `bytes` over `members` GPUs of pipeline device
@@ -347,7 +383,7 @@ class PipelineBuilder {
   // payloads, the stamp gets its own tensor and buffers. Returns its sinks
   // (good until the next call).
   const std::vector<std::size_t>& stamp(const Template& tpl, const std::string& prefix, int stream,
-                                        std::size_t after) {
+                                        std::size_t after, std::size_t also) {
     const std::size_t base = used_;
     plan::Stamp named;
     if (cfg_.payloads) named = plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp);
@@ -360,6 +396,7 @@ class PipelineBuilder {
       t.stream = stream;
       if (t.deps.empty()) {
         t.deps.assign(1, after);
+        if (also != after) t.deps.push_back(also);
       } else {
         for (auto& dep : t.deps) dep += base;
       }
@@ -379,7 +416,10 @@ class PipelineBuilder {
   std::string prefix_;              // scratch: a pass's task id
   std::string name_;                // scratch: a transfer's task id prefix
   std::vector<std::size_t> sinks_;  // scratch: stamp()'s
+  std::vector<std::size_t> sent_;   // scratch: send()'s sinks
   int stages_;
+  // Per (pipeline device, replica): the last task of its latest pass.
+  std::vector<std::size_t> last_end_;
   // What each pass waits for from other stages, by (backward?, stage, microbatch, replica).
   AppendLists incoming_;
   // The last pass of each chunk on each device releases its DP all-reduce.
@@ -452,48 +492,6 @@ std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConf
   const int stages = cfg.pp * cfg.virtual_stages;
   std::vector<int> stage_of;
   return device_memory(model, split_stages(model, stages, cfg.tp, stage_of, cfg.stage_starts), ops, cfg);
-}
-
-PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,
-                                 const sim::SimResult& r) {
-  PipelineMetrics out;
-  out.iteration_s = r.makespan.seconds();
-  const int gpus = it.config.dp * it.config.tp * it.config.pp;
-  if (out.iteration_s > 0) {
-    out.samples_per_s = it.global_batch / out.iteration_s;
-    out.tflops_per_gpu = it.model_flops / out.iteration_s / gpus / 1e12;
-  }
-  out.ideal_bubble = it.ideal_bubble;
-  // Pass time per GPU: its compute time less the optimizer step.
-  std::vector<double> busy_of(r.compute_busy.size(), 0.0);
-  for (std::size_t i = 0; i < r.compute_busy.size(); ++i) busy_of[i] = r.compute_busy[i].seconds();
-  for (std::size_t i = 0; i < it.plan.tasks.size(); ++i)
-    if (it.task_kind[i] == Kind::optimizer)
-      busy_of[r.task_device[i]] -= (r.tasks[i].end - r.tasks[i].start).seconds();
-  double bubble_sum = 0;
-  double idle_sum = 0;
-  int counted = 0;
-  for (const auto& names : it.stage_gpus)
-    for (const auto& name : names) {
-      const double busy = busy_of[topo.at(name)];
-      if (busy <= 0) continue;
-      bubble_sum += (out.iteration_s - busy) / busy;
-      idle_sum += out.iteration_s > 0 ? (out.iteration_s - busy) / out.iteration_s : 0;
-      ++counted;
-    }
-  out.bubble = counted > 0 ? bubble_sum / counted : 0;
-  out.idle_fraction = counted > 0 ? idle_sum / counted : 0;
-  for (std::size_t i : r.critical_path) {
-    const double dur = (r.tasks[i].end - r.tasks[i].start).seconds();
-    switch (it.task_kind[i]) {
-      case Kind::compute: out.critical_compute_s += dur; break;
-      case Kind::tp_allreduce: out.critical_tp_s += dur; break;
-      case Kind::stage_transfer: out.critical_transfer_s += dur; break;
-      case Kind::dp_allreduce: out.critical_dp_s += dur; break;
-      case Kind::optimizer: out.critical_optimizer_s += dur; break;
-    }
-  }
-  return out;
 }
 
 }  // namespace meshsim::planner

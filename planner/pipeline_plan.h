@@ -78,8 +78,18 @@ struct ParallelConfig {
   /// layer's input; the backward runs the forward again first.
   bool recompute = false;
   bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
+  /// Stage transfers on streams of their own, overlapping the passes (the
+  /// default). false: each transfer holds both ends, as communication on
+  /// the compute stream does (Alpa without its overlapping): it starts once
+  /// its pass and the pass before its reader are done, and its sender runs
+  /// nothing more until it ends (blocking_play).
+  bool overlap = true;
   Balance balance = Balance::host_size;
   int first_gpu = 0;
+  /// GPUs each host lends the ranks, from first_gpu's position in its host
+  /// on (Alpa's virtual mesh of hosts × devices per host); 0: every GPU, in
+  /// the topology's order.
+  int gpus_per_host = 0;
   /// The first layer of each virtual stage, in order from 0 (a split as a
   /// run fixed it); empty: stages of balanced forward FLOPs (balanced_split).
   std::vector<int> stage_starts;

@@ -102,4 +102,39 @@ struct ScheduleTimeline {
 [[nodiscard]] ScheduleTimeline timeline(const std::vector<std::vector<PipelineOp>>& ops, int n, int v,
                                         const std::vector<PassTimes>& times, double transfer = 0);
 
+/// A pass of pipeline device `device` (ops[device][index]) starting at `start`.
+struct PassEvent {
+  double start = 0;
+  int device = 0;
+  std::size_t index = 0;
+};
+
+/// The passes of every device in the order of the play `ideal` (timeline()
+/// without communication): by start time, then device, then index; a
+/// topological order of the passes.
+[[nodiscard]] std::vector<PassEvent> play_order(const std::vector<std::vector<PipelineOp>>& ops,
+                                                const ScheduleTimeline& ideal);
+
+/// One step of a play whose stage transfers block both ends (blocking_play):
+/// pass `index` of pipeline device `device`, or, with `to` ≥ 0, the
+/// transfers that pass sends to virtual stage `to`.
+struct PlayStep {
+  int device = 0;
+  std::size_t index = 0;
+  int to = -1;
+  friend bool operator==(const PlayStep&, const PlayStep&) = default;
+};
+
+/// An order of the passes in `ops` (n devices) and of their stage transfers
+/// when a transfer holds both of its ends, as communication on the compute
+/// stream does: the transfers pass P sends to the pass C that reads them
+/// start once P and the pass before C on C's device are done, and P's device
+/// runs nothing more until they are. sends_to[s]: the later virtual stages
+/// the forward of stage s sends to (a backward sends its gradients back the
+/// same way); transfers between stages on one device move nothing and are
+/// left out. Every step comes after the steps it waits for. UsageError if
+/// the schedule deadlocks so.
+[[nodiscard]] std::vector<PlayStep> blocking_play(const std::vector<std::vector<PipelineOp>>& ops, int n,
+                                                  const std::vector<std::vector<int>>& sends_to);
+
 }  // namespace meshsim::planner

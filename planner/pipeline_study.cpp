@@ -26,7 +26,7 @@ bool is_pipeline_study(const std::string& file) {
 namespace {
 // One entry of "methods".
 PipelineMethod method_from_json(const JsonCursor& c) {
-  c.allow_only({"name", "reshard", "schedule", "balance"});
+  c.allow_only({"name", "reshard", "schedule", "balance", "overlap"});
   PipelineMethod m;
   m.name = c["name"].as_string();
   const std::string r = c["reshard"].as_string();
@@ -48,6 +48,7 @@ PipelineMethod method_from_json(const JsonCursor& c) {
     if (!v) b->fail("unknown balancing mode (none, device, host-size, host-order, search)");
     m.balance = *v;
   }
+  if (auto o = c.find("overlap")) m.overlap = o->as_bool();
   return m;
 }
 }  // namespace
@@ -104,7 +105,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   for (std::size_t i = 0; i < cs.size_at_most(kMaxStudyCases, "cases"); ++i) {
     const JsonCursor c = cs.at(i);
     c.allow_only({"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute",
-                  "stage_starts", "paper_gain"});
+                  "stage_starts", "gpus_per_host", "paper_gain"});
     PipelineStudyCase pc;
     pc.group = c["group"].as_string();
     pc.name = c["name"].as_string();
@@ -136,6 +137,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
         st->fail(e.what());
       }
     }
+    if (auto g = c.find("gpus_per_host")) cfg.gpus_per_host = static_cast<int>(g->as_int_in(1, 1 << 20));
     if (auto g = c.find("paper_gain")) pc.paper_gain = g->as_number();
     if (std::find(s.groups.begin(), s.groups.end(), pc.group) == s.groups.end()) s.groups.push_back(pc.group);
     s.cases.push_back(std::move(pc));
@@ -168,6 +170,7 @@ std::vector<PipelineStudyRow> run_pipeline_study(
       cfg.schedule = m.schedule;
       cfg.reshard = m.reshard;
       cfg.reshard_auto = m.reshard_auto;
+      cfg.overlap = m.overlap;
       cfg.balance = m.balance;
       const PipelineIteration it = build_pipeline(model, t, cfg, opts.device_models);
       const sim::SimResult r = sim::simulate(it.plan, t, opts);

@@ -35,6 +35,7 @@ struct PipelineMethod {
   Strategy reshard = Strategy::broadcast;
   bool reshard_auto = false;
   Balance balance = Balance::host_size;
+  bool overlap = true;  // ParallelConfig::overlap
 };
 
 struct PipelineStudyCase {

@@ -322,6 +322,43 @@ TEST_CASE("side outputs cross stages as transfers of their own, and a split can 
   }
 }
 
+TEST_CASE("without overlap a transfer holds its sender and waits for its reader's previous pass",
+          "[pipeline-plan]") {
+  // 1F1B, 2 stages on two hosts (one GPU each), 2 microbatches; the blocking
+  // play (pipeline_schedule_test) sends F1's activations after stage 1's B0,
+  // and stage 0 runs B0 only after they have gone.
+  const Model m = equal_layers(4, 1e12);
+  const auto t = cluster("p3.8xlarge", 2);
+  ParallelConfig cfg;
+  cfg.pp = 2;
+  cfg.microbatches = 2;
+  cfg.microbatch_size = 64;
+  cfg.gpus_per_host = 1;
+  cfg.overlap = false;
+  const PipelineIteration it = build_pipeline(m, t, cfg);
+  CHECK(it.stage_gpus == std::vector<std::vector<std::string>>{{"h0/gpu0"}, {"h1/gpu0"}});
+  const auto& tasks = it.plan.tasks;
+  auto index_of = [&](const std::string& prefix) {
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      if (tasks[i].id.rfind(prefix, 0) == 0) return i;
+    FAIL("no task " << prefix);
+    return tasks.size();
+  };
+  auto depends = [&](std::size_t task, std::size_t on) {
+    return std::find(tasks[task].deps.begin(), tasks[task].deps.end(), on) != tasks[task].deps.end();
+  };
+  const std::size_t f1_send = index_of("F1/s0/r0/to-s1");
+  CHECK(depends(f1_send, index_of("B0/s1/r0")));
+  CHECK(depends(index_of("B0/s0/r0"), f1_send));
+  CHECK(f1_send > index_of("B0/s1/r0"));  // the plan stays in a topological order
+  const double blocking = simulate_iteration(it, t);
+  cfg.overlap = true;
+  const double overlapping = simulate_iteration(build_pipeline(m, t, cfg), t);
+  CHECK(blocking > overlapping);
+  cfg.pp = 3;  // a third host is missing
+  CHECK_THROWS_AS(build_pipeline(equal_layers(3, 1e12), t, cfg), UsageError);
+}
+
 TEST_CASE("pipeline configurations that do not fit are usage errors", "[pipeline-plan]") {
   const Model m = equal_layers(4, 1e12);
   const auto t = cluster("dgx-h100", 1);

@@ -155,3 +155,30 @@ TEST_CASE("schedule names", "[pipeline][schedule]") {
   CHECK_FALSE(schedule_from("2f2b"));
   CHECK_THROWS_AS(make_schedule(Schedule::gpipe, 0, 4), UsageError);
 }
+
+TEST_CASE("a blocking play sends once both ends are ready and holds the sender until then",
+          "[pipeline][schedule]") {
+  // 1F1B, 2 stages, 2 microbatches: device 0 runs F0 F1 B0 B1, device 1 F0
+  // B0 F1 B1; stage 0 sends to stage 1. Worked by hand: F0 sends at once
+  // (device 1 has nothing before its F0); F1's activations wait for device
+  // 1's B0 (the pass before its F1), and device 0 runs nothing more until
+  // they go; B0's gradient goes once device 0's F1 is done; B1's waits for
+  // device 0's B0.
+  const auto ops = make_schedule(Schedule::one_f_one_b, 2, 2);
+  const std::vector<PlayStep> want{{0, 0, -1}, {0, 0, 1},  {0, 1, -1}, {1, 0, -1}, {1, 1, -1}, {1, 1, 0},
+                                   {0, 1, 1},  {1, 2, -1}, {1, 3, -1}, {0, 2, -1}, {1, 3, 0},  {0, 3, -1}};
+  CHECK(blocking_play(ops, 2, {{1}, {}}) == want);
+  // Every schedule plays through without deadlock, each pass once, and each
+  // transfer after the pass it carries.
+  for (Schedule s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::eager_1f1b, Schedule::zb_h1}) {
+    const auto o = make_schedule(s, 4, 8);
+    const auto steps = blocking_play(o, 4, {{1}, {2}, {3}, {}});
+    CHECK(std::count_if(steps.begin(), steps.end(), [](const PlayStep& p) { return p.to < 0; }) ==
+          4 * ssize(o[0]));
+    std::set<std::pair<int, std::size_t>> played;
+    for (const PlayStep& p : steps) {
+      if (p.to < 0) CHECK(played.insert({p.device, p.index}).second);
+      if (p.to >= 0) CHECK(played.count({p.device, p.index}) == 1);
+    }
+  }
+}

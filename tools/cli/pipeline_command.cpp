@@ -153,6 +153,7 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"global_batch", it.global_batch},
                                   {"reshard", a.reshard},
                                   {"balance", a.balance},
+                                  {"overlap", cfg.overlap},
                                   {"compute_models", run.compute_models},
                                   {"iteration_s", pm.iteration_s},
                                   {"samples_per_s", pm.samples_per_s},
@@ -230,7 +231,8 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
   fmt::print("pipeline {} on {}: dp {} x tp {} x pp {} = {} GPUs\n", run.model.name, run.topo.name, cfg.dp,
              cfg.tp, cfg.pp, cfg.dp * cfg.tp * cfg.pp);
   const std::string transfers =
-      cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance);
+      (cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance)) +
+      (cfg.overlap ? "" : ", each holding both ends (no overlap)");
   fmt::print("schedule {}{}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
              cfg.recompute ? " with activation recomputation" : "", cfg.microbatches, cfg.microbatch_size,
@@ -394,6 +396,10 @@ void add_pipeline_command(CLI::App& app) {
                   "instead of the one balancing forward FLOPs")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--no-overlap{false}", a->cfg.overlap,
+                "Stage transfers hold both ends, as communication on the compute stream does: a transfer "
+                "starts once its pass and the pass before its reader are done, and its sender waits for it "
+                "(default: transfers overlap the passes)");
   cmd->add_flag("--recompute", a->cfg.recompute,
                 "Full activation recomputation: keep only each layer's input, run the forward again in the "
                 "backward (not with zb-h1)");
@@ -406,6 +412,11 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
       ->check(CLI::NonNegativeNumber)
       ->default_val(0);
+  cmd->add_option(
+         "--gpus-per-host", a->cfg.gpus_per_host,
+         "Use only this many GPUs of each host, from --first-gpu's place in its host on (as Alpa's "
+         "virtual mesh of hosts x devices per host): e.g. 1 puts each stage of --pp 2 on its own host")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--trace", a->trace, "Write the iteration's Chrome/Perfetto trace")->check(output_file());
   a->trace_detail.add_to(*cmd);
   cmd->add_option("--plan-out", a->plan_out, "Write the iteration's plan (meshsim.plan/1)")
