@@ -241,7 +241,7 @@ void run_pipeline(const Fidelity& f, const std::function<void(const std::string&
     throw InternalError(fmt::format("no row for {} / {}", c, method));
   };
   const std::string source = fmt::format(
-      "Zhuang et al., MLSys'23, abstract (gains over {}, the study's paper_baseline)", f.baseline);
+      "Zhuang et al., MLSys'23, abstract (gains over the study's paper_baseline: {})", f.baseline);
   for (const auto& row : f.gain_rows) {
     double paper = 0;
     for (const auto& c : s.cases)
