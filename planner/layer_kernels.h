@@ -70,6 +70,16 @@ struct LayerShape {
 /// backward (2L) and its slice zeroed (l). Its whole-cache copies make every
 /// slice's backward pay for the full sequence.
 [[nodiscard]] plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence);
+/// The memory-bound kernels TeraPipe's attention code runs for one slice
+/// beyond Megatron-LM's list (s: b sequences, l tokens after c, E =
+/// b·(a/t)·l·(c + l) attention scores, element size e), forward then
+/// backward: the queries scaled (2·b·l·h/t elements); the causal mask built
+/// for the slice and joined to zeros over the context (5l² + 3l·c); the mask
+/// added to the scores (2E); the softmax taken in fp32 and cast back, 8E
+/// bytes more than a softmax in the layer's type (none for an fp32 layer);
+/// the heads' output made contiguous (2·b·l·h/t). Backward: twice the
+/// scaling, softmax and copy bytes (the mask and its add have no gradient).
+[[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s);
 /// The forward and backward kernels of one layer of GPT model `m` (whole
 /// sequences, no cached context) for every tensor-parallel degree in `tps`
 /// and microbatch size in `microbatch_sizes`: what `meshsim calibrate

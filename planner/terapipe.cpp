@@ -392,6 +392,7 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     const plan::KernelList forward = gpt_layer_forward(s);
     const double layer = timer->seconds(forward) + timer->seconds(gpt_layer_backward(forward)) + accumulate +
                          timer->seconds(kv_cache_kernels(s, static_cast<double>(m.sequence))) +
+                         timer->seconds(terapipe_attention_kernels(s)) +
                          (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     return c.layers_per_stage * layer + 2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);
   };

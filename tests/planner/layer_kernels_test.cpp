@@ -92,3 +92,21 @@ TEST_CASE("a slice's cache copies: the whole cache in every backward, the sum sk
   CHECK(l.memory_bytes.size() == 10);
   CHECK(l.bytes() == Bytes(2 * 1024 * (128 + 512 + 1024 + 1024 + 64)));
 }
+
+TEST_CASE("TeraPipe's attention extras: the mask, the fp32 softmax and two copies", "[layer-kernels]") {
+  // h 1024, 16 heads, t 2, b 1, a slice of l = 64 after c = 128, f16:
+  //   scores E = 1 * 8 * 64 * 192 = 98,304; queries and output 64 * 512 = 32,768 elements
+  //   forward: scaling 2 * 32,768 * 2 B = 131,072; mask (5*64^2 + 3*64*128) * 2 B = 90,112;
+  //            mask add 2 * E * 2 B = 393,216; fp32 softmax and cast 8 * E = 786,432;
+  //            contiguous 131,072
+  //   backward: twice the scaling, the softmax cast and the copy: 262,144 + 1,572,864 + 262,144
+  //   total 3,629,056 bytes in 8 kernels.
+  const LayerShape s{1024, 16, 1, 64, 128, 2, plan::DType::f16};
+  const plan::KernelList k = terapipe_attention_kernels(s);
+  CHECK(k.gemms.empty());
+  CHECK(k.memory_bytes.size() == 8);
+  CHECK(k.bytes() == Bytes(3629056));
+  // An fp32 layer's softmax is already fp32: no cast.
+  const LayerShape f32{1024, 16, 1, 64, 128, 2, plan::DType::f32};
+  CHECK(terapipe_attention_kernels(f32).memory_bytes.size() == 6);
+}
