@@ -86,18 +86,19 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s) {
   const double c = s.context;
   const double scores = s.sequences * s.heads / s.tp * l * (c + l);
   const double heads_out = s.sequences * l * s.hidden / s.tp;  // the queries and the attention's output
-  const double cast = e < 4 ? 8 * scores : 0;                   // bytes: fp32 softmax output, read back to cast
+  const double cast = e < 4 ? 8 * scores : 0;  // bytes: fp32 softmax output, read back to cast
   auto bytes = [](double b) { return Bytes(static_cast<std::int64_t>(b)); };
   plan::KernelList k;
   k.dtype = s.dtype;
-  for (int pass = 1; pass <= 2; ++pass) {  // forward, then backward at twice the bytes
+  for (int pass = 1; pass <= 2; ++pass) {                       // forward, then backward at twice the bytes
     k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));  // queries scaled
     if (pass == 1) {
-      k.memory_bytes.push_back(bytes((5 * l * l + 3 * l * c) * e));  // causal mask, joined to the context's zeros
-      k.memory_bytes.push_back(bytes(2 * scores * e));               // mask added to the scores
+      k.memory_bytes.push_back(
+          bytes((5 * l * l + 3 * l * c) * e));          // causal mask, joined to the context's zeros
+      k.memory_bytes.push_back(bytes(2 * scores * e));  // mask added to the scores
     }
-    if (cast > 0) k.memory_bytes.push_back(bytes(pass * cast));   // softmax in fp32, cast back
-    k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));    // heads' output made contiguous
+    if (cast > 0) k.memory_bytes.push_back(bytes(pass * cast));  // softmax in fp32, cast back
+    k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));   // heads' output made contiguous
   }
   return k;
 }

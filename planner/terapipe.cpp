@@ -342,6 +342,13 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   return c;
 }
 
+double terapipe_update_time(const Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
+  const double bytes_per_param = m.dtype == plan::DType::f16 || m.dtype == plan::DType::bf16 ? 48 : 28;
+  const double params = c.state_bytes / kTrainingBytesPerParam;  // on one GPU
+  return dev.kernel_time(0, Bytes(static_cast<std::int64_t>(params * bytes_per_param)), plan::DType::f32)
+      .seconds();
+}
+
 int max_microbatch_size(const SliceCostModel& c, double capacity) {
   if (c.activation_bytes <= 0) return std::numeric_limits<int>::max();
   const double room = (capacity - c.state_bytes) / c.activation_bytes;

@@ -26,7 +26,8 @@
 // reading the cached keys and values, the memory-bound kernels, a launch
 // each, the weight-gradient accumulation every slice's backward pass adds,
 // since TeraPipe's code runs one autograd backward per slice, and its
-// key and value cache copies, kv_cache_kernels); four
+// key and value cache copies and the extra kernels of its attention,
+// kv_cache_kernels and terapipe_attention_kernels); four
 // tensor-parallel all-reduces of b·l·h
 // elements per layer; and the activation sent forward and its gradient sent
 // back across the slowest stage boundary. The all-reduce and send costs are
@@ -39,7 +40,8 @@
 // (replicas outermost, as TeraPipe's code groups ranks). Once
 // the backward is done every (stage, tensor rank) all-reduces its gradients
 // (the stage's parameters / t) over the replicas, all at once, outside the
-// pipeline: the iteration is T + that all-reduce, simulated on the topology.
+// pipeline: the iteration is T + that all-reduce, simulated on the topology,
+// + the weight update (terapipe_update_time).
 //
 // Memory: a microbatch of b sequences keeps, on each GPU, b × the stored
 // activations of the stage's layers (planner/model.h), beside the
@@ -75,9 +77,20 @@ struct SliceCostModel {
   AlphaBeta tp_allreduce;
   AlphaBeta stage_send;
   double grad_allreduce_s = 0;  // the replicas' gradient all-reduce, once per iteration
+  double update_s = 0;          // the weight update after it, once per iteration (terapipe_update_time)
   double state_bytes = 0;       // per GPU: weights, gradients, optimizer state
   double activation_bytes = 0;  // per GPU per sequence of a microbatch
 };
+
+/// The weight update TeraPipe's code runs on each GPU after the backward
+/// (and the replicas' all-reduce), as memory-bound work on `dev`: for an
+/// f16 model, mixed precision, 48 bytes per parameter (the f16 gradient
+/// copied into the f32 master's, 6, and unscaled in place, 8; apex's fused
+/// Adam on the master, reading weight, gradient and both moments and
+/// writing three, 28; the master copied back to f16, 6); otherwise
+/// torch.optim.Adam in place, 28 bytes per parameter.
+[[nodiscard]] double terapipe_update_time(const Model& m, const SliceCostModel& c,
+                                          const sim::DeviceModel& dev);
 
 /// The cost model on `topo` with `dp` replicas (layout above) from
 /// `first_gpu`. UsageError for non-GPT models, layers not divisible by K,

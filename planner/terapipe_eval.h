@@ -31,8 +31,11 @@ struct TeraPipeOutcome {
   int max_microbatch = 0;  // sequences; 0: no memory limit
   double capacity = 0;     // bytes per GPU
   double dp_seconds = 0;   // wall time of the DP
-  /// The iteration: a slicing's pipeline time plus the replicas' gradient all-reduce.
-  [[nodiscard]] double iteration(const TokenSlicing& s) const { return s.time + cost_model.grad_allreduce_s; }
+  /// The iteration: a slicing's pipeline time plus the replicas' gradient
+  /// all-reduce and the weight update.
+  [[nodiscard]] double iteration(const TokenSlicing& s) const {
+    return s.time + cost_model.grad_allreduce_s + cost_model.update_s;
+  }
 };
 
 /// UsageError when the batch does not split over the replicas, the GPU has

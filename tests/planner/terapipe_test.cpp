@@ -216,3 +216,18 @@ TEST_CASE("data-parallel replicas sit on other hosts and all-reduce their gradie
   CHECK(eight.activation_bytes == Approx(12 * s * h * (34 + 5 * a * s / h)).epsilon(0.01));
   CHECK_THROWS_AS(slice_cost_model(m, topo, 2, 1, 0, 9), UsageError);  // 18 GPUs > 16
 }
+
+TEST_CASE("the weight update streams 48 bytes per parameter in mixed precision, 28 in f32", "[terapipe]") {
+  // 1,000,000 parameters on the GPU (16 MB of training state at 16 B each),
+  // memory at 1 TB/s, 4 us launch: f16 48 MB -> 48 us + 4 us; f32 28 MB -> 32 us.
+  SliceCostModel c;
+  c.state_bytes = 16e6;
+  sim::DeviceModel dev;
+  dev.fp32_flops = 1e13;
+  dev.fp16_flops = 1e14;
+  dev.memory_bandwidth = Bandwidth::bytes_per_second(1e12);
+  Model m = gpt_model("tiny", 1, 64, 4, 16, 100, plan::DType::f16);
+  CHECK(terapipe_update_time(m, c, dev) == Approx(52e-6));
+  m.dtype = plan::DType::f32;
+  CHECK(terapipe_update_time(m, c, dev) == Approx(32e-6));
+}

@@ -100,6 +100,7 @@ void run_paper(TeraPipeArgs& a) {
                         {"uniform", slicing_json(o.uniform, o)},
                         {"dp_result", slicing_json(o.dp, o)},
                         {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
+                        {"update_s", o.cost_model.update_s},
                         {"max_microbatch", o.max_microbatch},
                         {"dp_seconds", o.dp_seconds}});
     if (sh.uniform_slices > 0) rows.back()["uniform_fixed"] = slicing_json(o.fixed, o);
@@ -146,6 +147,7 @@ void run_terapipe(TeraPipeArgs& a) {
            {"compute", compute},
            {"max_microbatch", o.max_microbatch},
            {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
+           {"update_s", o.cost_model.update_s},
            {"none", slicing_json(o.none, o)},
            {"uniform", slicing_json(o.uniform, o)},
            {"dp", slicing_json(o.dp, o)},
@@ -169,6 +171,7 @@ void run_terapipe(TeraPipeArgs& a) {
   if (sh.dp > 1)
     fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", sh.dp,
                o.cost_model.grad_allreduce_s);
+  fmt::print("weight update after the pipeline: {:.1f} ms\n", o.cost_model.update_s * 1e3);
   fmt::print("tensor all-reduce {:.1f} us + {:.2f} GB/s; stage send {:.1f} us + {:.2f} GB/s\n\n",
              o.cost_model.tp_allreduce.alpha * 1e6,
              o.cost_model.tp_allreduce.beta > 0 ? 1e-9 / o.cost_model.tp_allreduce.beta : 0.0,
