@@ -29,8 +29,10 @@
 // key and value cache copies and the extra kernels of its attention,
 // kv_cache_kernels and terapipe_attention_kernels); four
 // tensor-parallel all-reduces of b·l·h
-// elements per layer; and the activation sent forward and its gradient sent
-// back across the slowest stage boundary. The all-reduce and send costs are
+// elements per layer; the activation sent forward and its gradient sent
+// back across the slowest stage boundary; and, with tensor parallelism,
+// each of them broadcast from the rank that received it to the stage's
+// other tensor ranks, as TeraPipe's code does. The all-reduce and send costs are
 // α + β·bytes fitted from two simulations on the topology, with every data
 // replica's transfer in flight at once (the replicas' stage boundaries
 // share the fabric).
@@ -75,6 +77,7 @@ struct SliceCostModel {
   int tp = 1;
   int dp = 1;
   AlphaBeta tp_allreduce;
+  AlphaBeta tp_broadcast;  // a received activation or gradient spread over the stage's tensor ranks
   AlphaBeta stage_send;
   double grad_allreduce_s = 0;  // the replicas' gradient all-reduce, once per iteration
   double update_s = 0;          // the weight update after it, once per iteration (terapipe_update_time)

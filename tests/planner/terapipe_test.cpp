@@ -154,6 +154,17 @@ TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slic
   CHECK(accumulate == Approx(0.0365).epsilon(0.01));
   CHECK(cost(64, 0, 1) + cost(64, 64, 1) > cost(128, 0, 1) + accumulate);
   CHECK_THROWS_AS(slice_cost_model(m, topo, 5, 8), UsageError);  // 96 layers, 5 stages; and 40 GPUs > 32
+  // The received activation and the gradient are each broadcast over the 8
+  // tensor ranks: 2 x (alpha + beta x b·l·h·2 bytes) of the slice's cost.
+  // NCCL's broadcast carries the buffer once per ring link, an all-reduce
+  // about twice: the broadcast is the cheaper of the two.
+  SliceCostModel quiet = c;
+  quiet.tp_broadcast = {};
+  const double bytes = 64 * 12288.0 * 2;
+  CHECK(cost(64, 0, 1) - slice_cost(m, quiet, *sim::find_device_model("V100"))(64, 0, 1) ==
+        Approx(2 * c.tp_broadcast.time(bytes)));
+  CHECK(c.tp_broadcast.beta > 0);
+  CHECK(c.tp_broadcast.time(64e6) < c.tp_allreduce.time(64e6));
 }
 
 TEST_CASE("fixed uniform slicing: microbatches of one sequence, n equal slices", "[terapipe]") {

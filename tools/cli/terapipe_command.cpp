@@ -172,11 +172,14 @@ void run_terapipe(TeraPipeArgs& a) {
     fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", sh.dp,
                o.cost_model.grad_allreduce_s);
   fmt::print("weight update after the pipeline: {:.1f} ms\n", o.cost_model.update_s * 1e3);
-  fmt::print("tensor all-reduce {:.1f} us + {:.2f} GB/s; stage send {:.1f} us + {:.2f} GB/s\n\n",
-             o.cost_model.tp_allreduce.alpha * 1e6,
-             o.cost_model.tp_allreduce.beta > 0 ? 1e-9 / o.cost_model.tp_allreduce.beta : 0.0,
-             o.cost_model.stage_send.alpha * 1e6,
-             o.cost_model.stage_send.beta > 0 ? 1e-9 / o.cost_model.stage_send.beta : 0.0);
+  auto rate = [](const planner::AlphaBeta& ab) { return ab.beta > 0 ? 1e-9 / ab.beta : 0.0; };
+  fmt::print(
+      "tensor all-reduce {:.1f} us + {:.2f} GB/s; tensor broadcast {:.1f} us + {:.2f} GB/s; stage send "
+      "{:.1f} us + "
+      "{:.2f} GB/s\n\n",
+      o.cost_model.tp_allreduce.alpha * 1e6, rate(o.cost_model.tp_allreduce),
+      o.cost_model.tp_broadcast.alpha * 1e6, rate(o.cost_model.tp_broadcast),
+      o.cost_model.stage_send.alpha * 1e6, rate(o.cost_model.stage_send));
   Table tab({"method", "iteration s", "largest slice ms", "speedup", "plan"});
   std::vector<std::pair<std::string, const planner::TokenSlicing*>> rows{
       {"no slicing", &o.none}, {"best uniform", &o.uniform}, {"TeraPipe DP", &o.dp}};
