@@ -181,4 +181,8 @@ TEST_CASE("a blocking play sends once both ends are ready and holds the sender u
       if (p.to >= 0) CHECK(played.count({p.device, p.index}) == 1);
     }
   }
+  // Interleaved 1F1B sends a chunk's activations to a device still busy
+  // with passes that wait on the sender's later ones: held ends deadlock.
+  const auto inter = make_schedule(Schedule::interleaved_1f1b, 2, 4, 2);
+  CHECK_THROWS_AS(blocking_play(inter, 2, {{1}, {2}, {3}, {}}), UsageError);
 }
