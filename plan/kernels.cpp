@@ -12,7 +12,7 @@ namespace meshsim::plan {
 
 double KernelList::flops() const {
   double f = 0;
-  for (const Gemm& g : gemms) f += 2 * g.m * g.n * g.k * g.batch;
+  for (const Gemm& g : gemms) f += g.flops();
   return f;
 }
 

@@ -114,6 +114,8 @@ struct KernelList {
     double k = 0;
     double batch = 1;
     friend bool operator==(const Gemm&, const Gemm&) = default;
+    /// 2·m·n·k·batch: two FLOPs per multiply-add.
+    [[nodiscard]] double flops() const { return 2 * m * n * k * batch; }
   };
   std::vector<Gemm> gemms;
   std::vector<Bytes> memory_bytes;  // one memory-bound kernel each

@@ -1,5 +1,7 @@
 #include "planner/model.h"
 
+#include <numeric>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -82,8 +84,7 @@ LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers
       c["forward_flops"].fail("a layer with kernels has their FLOPs: leave this out");
     if (c.has("tp_allreduces") && !l.kernels->allreduce_elements.empty())
       c["tp_allreduces"].fail("the kernels list this layer's all-reduces: give one or the other");
-    for (const LayerGemm& g : l.kernels->gemms)
-      l.forward_flops += 2 * g.shape.m * g.shape.n * g.shape.k * g.shape.batch;
+    for (const LayerGemm& g : l.kernels->gemms) l.forward_flops += g.shape.flops();
   } else {
     l.forward_flops = positive(c["forward_flops"]);
   }
@@ -111,15 +112,11 @@ LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers
 }  // namespace
 
 double tp_allreduce_bytes(const Model& m, const LayerCost& l) {
-  const auto e = static_cast<double>(plan::dtype_size(m.dtype));
   if (l.kernels && !l.kernels->allreduce_elements.empty()) {
-    double elements = 0;
-    for (double x : l.kernels->allreduce_elements) elements += x;
-    return elements * e;
+    const auto& ar = l.kernels->allreduce_elements;
+    return std::accumulate(ar.begin(), ar.end(), 0.0) * static_cast<double>(plan::dtype_size(m.dtype));
   }
-  double output = 1;
-  for (auto d : l.output_shape) output *= static_cast<double>(d);
-  return l.tp_allreduces * output * e;
+  return l.tp_allreduces * static_cast<double>(plan::Tensor{"", l.output_shape, m.dtype}.bytes().count());
 }
 
 bool has_kernel_lists(const Model& m) {

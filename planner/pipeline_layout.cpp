@@ -105,6 +105,21 @@ double output_bytes(const Model& model, const LayerCost& l) {
 }
 }  // namespace
 
+std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const ParallelConfig& cfg) {
+  auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
+  const int stages = cfg.pp * cfg.virtual_stages;
+  if (static_cast<int>(model.layers.size()) < stages)
+    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
+                                 model.layers.size(), stages));
+  check_tensor_parallel(model, cfg.tp);
+  check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
+  if (cfg.recompute && cfg.schedule == Schedule::zb_h1)
+    throw UsageError(
+        "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
+        "backward rebuilds and drops");
+  return ops;
+}
+
 void check_stage_starts(const std::vector<int>& starts, int stages, int layers) {
   if (starts.empty()) return;
   if (static_cast<int>(starts.size()) != stages)

@@ -44,6 +44,12 @@ class PipelineRanks {
                                                      std::vector<int>& stage_of,
                                                      const std::vector<int>& starts = {});
 
+/// The schedule's ops per pipeline device; UsageError for a configuration
+/// that no plan can have (the schedule's own checks, too few layers, a
+/// tensor degree the model cannot split, a bad stage split, zb-h1 with
+/// recomputation).
+[[nodiscard]] std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const ParallelConfig& cfg);
+
 /// UsageError unless `starts` is empty or names the first layer of each of
 /// `stages` stages: `stages` values from 0, strictly rising, below `layers`.
 void check_stage_starts(const std::vector<int>& starts, int stages, int layers);

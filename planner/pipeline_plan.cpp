@@ -81,28 +81,38 @@ class PipelineBuilder {
   }
 
   void emit(const ScheduleTimeline& ideal) {
-    const std::vector<PassEvent> order = play_order(ops_, ideal);
+    std::size_t passes = 0;
+    for (const auto& device : ops_) passes += device.size();
     // A pass is a compute task, its all-reduce and about one transfer.
-    it_.plan.tasks.reserve(3 * order.size() * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
+    it_.plan.tasks.reserve(3 * passes * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
     it_.task_kind.reserve(it_.plan.tasks.capacity());
-    if (!cfg_.overlap) {
+    if (cfg_.overlap)
+      emit_overlapping(ideal);
+    else
       emit_blocking();
-      emit_optimizer();
-      it_.plan.tasks.resize(used_);
-      return;
-    }
-    std::vector<std::size_t> computes(at(cfg_.dp));
-    for (const PassEvent& ev : order) {
-      const PipelineOp& op = ops_[at(ev.device)][ev.index];
-      for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
-      if (last_of_chunk_[at(ev.device)][at(op.chunk)] == ev.index && op.pass != Pass::forward)
-        emit_dp_allreduce(op.chunk * cfg_.pp + ev.device, ev.device, computes);
-    }
     emit_optimizer();
     it_.plan.tasks.resize(used_);
   }
 
  private:
+  // Passes in the order of the ideal play, each with its transfers.
+  void emit_overlapping(const ScheduleTimeline& ideal) {
+    std::vector<std::size_t> computes(at(cfg_.dp));
+    for (const PassEvent& ev : play_order(ops_, ideal)) {
+      const PipelineOp& op = ops_[at(ev.device)][ev.index];
+      for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
+      release_gradients(op, ev.index, ev.device, computes);
+    }
+  }
+
+  // After the last backward of a chunk on a device (its replicas' compute
+  // tasks `computes`), the chunk's data-parallel all-reduce.
+  void release_gradients(const PipelineOp& op, std::size_t index, int device,
+                         const std::vector<std::size_t>& computes) {
+    if (last_of_chunk_[at(device)][at(op.chunk)] == index && op.pass != Pass::forward)
+      emit_dp_allreduce(op.chunk * cfg_.pp + device, device, computes);
+  }
+
   // A blank task in the plan's next slot. A slot left by an earlier plan
   // (build_pipeline_into) keeps the storage of its id and lists, so a
   // search building plan after plan allocates little. The reference is
@@ -270,9 +280,7 @@ class PipelineBuilder {
         send(op, s, d, end, step.to, end_of[reader].empty() ? end : last_end_[reader]);
         held[slot].insert(held[slot].end(), sent_.begin(), sent_.end());
       }
-      if (step.to < 0 && last_of_chunk_[at(step.device)][at(op.chunk)] == step.index &&
-          op.pass != Pass::forward)
-        emit_dp_allreduce(s, step.device, computes);
+      if (step.to < 0) release_gradients(op, step.index, step.device, computes);
     }
   }
 
@@ -429,24 +437,6 @@ class PipelineBuilder {
   std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;        // per GPU, its DP all-reduces
   std::size_t used_ = 0;                                                    // tasks emitted so far
 };
-
-// The schedule's ops per pipeline device; UsageError for a configuration
-// that no plan can have (the schedule's own checks, too few layers, zb-h1
-// with recomputation).
-std::vector<std::vector<PipelineOp>> checked_ops(const Model& model, const ParallelConfig& cfg) {
-  auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
-  const int stages = cfg.pp * cfg.virtual_stages;
-  if (static_cast<int>(model.layers.size()) < stages)
-    throw UsageError(fmt::format("{} has {} layers, fewer than the {} pipeline stages", model.name,
-                                 model.layers.size(), stages));
-  check_tensor_parallel(model, cfg.tp);
-  check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
-  if (cfg.recompute && cfg.schedule == Schedule::zb_h1)
-    throw UsageError(
-        "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
-        "backward rebuilds and drops");
-  return ops;
-}
 
 }  // namespace
 

@@ -35,13 +35,13 @@ AlphaBeta fit(const topology::Topology& topo, const std::function<void(plan::Pla
   return ab;
 }
 
-// A collective all-reduce of `bytes` over `gpus` (names), added to `p`
-// (the caller may change its op).
-void add_allreduce(plan::Plan& p, const std::string& id, const std::vector<std::string>& gpus, Bytes bytes) {
+// A collective `op` of `bytes` over `gpus` (names), added to `p`.
+void add_collective(plan::Plan& p, const std::string& id, const std::vector<std::string>& gpus, Bytes bytes,
+                    plan::CollectiveOp op = plan::CollectiveOp::all_reduce) {
   plan::Task t;
   t.id = id;
   t.kind = plan::TaskKind::collective;
-  t.op = plan::CollectiveOp::all_reduce;
+  t.op = op;
   for (const std::string& g : gpus) t.devices.push_back(plan::device_index(p, g));
   t.size = bytes;
   p.tasks.push_back(std::move(t));
@@ -96,16 +96,15 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
   c.dp = dp;
   if (tp > 1) {
     c.tp_allreduce = fit(topo, [&](plan::Plan& fp, Bytes b) {
-      for (int r = 0; r < dp; ++r) add_allreduce(fp, fmt::format("tp-allreduce/r{}", r), group(0, r), b);
+      for (int r = 0; r < dp; ++r) add_collective(fp, fmt::format("tp-allreduce/r{}", r), group(0, r), b);
     });
     // NCCL broadcasts on its rings, every link carrying the buffer once: the
     // wire of an all-gather whose output is tp / (tp − 1) times the buffer.
     c.tp_broadcast = fit(topo, [&](plan::Plan& fp, Bytes b) {
       const Bytes gathered(b.count() * tp / (tp - 1));
-      for (int r = 0; r < dp; ++r) {
-        add_allreduce(fp, fmt::format("tp-broadcast/r{}", r), group(0, r), gathered);
-        fp.tasks.back().op = plan::CollectiveOp::all_gather;
-      }
+      for (int r = 0; r < dp; ++r)
+        add_collective(fp, fmt::format("tp-broadcast/r{}", r), group(0, r), gathered,
+                       plan::CollectiveOp::all_gather);
     });
   }
   // The slowest stage boundary sets the pace; every replica sends at once.
@@ -133,7 +132,7 @@ SliceCostModel slice_cost_model(const Model& m, const topology::Topology& topo, 
       for (int t = 0; t < tp; ++t) {
         std::vector<std::string> g;
         for (int r = 0; r < dp; ++r) g.push_back(name(p, r, t));
-        add_allreduce(ar, fmt::format("grad/s{}/t{}", p, t), g, share);
+        add_collective(ar, fmt::format("grad/s{}/t{}", p, t), g, share);
       }
     c.grad_allreduce_s = sim::simulate(ar, topo).makespan.seconds();
   }
