@@ -63,13 +63,16 @@ void other(plan::KernelList& out, const LayerCost& l, const Model& m, Pass pass,
 }
 
 // A layer with a kernel list: its GEMMs for a microbatch of b at degree tp
-// (n split over the ranks), its memory-bound kernels (÷ tp).
-void listed(plan::KernelList& out, const LayerKernels& k, Pass pass, int b, int tp, bool split,
+// (n split over the ranks, or by batch the microbatch), its memory-bound
+// kernels (÷ tp).
+void listed(plan::KernelList& out, const LayerKernels& k, Pass pass, int b, int tp, LayerSplit by, bool split,
             bool recompute) {
   const bool forward = pass == Pass::forward || (pass == Pass::backward && recompute);
+  const double rows = by == LayerSplit::batch ? static_cast<double>(b) / tp : b;
+  const double cols = by == LayerSplit::batch ? 1 : tp;
   for (const LayerGemm& lg : k.gemms) {
-    const plan::KernelList::Gemm g{lg.shape.m * (lg.batch_grows ? 1 : b), lg.shape.n / tp, lg.shape.k,
-                                   lg.shape.batch * (lg.batch_grows ? b : 1)};
+    const plan::KernelList::Gemm g{lg.shape.m * (lg.batch_grows ? 1 : rows), lg.shape.n / cols, lg.shape.k,
+                                   lg.shape.batch * (lg.batch_grows ? rows : 1)};
     if (forward) out.gemms.push_back(g);
     if (pass == Pass::backward) out.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
     const bool in_w = split && lg.weights;  // the second operand's gradient
@@ -94,8 +97,10 @@ std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage&
   out.dtype = m.dtype;
   for (int i = vs.first_layer; i < vs.end_layer; ++i) {
     const LayerCost& l = m.layers[static_cast<std::size_t>(i)];
+    const std::size_t in_stage = static_cast<std::size_t>(i - vs.first_layer);
+    const LayerSplit by = in_stage < vs.splits.size() ? vs.splits[in_stage] : LayerSplit::channels;
     if (l.kernels)
-      listed(out, *l.kernels, pass, microbatch_size, tp, split_backward, recompute);
+      listed(out, *l.kernels, pass, microbatch_size, tp, by, split_backward, recompute);
     else if (l.transformer)
       transformer(out, m, pass, microbatch_size, tp, split_backward, recompute);
     else

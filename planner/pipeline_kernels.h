@@ -14,9 +14,11 @@
 //                       vocabulary, split over the ranks); backward its two
 //                       gradients (input in B, weight in W).
 //   layer with a        its GEMMs with the microbatch in their rows (or
-//   kernel list         batch), n ÷ t, and its memory-bound kernels ÷ t;
-//   (layers form)       backward: each GEMM's two gradients (of a weight in
-//                       W when split), each memory kernel twice its bytes.
+//   kernel list         batch), n ÷ t (split by batch, VirtualStage::splits:
+//   (layers form)       the microbatch ÷ t instead), and its memory-bound
+//                       kernels ÷ t; backward: each GEMM's two gradients (of
+//                       a weight in W when split), each memory kernel twice
+//                       its bytes.
 //   With recomputation every layer's backward first repeats its forward.
 //   layer without FLOPs one memory-bound kernel writing and reading its
 //                       output, b·(its output elements)·element size each

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "plan/plan.h"
+#include "planner/layer_split.h"
 #include "planner/pipeline_kernels.h"
 #include "sim/numeric.h"
 
@@ -217,6 +218,10 @@ PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int t
   return c;
 }
 
+double rank_param_bytes(const VirtualStage& vs, int tp) {
+  return (vs.param_bytes - vs.batch_param_bytes) / tp + vs.batch_param_bytes;
+}
+
 std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<VirtualStage>& stages,
                                         const std::vector<std::vector<PipelineOp>>& ops,
                                         const ParallelConfig& cfg) {
@@ -225,10 +230,9 @@ std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<Vi
   std::vector<DeviceMemory> out;
   for (int p = 0; p < cfg.pp; ++p) {
     DeviceMemory mem;
-    double param_bytes = 0;
-    for (int c = 0; c < cfg.virtual_stages; ++c) param_bytes += stages[at(c * cfg.pp + p)].param_bytes;
-    mem.weights_bytes = param_bytes / cfg.tp;
-    mem.training_state_bytes = param_bytes / elem / cfg.tp * kTrainingBytesPerParam;
+    for (int c = 0; c < cfg.virtual_stages; ++c)
+      mem.weights_bytes += rank_param_bytes(stages[at(c * cfg.pp + p)], cfg.tp);
+    mem.training_state_bytes = mem.weights_bytes / elem * kTrainingBytesPerParam;
     double held = 0;
     int count = 0;
     for (const PipelineOp& op : ops[at(p)]) {
@@ -255,6 +259,18 @@ std::vector<DeviceMemory> device_memory(const Model& model, const std::vector<Vi
     out.push_back(mem);
   }
   return out;
+}
+
+std::vector<VirtualStage> laid_out_stages(const Model& model, const ParallelConfig& cfg,
+                                          const std::vector<std::vector<PipelineOp>>& ops,
+                                          std::vector<int>& stage_of, double capacity) {
+  std::vector<VirtualStage> stages =
+      split_stages(model, cfg.pp * cfg.virtual_stages, cfg.tp, stage_of, cfg.stage_starts);
+  std::vector<double> free;
+  if (capacity > 0)
+    for (const DeviceMemory& d : device_memory(model, stages, ops, cfg)) free.push_back(capacity - d.total());
+  choose_layer_splits(model, stages, cfg, free);
+  return stages;
 }
 
 void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const ParallelConfig& cfg) {

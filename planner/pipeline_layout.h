@@ -86,6 +86,16 @@ struct PassCost {
                                                       const std::vector<std::vector<PipelineOp>>& ops,
                                                       const ParallelConfig& cfg);
 
+/// Parameter bytes of virtual stage `vs` on one of its tp tensor ranks: the
+/// layers split by channels ÷ tp, those split by batch whole.
+[[nodiscard]] double rank_param_bytes(const VirtualStage& vs, int tp);
+
+/// split_stages for `cfg`, then each layer's split over the tensor ranks
+/// (choose_layer_splits) within GPUs of `capacity` bytes (0: no limit).
+[[nodiscard]] std::vector<VirtualStage> laid_out_stages(const Model& model, const ParallelConfig& cfg,
+                                                        const std::vector<std::vector<PipelineOp>>& ops,
+                                                        std::vector<int>& stage_of, double capacity);
+
 /// UsageError when the iteration's plan would pass plan::kMaxPlanTasks:
 /// every pass is a compute task per replica, and with tensor parallelism
 /// an all-reduce too (transfers come on top). Checked before building.

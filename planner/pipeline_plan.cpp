@@ -303,23 +303,35 @@ class PipelineBuilder {
       plan::add_sum_payload(it_.plan, ar, id, model_.dtype, ar.size.count() / plan::dtype_size(model_.dtype));
   }
 
-  // Gradients of virtual stage s are complete: all-reduce them over the replicas.
+  // Gradients of virtual stage s are complete: each tensor rank's share of
+  // the layers split by channels is all-reduced over the replicas; the
+  // layers split by batch, whole on every rank, over all tp·dp GPUs.
   void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
     const VirtualStage& vs = it_.stages[at(s)];
-    if (cfg_.dp <= 1 || vs.param_bytes <= 0) return;
-    for (int t = 0; t < cfg_.tp; ++t) {
-      const std::size_t idx = used_;
-      plan::Task& ar = next_task(Kind::dp_allreduce);
-      allreduce(
-          ar, fmt::format("dp-allreduce/s{}/t{}", s, t), device, vs.param_bytes / cfg_.tp,
-          [&](int d) {
-            return std::pair{t, d};
-          },
-          cfg_.dp);
-      for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
-      ar.stream = kDataParallelStream;
-      for (int d = 0; d < cfg_.dp; ++d) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
-    }
+    const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
+    if (cfg_.dp > 1 && channels > 0)
+      for (int t = 0; t < cfg_.tp; ++t)
+        gradient_allreduce(fmt::format("dp-allreduce/s{}/t{}", s, t), device, channels, computes, t, 1);
+    if (vs.batch_param_bytes > 0)
+      gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
+                         0, cfg_.tp);
+  }
+
+  // An all-reduce over tensor ranks [t0, t0 + ranks) of every replica, after their passes `computes`.
+  void gradient_allreduce(const std::string& id, int device, double bytes,
+                          const std::vector<std::size_t>& computes, int t0, int ranks) {
+    const std::size_t idx = used_;
+    plan::Task& ar = next_task(Kind::dp_allreduce);
+    allreduce(
+        ar, id, device, bytes,
+        [&](int k) {
+          return std::pair{t0 + k % ranks, k / ranks};
+        },
+        ranks * cfg_.dp);
+    for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
+    ar.stream = kDataParallelStream;
+    for (int d = 0; d < cfg_.dp; ++d)
+      for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
   }
 
   // One memory-bound Adam step per GPU after its all-reduces.
@@ -328,8 +340,8 @@ class PipelineBuilder {
     for (int p = 0; p < cfg_.pp; ++p) {
       double param_bytes = 0;
       for (int c = 0; c < cfg_.virtual_stages; ++c)
-        param_bytes += it_.stages[at(c * cfg_.pp + p)].param_bytes;
-      const double params = param_bytes / elem / cfg_.tp;
+        param_bytes += rank_param_bytes(it_.stages[at(c * cfg_.pp + p)], cfg_.tp);
+      const double params = param_bytes / elem;
       for (int d = 0; d < cfg_.dp; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
@@ -455,8 +467,7 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
     throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
   const PipelineRanks ranks(topo, cfg, device_models);
   const auto ops = checked_ops(model, cfg);
-  refuse_huge_plan(ops, cfg);  // before anything big is allocated
-  const int stages = cfg.pp * cfg.virtual_stages;
+  refuse_huge_plan(ops, cfg);                                // before anything big is allocated
   std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them
   it = PipelineIteration{};
   it.plan.tasks = std::move(slots);
@@ -465,7 +476,8 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
   it.stage_gpus = ranks.stage_gpus();
   std::vector<int> stage_of;
-  it.stages = split_stages(model, stages, cfg.tp, stage_of, cfg.stage_starts);
+  it.stages = laid_out_stages(model, cfg, ops, stage_of,
+                              static_cast<double>(ranks.device_model().memory_capacity.count()));
   it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size);
   const ScheduleTimeline ideal =
       timeline(ops, cfg.pp, cfg.virtual_stages, ideal_pass_times(it, ranks.device_model(), model), 0);
@@ -477,11 +489,10 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
   it.memory = device_memory(model, it.stages, ops, cfg);
 }
 
-std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg) {
+std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg, double capacity) {
   const auto ops = checked_ops(model, cfg);
-  const int stages = cfg.pp * cfg.virtual_stages;
   std::vector<int> stage_of;
-  return device_memory(model, split_stages(model, stages, cfg.tp, stage_of, cfg.stage_starts), ops, cfg);
+  return device_memory(model, laid_out_stages(model, cfg, ops, stage_of, capacity), ops, cfg);
 }
 
 }  // namespace meshsim::planner

@@ -18,8 +18,10 @@
 //   tp all-reduce one ring all-reduce over the tensor group after the
 //                compute, of all the pass's all-reduce bytes (2 per
 //                transformer layer of b·s·h elements, forward and B, B
-//                twice that with recomputation; none for W); stream 0:
-//                Megatron's all-reduces block compute
+//                twice that with recomputation; none for W; a layer
+//                list's from its layers split by channels and its
+//                gathers, layer_split.h); stream 0: Megatron's
+//                all-reduces block compute
 //   transfers    every tensor that crosses from a virtual stage to a later
 //                one (the stage's output; a layer-list model's skip
 //                connections too) goes, per microbatch, through the
@@ -32,7 +34,9 @@
 //   dp all-reduce per (device, chunk, tensor rank), a ring over the dp
 //                replicas of the chunk's gradients (params / tp, model
 //                dtype), once that chunk's last backward (or W) on the GPU
-//                is done; stream 5, so it overlaps the passes still to run
+//                is done; stream 5, so it overlaps the passes still to run.
+//                Layers split by batch: one all-reduce of their gradients
+//                over all the chunk's tp·dp GPUs instead
 //   optimizer    one memory-bound task per GPU after its all-reduces: Adam
 //                with fp32 master weights reads and writes 28 bytes per
 //                parameter
@@ -55,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "plan/plan.h"
 #include "planner/model.h"
 #include "planner/pipeline_schedule.h"
@@ -64,6 +69,16 @@
 #include "topology/topology.h"
 
 namespace meshsim::planner {
+
+/// How the tensor ranks of a stage share a layer that lists its kernels
+/// (planner/layer_split.h): its GEMMs' columns (Megatron's split), or its
+/// microbatch, each rank holding the whole layer.
+enum class LayerSplit : std::uint8_t { channels, batch };
+inline constexpr EnumNames<LayerSplit, 2> kLayerSplitNames{
+    "layer split", {{{LayerSplit::channels, "channels"}, {LayerSplit::batch, "batch"}}}};
+[[nodiscard]] inline std::string_view to_string(LayerSplit s) {
+  return kLayerSplitNames.name(s);
+}
 
 struct ParallelConfig {
   int dp = 1;
@@ -93,6 +108,9 @@ struct ParallelConfig {
   /// The first layer of each virtual stage, in order from 0 (a split as a
   /// run fixed it); empty: stages of balanced forward FLOPs (balanced_split).
   std::vector<int> stage_starts;
+  /// Under tensor parallelism, how layers with kernel lists are split; nullopt:
+  /// chosen per layer (choose_layer_splits). Other layers split by channels.
+  std::optional<LayerSplit> layer_split;
   /// Payloads the runtime can verify: each stage transfer keeps its
   /// resharding plan's regions, with its own tensor and buffers per
   /// microbatch; every all-reduce gets a sum payload (plan/builder.h). The
@@ -114,6 +132,11 @@ struct VirtualStage {
   // largest one layer's activations.
   double checkpoint_bytes = 0;
   double largest_layer_activation_bytes = 0;
+  // Tensor parallelism over layers with kernel lists (layer_split.h): each
+  // layer's split, from first_layer (empty: all by channels), and the
+  // parameters of those split by batch, whole on every tensor rank.
+  std::vector<LayerSplit> splits;
+  double batch_param_bytes = 0;
 };
 
 /// A tensor that crosses from one virtual stage to a later one.
@@ -166,7 +189,9 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
 /// The memory each pipeline device of `cfg` holds (as build_pipeline's
 /// `memory`), without building the plan; UsageError as build_pipeline for a
 /// schedule/microbatch mismatch or fewer layers than stages.
-[[nodiscard]] std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg);
+/// `capacity`: bytes per GPU the layer splits must fit (0: no limit).
+[[nodiscard]] std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg,
+                                                        double capacity = 0);
 
 struct PipelineMetrics {
   double iteration_s = 0;

@@ -105,7 +105,7 @@ PipelineStudy load_pipeline_study(const std::string& file) {
   for (std::size_t i = 0; i < cs.size_at_most(kMaxStudyCases, "cases"); ++i) {
     const JsonCursor c = cs.at(i);
     c.allow_only({"group", "name", "model", "dp", "tp", "pp", "microbatches", "batch", "recompute",
-                  "stage_starts", "gpus_per_host", "paper_gain"});
+                  "stage_starts", "gpus_per_host", "layer_split", "paper_gain"});
     PipelineStudyCase pc;
     pc.group = c["group"].as_string();
     pc.name = c["name"].as_string();
@@ -138,6 +138,10 @@ PipelineStudy load_pipeline_study(const std::string& file) {
       }
     }
     if (auto g = c.find("gpus_per_host")) cfg.gpus_per_host = static_cast<int>(g->as_int_in(1, 1 << 20));
+    if (auto ls = c.find("layer_split"); ls && ls->as_string() != "auto") {
+      cfg.layer_split = kLayerSplitNames.parse(ls->as_string());
+      if (!cfg.layer_split) ls->fail("unknown layer split (auto, channels, batch)");
+    }
     if (auto g = c.find("paper_gain")) pc.paper_gain = g->as_number();
     if (std::find(s.groups.begin(), s.groups.end(), pc.group) == s.groups.end()) s.groups.push_back(pc.group);
     s.cases.push_back(std::move(pc));

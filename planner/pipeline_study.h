@@ -17,6 +17,8 @@
 //             "dp", "tp", "pp", "microbatches", "batch" (global),
 //             "recompute": true (optional: full activation recomputation,
 //             as `meshsim pipeline --recompute`; not with zb-h1 methods),
+//             "layer_split": "auto" | "channels" | "batch" (optional, as
+//             `meshsim pipeline --layer-split`; default auto),
 //             "paper_gain": 0.10 (optional: the paper's throughput gain)}]}
 
 #include <functional>

@@ -31,7 +31,7 @@ Result evaluate(const ParallelConfig& cfg, const Model& m, const topology::Topol
   try {
     // The memory estimate needs only the stage layout and the schedule:
     // configurations that do not fit are dropped before the plan is built.
-    for (const DeviceMemory& d : pipeline_memory(m, cfg))
+    for (const DeviceMemory& d : pipeline_memory(m, cfg, o.memory_capacity))
       r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
     if (o.memory_capacity > 0 && r.peak_memory_bytes > o.memory_capacity) {
       r.status = Status::out_of_memory;

@@ -12,6 +12,7 @@
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "plan/plan_json.h"
+#include "planner/layer_split.h"
 #include "planner/pipeline_plan.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
@@ -37,6 +38,7 @@ struct PipelineArgs {
   std::string schedule = "1f1b";
   std::string reshard = "broadcast";
   std::string balance = "host-size";
+  std::string layer_split = "auto";
   std::string trace;
   TraceDetailOption trace_detail;
   std::string plan_out;
@@ -77,6 +79,7 @@ PipelineRun build_and_simulate(PipelineArgs& a) {
   cfg.reshard_auto = a.reshard == "auto";
   if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
   cfg.balance = *planner::balance_from(a.balance);
+  cfg.layer_split = planner::kLayerSplitNames.parse(a.layer_split);  // nullopt for auto
   cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
   run.compute_models =
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
@@ -107,6 +110,11 @@ Json stages_json(const PipelineRun& run) {
                           {"layers", Json::array({vs.first_layer, vs.end_layer})},
                           {"forward_flops_per_sample", vs.forward_flops},
                           {"param_bytes", vs.param_bytes}});
+    if (!vs.splits.empty()) {
+      Json splits = Json::array();
+      for (planner::LayerSplit x : vs.splits) splits.push_back(std::string(to_string(x)));
+      stages.back()["layer_splits"] = std::move(splits);
+    }
   }
   return stages;
 }
@@ -237,7 +245,11 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
              cfg.recompute ? " with activation recomputation" : "", cfg.microbatches, cfg.microbatch_size,
              it.global_batch, transfers);
-  fmt::print("compute {}\n\n", run.compute_models);
+  fmt::print("compute {}\n", run.compute_models);
+  for (std::size_t s = 0; s < it.stages.size(); ++s)
+    if (const std::string d = planner::describe_splits(it.stages[s]); !d.empty())
+      fmt::print("stage {} layers over the tensor ranks: {}\n", s, d);
+  fmt::print("\n");
   fmt::print("{}\n",
              device_table(run).render({false, false, false, true, true, true, true, true, true, false}));
   if (!it.transfers.empty()) {
@@ -408,6 +420,13 @@ void add_pipeline_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--balance", a->balance, "Sender balancing of the stage transfers")
       ->check(CLI::IsMember(planner::kBalanceNames.names()))
+      ->capture_default_str();
+  cmd->add_option(
+         "--layer-split", a->layer_split,
+         "Under tensor parallelism, how layers that list their kernels are split: by channels "
+         "(all-reduces per pass), by batch (whole layer per rank, one gradient all-reduce), or auto: "
+         "per layer, the fewest bytes moved that fit in memory")
+      ->check(CLI::IsMember(with({"auto"}, planner::kLayerSplitNames.names())))
       ->capture_default_str();
   cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
       ->check(CLI::NonNegativeNumber)
