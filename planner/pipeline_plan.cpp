@@ -239,8 +239,10 @@ class PipelineBuilder {
                        op.pass == Pass::forward ? 'F' : 'B', op.microbatch, s, d, to, tr.layer);
         if (tr.side_output >= 0)
           fmt::format_to(std::back_inserter(name_), FMT_COMPILE("s{}"), tr.side_output);
-        const auto& out =
-            stamp(*tpl, name_, (backward ? kBackwardStream : kForwardStream) + s % 2, end, also);
+        // Without overlap, on the compute stream of both ends, as NCCL calls issued there run.
+        const int stream =
+            cfg_.overlap ? (backward ? kBackwardStream : kForwardStream) + s % 2 : kComputeStream;
+        const auto& out = stamp(*tpl, name_, stream, end, also);
         const std::size_t key = pass_key(backward, to, op.microbatch, d);
         for (std::size_t k : out) incoming_.append(key, k);
         sent_.insert(sent_.end(), out.begin(), out.end());

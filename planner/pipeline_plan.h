@@ -30,7 +30,8 @@
 //                strategy and balancing; gradients come back the same way.
 //                Forward transfers out of virtual stage s use stream
 //                1 + s mod 2, backward ones stream 3 + s mod 2, so what a
-//                stage sends never queues behind what it receives
+//                stage sends never queues behind what it receives; without
+//                overlap, stream 0 (the compute stream)
 //   dp all-reduce per (device, chunk, tensor rank), a ring over the dp
 //                replicas of the chunk's gradients (params / tp, model
 //                dtype), once that chunk's last backward (or W) on the GPU
@@ -95,9 +96,10 @@ struct ParallelConfig {
   bool reshard_auto = false;  // plan_auto per transfer instead of `reshard`
   /// Stage transfers on streams of their own, overlapping the passes (the
   /// default). false: each transfer holds both ends, as communication on
-  /// the compute stream does (Alpa without its overlapping): it starts once
-  /// its pass and the pass before its reader are done, and its sender runs
-  /// nothing more until it ends (blocking_play).
+  /// the compute stream does (Alpa without its overlapping): it runs on
+  /// stream 0 of both ends, so a GPU's transfers and passes run one at a
+  /// time; it starts once its pass and the pass before its reader are
+  /// done, and its sender runs nothing more until it ends (blocking_play).
   bool overlap = true;
   Balance balance = Balance::host_size;
   int first_gpu = 0;

@@ -351,6 +351,17 @@ TEST_CASE("without overlap a transfer holds its sender and waits for its reader'
   CHECK(depends(f1_send, index_of("B0/s1/r0")));
   CHECK(depends(index_of("B0/s0/r0"), f1_send));
   CHECK(f1_send > index_of("B0/s1/r0"));  // the plan stays in a topological order
+  // On the compute stream of both ends: B0's gradient (1 -> 0) and F1's
+  // activations (0 -> 1), both ready after stage 1's B0, go one after the
+  // other, where the NIC could carry them both ways at once.
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (it.task_kind[i] == PipelineIteration::Kind::stage_transfer) CHECK(tasks[i].stream == 0);
+  sim::SimOptions o;
+  o.fluid_broadcast = true;
+  const sim::SimResult r = sim::simulate(it.plan, t, o);
+  const plan::TaskSpan& fwd = r.tasks[f1_send];
+  const plan::TaskSpan& bwd = r.tasks[index_of("B0/s1/r0/to-s0")];
+  CHECK((fwd.end <= bwd.start || bwd.end <= fwd.start));
   const double blocking = simulate_iteration(it, t);
   cfg.overlap = true;
   const double overlapping = simulate_iteration(build_pipeline(m, t, cfg), t);

@@ -240,7 +240,7 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              cfg.tp, cfg.pp, cfg.dp * cfg.tp * cfg.pp);
   const std::string transfers =
       (cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance)) +
-      (cfg.overlap ? "" : ", each holding both ends (no overlap)");
+      (cfg.overlap ? "" : ", each holding both ends on the compute stream (no overlap)");
   fmt::print("schedule {}{}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
              cfg.recompute ? " with activation recomputation" : "", cfg.microbatches, cfg.microbatch_size,
@@ -409,9 +409,9 @@ void add_pipeline_command(CLI::App& app) {
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-overlap{false}", a->cfg.overlap,
-                "Stage transfers hold both ends, as communication on the compute stream does: a transfer "
-                "starts once its pass and the pass before its reader are done, and its sender waits for it "
-                "(default: transfers overlap the passes)");
+                "Stage transfers run on the compute stream of both ends, one at a time with the passes: a "
+                "transfer starts once its pass and the pass before its reader are done, and its sender waits "
+                "for it (default: transfers overlap the passes)");
   cmd->add_flag("--recompute", a->cfg.recompute,
                 "Full activation recomputation: keep only each layer's input, run the forward again in the "
                 "backward (not with zb-h1)");
