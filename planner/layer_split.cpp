@@ -139,7 +139,13 @@ std::vector<char> greedy(const Choice& c) {
 
 void choose_layer_splits(const Model& model, std::vector<VirtualStage>& stages, const ParallelConfig& cfg,
                          const std::vector<double>& free_bytes) {
-  if (cfg.tp <= 1 || model.layers.empty() || !model.layers.front().kernels) return;
+  const bool listed = !model.layers.empty() && model.layers.front().kernels;
+  if (cfg.layer_split == LayerSplit::batch && !listed)
+    throw UsageError(
+        fmt::format("only layers that list their kernels split by batch; {}'s layers split by "
+                    "channels",
+                    model.name));
+  if (cfg.tp <= 1 || !listed) return;
   const bool divides = cfg.microbatch_size % cfg.tp == 0;
   if (cfg.layer_split == LayerSplit::batch && !divides)
     throw UsageError(

@@ -47,7 +47,8 @@ inline constexpr int kExactSplitLayers = 16;
 /// pipeline device, the memory left with every layer split by channels
 /// (empty: no limit). Leaves the stages alone when tp is 1 or the model's
 /// layers list no kernels; cfg.layer_split, when set, fixes every split
-/// (UsageError for batch when the microbatch does not divide by tp).
+/// (UsageError for batch when the microbatch does not divide by tp, or
+/// when the model's layers list no kernels).
 void choose_layer_splits(const Model& model, std::vector<VirtualStage>& stages, const ParallelConfig& cfg,
                          const std::vector<double>& free_bytes);
 

@@ -96,6 +96,9 @@ TEST_CASE(
   auto plain = one_stage(gpt);
   choose_layer_splits(gpt, plain, tp2(), {});
   CHECK(plain[0].splits.empty());
+  cfg.layer_split = LayerSplit::batch;
+  cfg.microbatch_size = 2;
+  CHECK_THROWS_AS(choose_layer_splits(gpt, plain, cfg, {}), UsageError);
 }
 
 TEST_CASE("past the exact search, the greedy split keeps within memory and beats channels", "[layer-split]") {

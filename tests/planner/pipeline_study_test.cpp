@@ -164,3 +164,46 @@ TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]")
   }
   std::filesystem::remove(file);
 }
+
+TEST_CASE("a pipeline study case may fix how tensor ranks split its layers", "[pipeline-study]") {
+  // The 2B U-Net, tp 4 x pp 2 on two p3.8xlarge hosts: the chosen splits
+  // move fewer bytes than every layer by channels, so the case with them
+  // (the default, auto) runs no slower; "channels" fixes the split; an
+  // unknown split is named with its JSON path.
+  const std::string file =
+      (std::filesystem::temp_directory_path() / fmt::format("meshsim-split-study-{}.json", getpid()))
+          .string();
+  auto write = [&](const std::string& split) {
+    std::ofstream(file)
+        << R"({"format": "meshsim.pipeline-study/1", "name": "split", "topology": "p3.8xlarge",
+      "methods": [{"name": "b", "reshard": "broadcast"}], "baseline": "b",
+      "cases": [{"group": "g", "name": "auto", "model": ")"
+        << MESHSIM_SOURCE_DIR << R"(/configs/models/unet-2b.json", "dp": 1, "tp": 4, "pp": 2,
+                 "microbatches": 4, "batch": 32, "stage_starts": [0, 9]},
+                {"group": "g", "name": "fixed", "model": ")"
+        << MESHSIM_SOURCE_DIR << R"(/configs/models/unet-2b.json", "dp": 1, "tp": 4, "pp": 2,
+                 "microbatches": 4, "batch": 32, "stage_starts": [0, 9], "layer_split": ")"
+        << split << R"("}]})";
+  };
+  write("channels");
+  const PipelineStudy s = load_pipeline_study(file);
+  REQUIRE(s.cases.size() == 2);
+  CHECK_FALSE(s.cases[0].config.layer_split);
+  CHECK(s.cases[1].config.layer_split == LayerSplit::channels);
+  topology::ClusterSpec spec;
+  spec.host_preset = "p3.8xlarge";
+  spec.hosts = 2;
+  sim::SimOptions opts;
+  opts.fluid_broadcast = true;
+  const auto rows = run_pipeline_study(s, topology::build_cluster(spec), opts);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].iteration_s < rows[1].iteration_s);
+  write("rows");
+  try {
+    (void)load_pipeline_study(file);
+    FAIL("an unknown layer split was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.json_path() == "cases[1].layer_split");
+  }
+  std::filesystem::remove(file);
+}
