@@ -447,7 +447,7 @@ void add_pipeline_command(CLI::App& app) {
                 "exact on unequal chains, and much slower on large runs");
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->callback([a, cmd] {
-    warn_needless(*cmd, {{"--trace-detail", "--trace"}});
+    warn_needless(*cmd, {{"--trace-detail", "--trace"}, {"--layer-split", "--tp"}});
     run_pipeline(*a);
   });
 }
