@@ -12,8 +12,9 @@ namespace meshsim::planner {
 namespace {
 
 // One pipeline device's choice. Per layer (its chunks' layers in order):
-// the all-reduce bytes of a forward when split by channels, per sample; its
-// parameter bytes; the memory a batch split adds on each rank. Per tensor
+// the all-reduce bytes of a forward when split by channels, per sample, and
+// its parameter bytes (a batch split adds `state` times them on each rank).
+// Per tensor
 // read inside a stage: its bytes per sample, gathered when its maker is
 // split by batch and its reader by channels.
 struct Choice {
@@ -21,10 +22,11 @@ struct Choice {
     std::size_t from = 0, to = 0;  // indices into the layers
     double bytes = 0;
   };
-  std::vector<double> allreduce, params, memory;
+  std::vector<double> allreduce, params;
   std::vector<Gather> gathers;
   double samples = 0;  // per iteration: microbatches × microbatch size × passes (F, B, recomputed F)
   double ring = 0;     // (t − 1) / t
+  double state = 0;  // memory per parameter byte a batch split adds: (1 − 1/t) × training bytes / element
   double free = std::numeric_limits<double>::infinity();
 
   // Ring bytes per iteration of the splits `batch` (1: by batch).
@@ -38,8 +40,8 @@ struct Choice {
   }
   [[nodiscard]] double used(const std::vector<char>& batch) const {
     double bytes = 0;
-    for (std::size_t i = 0; i < memory.size(); ++i) bytes += batch[i] ? memory[i] : 0;
-    return bytes;
+    for (std::size_t i = 0; i < params.size(); ++i) bytes += batch[i] ? params[i] : 0;
+    return state * bytes;
   }
 };
 
@@ -59,7 +61,7 @@ Choice make_choice(const Model& m, std::vector<VirtualStage>& stages, const Para
   const double t = cfg.tp;
   c.ring = (t - 1) / t;
   c.samples = static_cast<double>(cfg.microbatches) * cfg.microbatch_size * (cfg.recompute ? 3 : 2);
-  const double elem = static_cast<double>(plan::dtype_size(m.dtype));
+  c.state = (1 - 1 / t) * kTrainingBytesPerParam / static_cast<double>(plan::dtype_size(m.dtype));
   for_chunks(stages, cfg, p, [&](const VirtualStage& vs, std::size_t first) {
     // A tensor of layer `from` read by `readers`: the reads inside the stage.
     auto read = [&](int from, const std::vector<int>& readers, const std::vector<std::int64_t>& shape) {
@@ -73,7 +75,6 @@ Choice make_choice(const Model& m, std::vector<VirtualStage>& stages, const Para
       const LayerCost& lc = m.layers[static_cast<std::size_t>(l)];
       c.allreduce.push_back(tp_allreduce_bytes(m, lc));
       c.params.push_back(lc.param_bytes);
-      c.memory.push_back(lc.param_bytes / elem * kTrainingBytesPerParam * (1 - 1 / t));
       read(l, lc.skip_to, lc.output_shape);
       read(l, {l + 1}, lc.output_shape);
       for (const SideOutput& so : lc.side_outputs) read(l, so.to, so.shape);
@@ -110,9 +111,9 @@ std::vector<char> greedy(const Choice& c) {
     std::size_t pick = k;
     double best = std::numeric_limits<double>::infinity();
     for (std::size_t i = 0; i < k; ++i) {
-      if (!x[i] || c.memory[i] <= 0) continue;
+      if (!x[i] || c.params[i] <= 0) continue;
       x[i] = 0;
-      if (const double per_byte = (c.cost(x) - now) / c.memory[i]; per_byte < best) {
+      if (const double per_byte = (c.cost(x) - now) / (c.state * c.params[i]); per_byte < best) {
         best = per_byte;
         pick = i;
       }
@@ -137,6 +138,10 @@ std::vector<char> greedy(const Choice& c) {
 
 }  // namespace
 
+bool layers_can_split(const Model& model, const ParallelConfig& cfg) {
+  return cfg.tp > 1 && !model.layers.empty() && model.layers.front().kernels;
+}
+
 void choose_layer_splits(const Model& model, std::vector<VirtualStage>& stages, const ParallelConfig& cfg,
                          const std::vector<double>& free_bytes) {
   const bool listed = !model.layers.empty() && model.layers.front().kernels;
@@ -145,7 +150,7 @@ void choose_layer_splits(const Model& model, std::vector<VirtualStage>& stages, 
         fmt::format("only layers that list their kernels split by batch; {}'s layers split by "
                     "channels",
                     model.name));
-  if (cfg.tp <= 1 || !listed) return;
+  if (!layers_can_split(model, cfg)) return;
   const bool divides = cfg.microbatch_size % cfg.tp == 0;
   if (cfg.layer_split == LayerSplit::batch && !divides)
     throw UsageError(

@@ -39,6 +39,10 @@ namespace meshsim::planner {
 
 inline constexpr int kExactSplitLayers = 16;
 
+/// Whether `cfg` leaves a split to choose: tensor parallelism over a
+/// model whose layers list their kernels.
+[[nodiscard]] bool layers_can_split(const Model& model, const ParallelConfig& cfg);
+
 /// Sets `splits` and `batch_param_bytes` of every virtual stage of `cfg`
 /// (stage s on pipeline device s mod pp), and recomputes its
 /// `tp_allreduce_bytes`: the all-reduces of its channel-split layers plus

@@ -267,7 +267,7 @@ std::vector<VirtualStage> laid_out_stages(const Model& model, const ParallelConf
   std::vector<VirtualStage> stages =
       split_stages(model, cfg.pp * cfg.virtual_stages, cfg.tp, stage_of, cfg.stage_starts);
   std::vector<double> free;
-  if (capacity > 0)
+  if (capacity > 0 && layers_can_split(model, cfg))  // else nothing to fit
     for (const DeviceMemory& d : device_memory(model, stages, ops, cfg)) free.push_back(capacity - d.total());
   choose_layer_splits(model, stages, cfg, free);
   return stages;

@@ -336,14 +336,12 @@ class PipelineBuilder {
       for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
   }
 
-  // One memory-bound Adam step per GPU after its all-reduces.
+  // One memory-bound Adam step per GPU after its all-reduces, over the
+  // parameters it holds (its device's weights).
   void emit_optimizer() {
     const double elem = static_cast<double>(plan::dtype_size(model_.dtype));
     for (int p = 0; p < cfg_.pp; ++p) {
-      double param_bytes = 0;
-      for (int c = 0; c < cfg_.virtual_stages; ++c)
-        param_bytes += rank_param_bytes(it_.stages[at(c * cfg_.pp + p)], cfg_.tp);
-      const double params = param_bytes / elem;
+      const double params = it_.memory[at(p)].weights_bytes / elem;
       for (int d = 0; d < cfg_.dp; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
@@ -487,8 +485,8 @@ void build_pipeline_into(PipelineIteration& it, const Model& model, const topolo
   it.ideal_makespan_s = ideal.makespan;
   it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}{}", model.name, cfg.dp, cfg.tp, cfg.pp,
                              to_string(cfg.schedule), cfg.microbatches, cfg.recompute ? " recompute" : "");
+  it.memory = device_memory(model, it.stages, ops, cfg);  // the optimizer steps read it
   PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
-  it.memory = device_memory(model, it.stages, ops, cfg);
 }
 
 std::vector<DeviceMemory> pipeline_memory(const Model& model, const ParallelConfig& cfg, double capacity) {
