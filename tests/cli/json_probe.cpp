@@ -1,8 +1,11 @@
 // json_probe FILE [/json/pointer=VALUE ...]
 // Test helper: FILE must hold one JSON document; each pointer must exist and
 // its value, dumped as JSON (strings with quotes), must equal VALUE.
-// A "/pointer" without "=" only has to exist. Exit 0 on success, 1 otherwise.
+// "/pointer~=X" wants a number within 1e-9 relative of X, "/pointer>=X" and
+// "/pointer<=X" a number at least or at most X.
+// A "/pointer" without an operator only has to exist. Exit 0 on success, 1 otherwise.
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,7 +28,12 @@ int main(int argc, char** argv) {
   int bad = 0;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
-    const auto eq = arg.find('=');
+    auto eq = arg.find('=');
+    std::string op = "=";
+    if (eq != std::string::npos && eq > 0 && std::string("~<>").find(arg[eq - 1]) != std::string::npos) {
+      op = arg.substr(eq - 1, 2);
+      --eq;
+    }
     const nlohmann::json::json_pointer ptr(arg.substr(0, eq));
     if (!j.contains(ptr)) {
       std::cerr << "missing " << ptr.to_string() << "\n";
@@ -33,9 +41,18 @@ int main(int argc, char** argv) {
       continue;
     }
     if (eq == std::string::npos) continue;
-    const std::string got = j.at(ptr).dump();
-    if (got != arg.substr(eq + 1)) {
-      std::cerr << ptr.to_string() << " is " << got << ", expected " << arg.substr(eq + 1) << "\n";
+    const std::string want = arg.substr(eq + op.size());
+    const nlohmann::json& v = j.at(ptr);
+    bool ok = false;
+    if (op == "=") {
+      ok = v.dump() == want;
+    } else if (v.is_number()) {
+      const double x = v.get<double>();
+      const double w = std::stod(want);
+      ok = op == "~=" ? std::fabs(x - w) <= 1e-9 * std::fabs(w) : op == ">=" ? x >= w : x <= w;
+    }
+    if (!ok) {
+      std::cerr << ptr.to_string() << " is " << v.dump() << ", expected " << op << " " << want << "\n";
       ++bad;
     }
   }
