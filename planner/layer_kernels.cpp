@@ -103,6 +103,12 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s) {
   return k;
 }
 
+int terapipe_forward_kernel_count(const LayerShape& s) {
+  const plan::KernelList f = gpt_layer_forward(s);
+  const bool cast = plan::dtype_size(s.dtype) < 4;  // the fp32 softmax's cast back
+  return static_cast<int>(f.gemms.size() + f.memory_bytes.size()) + 2 + (cast ? 5 : 4);
+}
+
 std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,
                                                      const std::vector<int>& microbatch_sizes) {
   if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0)

@@ -80,6 +80,11 @@ struct LayerShape {
 /// the heads' output made contiguous (2·b·l·h/t). Backward: twice the
 /// scaling, softmax and copy bytes (the mask and its add have no gradient).
 [[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s);
+/// How many kernels the forward pass of one TeraPipe layer slice launches:
+/// gpt_layer_forward's, the two cache writes of kv_cache_kernels and the
+/// forward ones of terapipe_attention_kernels (the rest of those two lists
+/// run in the backward pass).
+[[nodiscard]] int terapipe_forward_kernel_count(const LayerShape& s);
 /// The forward and backward kernels of one layer of GPT model `m` (whole
 /// sequences, no cached context) for every tensor-parallel degree in `tps`
 /// and microbatch size in `microbatch_sizes`: what `meshsim calibrate

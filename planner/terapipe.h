@@ -32,7 +32,12 @@
 // elements per layer; the activation sent forward and its gradient sent
 // back across the slowest stage boundary; and, with tensor parallelism,
 // each of them broadcast from the rank that received it to the stage's
-// other tensor ranks, as TeraPipe's code does. The all-reduce and send costs are
+// other tensor ranks, as TeraPipe's code does. An eager framework also works
+// on the host for every kernel it launches (host_per_kernel); the GPU
+// cannot run ahead of it, so a layer takes the longer of its GPU time
+// (kernels and all-reduces) and its host time (kernels and all-reduce
+// calls × host_per_kernel): thin slices become host-bound.
+// The all-reduce and send costs are
 // α + β·bytes fitted from two simulations on the topology, with every data
 // replica's transfer in flight at once (the replicas' stage boundaries
 // share the fabric).
@@ -83,6 +88,7 @@ struct SliceCostModel {
   double update_s = 0;          // the weight update after it, once per iteration (terapipe_update_time)
   double state_bytes = 0;       // per GPU: weights, gradients, optimizer state
   double activation_bytes = 0;  // per GPU per sequence of a microbatch
+  double host_per_kernel = 0;   // seconds of host work per kernel the framework launches (0: none)
 };
 
 /// The weight update TeraPipe's code runs on each GPU after the backward

@@ -1,5 +1,6 @@
 // The TeraPipe cost model (planner/terapipe.h): the α + β costs fitted on
 // the topology, memory per GPU, the weight update and the slice cost.
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <map>
@@ -194,10 +195,16 @@ SliceCostFn slice_cost(const Model& m, const SliceCostModel& c, const sim::Devic
     s.context = ctx;
     const double bl = b * static_cast<double>(len);
     const plan::KernelList forward = gpt_layer_forward(s);
-    const double layer = timer->seconds(forward) + timer->seconds(gpt_layer_backward(forward)) + accumulate +
-                         timer->seconds(kv_cache_kernels(s, static_cast<double>(m.sequence))) +
-                         timer->seconds(terapipe_attention_kernels(s)) +
-                         (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
+    const plan::KernelList backward = gpt_layer_backward(forward);
+    const plan::KernelList cache = kv_cache_kernels(s, static_cast<double>(m.sequence));
+    const plan::KernelList attention = terapipe_attention_kernels(s);
+    const double gpu = timer->seconds(forward) + timer->seconds(backward) + accumulate +
+                       timer->seconds(cache) + timer->seconds(attention) +
+                       (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
+    double calls = 1 + (c.tp > 1 ? 4 : 0);  // the accumulation; the all-reduces
+    for (const auto* k : {&forward, &backward, &cache, &attention})
+      calls += static_cast<double>(k->gemms.size() + k->memory_bytes.size());
+    const double layer = std::max(gpu, calls * c.host_per_kernel);
     const double spread = c.tp > 1 ? 2 * c.tp_broadcast.time(bl * h * e) : 0.0;  // activation and gradient
     return c.layers_per_stage * layer + spread +
            2 * (c.stage_send.beta > 0 ? c.stage_send.time(bl * h * e) : 0.0);

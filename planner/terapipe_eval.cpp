@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "planner/layer_kernels.h"
 #include "sim/compute_model.h"
 
 namespace meshsim::planner {
@@ -19,6 +20,7 @@ TeraPipeOutcome evaluate_terapipe(const Model& model, const topology::Topology& 
   const int batch = sh.batch / sh.dp;  // per replica
   TeraPipeOutcome o;
   o.cost_model = slice_cost_model(model, topo, sh.pp, sh.op, 0, sh.dp);
+  o.cost_model.host_per_kernel = sh.host_per_kernel;
   o.capacity = static_cast<double>(dm->memory_capacity.count());
   if (sh.memory_limit) {
     o.max_microbatch = max_microbatch_size(o.cost_model, o.capacity);
@@ -74,8 +76,17 @@ const TeraPipePaperSetting* find_terapipe_paper_setting(std::string_view id) {
   return nullptr;
 }
 
+double terapipe_paper_host_per_kernel() {
+  // Li et al. (ICML 2021), Fig. 3: GPT-3 1B (hidden 2048, 16 heads, fp16),
+  // one layer's forward pass on one V100, flat at 1.45 ms up to 256 tokens.
+  constexpr double kFlatForward = 1.45e-3;
+  const LayerShape layer{2048, 16, 1, 256, 0, 1, plan::DType::f16};
+  return kFlatForward / terapipe_forward_kernel_count(layer);
+}
+
 TeraPipeShape paper_shape(const TeraPipePaperSetting& s) {
   TeraPipeShape sh;
+  sh.host_per_kernel = terapipe_paper_host_per_kernel();
   sh.pp = s.pp;
   sh.op = s.op;
   sh.dp = s.dp;

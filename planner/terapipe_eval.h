@@ -23,6 +23,7 @@ struct TeraPipeShape {
   int granularity = 8;
   int uniform_slices = 0;  // > 0: also microbatches of one sequence in exactly this many slices
   bool memory_limit = true;
+  double host_per_kernel = 0;  // seconds; SliceCostModel::host_per_kernel
 };
 
 struct TeraPipeOutcome {
@@ -65,7 +66,14 @@ struct TeraPipeAblationPoint {
 };
 /// The points we hold: setting (10) with 16 and 128 slices.
 [[nodiscard]] std::span<const TeraPipeAblationPoint> terapipe_ablation();
-/// The shape that setting runs (granularity 8, memory limit on).
+/// The host work per launched kernel of TeraPipe's PyTorch code on the
+/// paper's machines (seconds), from the paper's Fig. 3: one GPT-3 1B layer's
+/// forward pass on one V100 takes 1.45 ms at any length up to 256 tokens,
+/// where the GPU waits for the host; divided by the kernels that pass
+/// launches (terapipe_forward_kernel_count).
+[[nodiscard]] double terapipe_paper_host_per_kernel();
+/// The shape that setting runs (granularity 8, memory limit on, the
+/// paper's host work per kernel).
 [[nodiscard]] TeraPipeShape paper_shape(const TeraPipePaperSetting& s);
 
 }  // namespace meshsim::planner

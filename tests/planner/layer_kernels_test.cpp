@@ -110,3 +110,14 @@ TEST_CASE("TeraPipe's attention extras: the mask, the fp32 softmax and two copie
   const LayerShape f32{1024, 16, 1, 64, 128, 2, plan::DType::f32};
   CHECK(terapipe_attention_kernels(f32).memory_bytes.size() == 6);
 }
+
+TEST_CASE("a TeraPipe layer's forward pass launches 19 kernels in fp16, 18 in fp32", "[layer-kernels]") {
+  // Megatron's forward: 6 GEMMs (QKV, scores, values, projection, two MLP)
+  // and 6 memory-bound kernels (two layer norms, softmax, two bias-dropout-
+  // residuals, GeLU); the two cache writes; TeraPipe's attention forward:
+  // scaling, mask, mask add, the fp32 softmax's cast (fp16 only), copy.
+  CHECK(terapipe_forward_kernel_count({2048, 16, 1, 256, 0, 1, plan::DType::f16}) == 19);
+  CHECK(terapipe_forward_kernel_count({2048, 16, 1, 256, 0, 1, plan::DType::f32}) == 18);
+  // Neither the context nor the tensor-parallel degree changes the count.
+  CHECK(terapipe_forward_kernel_count({6144, 48, 2, 64, 512, 8, plan::DType::f16}) == 19);
+}

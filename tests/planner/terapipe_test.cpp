@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "planner/terapipe_eval.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -165,6 +166,36 @@ TEST_CASE("slice costs on TeraPipe's cluster: later slices cost more, small slic
         Approx(2 * c.tp_broadcast.time(bytes)));
   CHECK(c.tp_broadcast.beta > 0);
   CHECK(c.tp_broadcast.time(64e6) < c.tp_allreduce.time(64e6));
+}
+
+TEST_CASE("an eager framework's host work per kernel makes thin slices host-bound", "[terapipe]") {
+  const auto topo = p3_cluster(4);
+  const Model m = gpt_model("gpt3-175b", 96, 12288, 96, 2048, 50257);
+  SliceCostModel c = slice_cost_model(m, topo, 4, 8);
+  c.tp_broadcast = {};  // only the layers' time remains
+  c.stage_send = {};
+  const sim::DeviceModel& v100 = *sim::find_device_model("V100");
+  const auto gpu_only = slice_cost(m, c, v100);
+  // Host work of 1 s per kernel dwarfs the GPU: a layer costs its calls.
+  // A slice of 64 tokens, not the last: forward 12 kernels, backward 18,
+  // the accumulation 1, cache 2 x 6 (write; zeros, copy, sum with the next
+  // slice's gradient, clone, zero), attention extras 5 + 3, and 4
+  // all-reduces: 55 calls, 24 layers.
+  c.host_per_kernel = 1;
+  const auto host_bound = slice_cost(m, c, v100);
+  CHECK(host_bound(64, 0, 1) == Approx(24 * 55));
+  // The last slice has no later gradient to sum into its caches: 53.
+  CHECK(host_bound(8, 2040, 1) == Approx(24 * 53));
+  // A host far faster than the GPU changes nothing: the GPU sets the pace.
+  c.host_per_kernel = 1e-9;
+  CHECK(slice_cost(m, c, v100)(64, 0, 1) == Approx(gpu_only(64, 0, 1)));
+  CHECK(slice_cost(m, c, v100)(2048, 0, 1) == Approx(gpu_only(2048, 0, 1)));
+}
+
+TEST_CASE("the paper's host work per kernel is Fig. 3's flat 1.45 ms over a 1B layer's 19 forward kernels",
+          "[terapipe]") {
+  CHECK(terapipe_paper_host_per_kernel() == Approx(1.45e-3 / 19));
+  CHECK(paper_shape(*find_terapipe_paper_setting("(8)")).host_per_kernel == terapipe_paper_host_per_kernel());
 }
 
 TEST_CASE("fixed uniform slicing: microbatches of one sequence, n equal slices", "[terapipe]") {

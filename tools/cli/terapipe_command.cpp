@@ -9,12 +9,14 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/unit_strings.h"
 #include "planner/terapipe.h"
 #include "planner/terapipe_eval.h"
 #include "sim/compute_model.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
+#include "tools/cli/options.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
@@ -33,9 +35,18 @@ struct TeraPipeArgs {
   CalibrationOption calibration;
   std::optional<double> compute_efficiency;
   Shape shape;
+  std::optional<std::string> host_per_kernel;  // a duration; --paper's default is the paper's
   bool paper = false;
   bool json = false;
 };
+
+// The --host-per-kernel duration in seconds, or `otherwise`.
+double host_per_kernel(const TeraPipeArgs& a, double otherwise) {
+  if (!a.host_per_kernel) return otherwise;
+  const Time t = option_value("--host-per-kernel", *a.host_per_kernel, parse_time);
+  if (t < Time::zero()) throw UsageError("--host-per-kernel must not be negative");
+  return t.seconds();
+}
 
 std::string describe(const planner::TokenSlicing& s) {
   // Microbatch sizes, then the first microbatch's slices (tokens).
@@ -79,6 +90,7 @@ void run_paper(TeraPipeArgs& a) {
     sh.granularity = a.shape.granularity;
     sh.uniform_slices = a.shape.uniform_slices;
     sh.memory_limit = a.shape.memory_limit;
+    sh.host_per_kernel = host_per_kernel(a, sh.host_per_kernel);
     const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({std::string(s.id), std::string(s.model), std::to_string(s.gpus), std::to_string(s.batch),
@@ -101,6 +113,7 @@ void run_paper(TeraPipeArgs& a) {
                         {"dp_result", slicing_json(o.dp, o)},
                         {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
                         {"update_s", o.cost_model.update_s},
+                        {"host_per_kernel_s", sh.host_per_kernel},
                         {"max_microbatch", o.max_microbatch},
                         {"dp_seconds", o.dp_seconds}});
     if (sh.uniform_slices > 0) rows.back()["uniform_fixed"] = slicing_json(o.fixed, o);
@@ -113,7 +126,12 @@ void run_paper(TeraPipeArgs& a) {
   }
   fmt::print("TeraPipe's settings on {} (iteration times in seconds; x = without / with slicing)\n",
              topo.name);
-  fmt::print("compute {}\n\n{}", compute,
+  fmt::print("compute {}\nhost work per launched kernel: {}\n\n{}", compute,
+             a.host_per_kernel
+                 ? fmt::format("{:.1f} us (--host-per-kernel)", host_per_kernel(a, 0) * 1e6)
+                 : fmt::format("{:.1f} us (the paper's Fig. 3: 1.45 ms per GPT-3 1B layer forward "
+                               "up to 256 tokens on a V100, over its kernels)",
+                               planner::terapipe_paper_host_per_kernel() * 1e6),
              tab.render({false, false, true, true, false, true, true, true, true, true, true, true, true}));
   fmt::print(
       "\nours: no slicing and uniform slicing use equal microbatches (the best divisor of the batch);\n"
@@ -134,7 +152,8 @@ void run_terapipe(TeraPipeArgs& a) {
   a.calibration.apply(topo, opts);
   const std::string compute =
       sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
-  const Shape& sh = a.shape;
+  Shape sh = a.shape;
+  sh.host_per_kernel = host_per_kernel(a, 0);
   const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
   if (a.json) {
     Json j{{"model", model.name},
@@ -145,6 +164,7 @@ void run_terapipe(TeraPipeArgs& a) {
            {"batch", sh.batch},
            {"granularity", sh.granularity},
            {"compute", compute},
+           {"host_per_kernel_s", sh.host_per_kernel},
            {"max_microbatch", o.max_microbatch},
            {"grad_allreduce_s", o.cost_model.grad_allreduce_s},
            {"update_s", o.cost_model.update_s},
@@ -163,6 +183,10 @@ void run_terapipe(TeraPipeArgs& a) {
       model.name, topo.name, sh.dp, sh.pp, sh.op, o.cost_model.layers_per_stage, sh.batch, sh.batch / sh.dp,
       model.sequence, sh.granularity);
   fmt::print("compute {}\n", compute);
+  if (sh.host_per_kernel > 0)
+    fmt::print(
+        "host work per launched kernel: {:.1f} us (a layer takes the longer of its GPU and host time)\n",
+        sh.host_per_kernel * 1e6);
   fmt::print("memory per GPU: {:.2f} GB of training state + {:.2f} GB per sequence of a microbatch; {}\n",
              o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9,
              o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GB",
@@ -207,7 +231,10 @@ void add_terapipe_command(CLI::App& app) {
       "activation and gradient crossing the slowest stage boundary; all-reduce and send costs are\n"
       "fitted from simulations on the topology with every replica's transfers at once. With --dp, the\n"
       "iteration adds the gradient all-reduce over the replicas (simulated). A microbatch must fit in\n"
-      "GPU memory: training state (16 bytes per parameter) plus its stored activations.\n"
+      "GPU memory: training state (16 bytes per parameter) plus its stored activations. An eager framework\n"
+      "works on the host for every kernel it launches (--host-per-kernel; tools/framework_overhead.py\n"
+      "measures it with PyTorch on a GPU): a layer then takes the longer of its GPU and host time, and\n"
+      "thin slices become host-bound. --paper uses the paper's own figure for its PyTorch code.\n"
       "Examples: meshsim terapipe --model gpt3-175b --topology configs/topologies/p3.16xlarge-x48.json \\\n"
       "            --pp 48 --op 8 --batch 2\n"
       "          meshsim terapipe --paper --calibration configs/calibrations/v100-deepbench.json");
@@ -236,6 +263,12 @@ void add_terapipe_command(CLI::App& app) {
   cmd->add_option("--granularity", a->shape.granularity, "Slice lengths in units of this many tokens")
       ->check(CLI::PositiveNumber)
       ->default_val(8);
+  cmd->add_option(
+      "--host-per-kernel", a->host_per_kernel,
+      fmt::format("Host work of the framework per launched kernel, a duration (e.g. 40us; default "
+                  "0, a program launched without host work per kernel; with --paper, the "
+                  "paper's {:.1f}us)",
+                  planner::terapipe_paper_host_per_kernel() * 1e6));
   cmd->add_flag(
       "--paper", a->paper,
       "Run TeraPipe's settings (1), (5), (6), (8), (9), (10) (default topology p3.16xlarge-x48) and "
