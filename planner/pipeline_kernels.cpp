@@ -2,6 +2,9 @@
 
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "core/error.h"
 #include "planner/layer_kernels.h"
 
 namespace meshsim::planner {
@@ -107,6 +110,30 @@ std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage&
       other(out, l, m, pass, microbatch_size, tp, split_backward, recompute);
   }
   if (out.gemms.empty() && out.memory_bytes.empty()) return std::nullopt;  // nothing to list: the roofline's
+  return out;
+}
+
+std::vector<plan::KernelList> calibration_kernel_lists(const Model& m, const std::vector<int>& tps,
+                                                       const std::vector<int>& microbatch_sizes) {
+  if (m.hidden > 0) return gpt_layer_kernel_lists(m, tps, microbatch_sizes);
+  if (!has_kernel_lists(m))
+    throw UsageError(fmt::format(
+        "model {} is neither a GPT model nor a layer list with kernels: no GEMMs to time", m.name));
+  VirtualStage whole;
+  whole.end_layer = static_cast<int>(m.layers.size());
+  std::vector<plan::KernelList> out;
+  for (int t : tps)
+    for (int b : microbatch_sizes) {
+      if (t < 1 || b < 1)
+        throw UsageError(fmt::format(
+            "a tensor-parallel degree and a microbatch size are at least 1, got {} and {}", t, b));
+      for (LayerSplit by : {LayerSplit::channels, LayerSplit::batch}) {
+        if (by == LayerSplit::batch && (t == 1 || b % t != 0)) continue;
+        whole.splits.assign(m.layers.size(), by);
+        for (Pass pass : {Pass::forward, Pass::backward})
+          if (auto k = pass_kernels(m, whole, pass, b, t, false, false)) out.push_back(std::move(*k));
+      }
+    }
   return out;
 }
 

@@ -31,6 +31,7 @@
 // kernel lists keep the roofline.
 
 #include <optional>
+#include <vector>
 
 #include "plan/plan.h"
 #include "planner/model.h"
@@ -45,5 +46,15 @@ namespace meshsim::planner {
 [[nodiscard]] std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage& vs, Pass pass,
                                                            int microbatch_size, int tp, bool split_backward,
                                                            bool recompute);
+
+/// What `meshsim calibrate --layers` times for model `m`, for every
+/// tensor-parallel degree in `tps` and microbatch size in `microbatch_sizes`:
+/// a GPT model's one layer, forward and backward (gpt_layer_kernel_lists);
+/// a model whose layers list their kernels, its whole forward and backward
+/// pass (pass_kernels, no recomputation), every layer split by channels
+/// and, when the microbatch divides over the ranks, every layer by batch.
+/// UsageError for a model with neither, or a degree or size below 1.
+[[nodiscard]] std::vector<plan::KernelList> calibration_kernel_lists(
+    const Model& m, const std::vector<int>& tps, const std::vector<int>& microbatch_sizes);
 
 }  // namespace meshsim::planner

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
+#include "planner/layer_kernels.h"
 #include "planner/pipeline_layout.h"
 #include "sim/compute_model.h"
 #include "topology/cluster.h"
@@ -117,4 +119,42 @@ TEST_CASE("a thin microbatch's pass costs more than its FLOPs at the peak", "[pi
   REQUIRE(k);
   const double at_peak = k->flops() / a100.peak(plan::DType::f16);
   CHECK(a100.kernels_time(*k).seconds() > 1.2 * at_peak);
+}
+
+TEST_CASE("calibrate --layers times a layer list's whole passes, its layers split each way",
+          "[pipeline-kernels]") {
+  const Model m = load_model_file(std::string(MESHSIM_SOURCE_DIR) + "/tests/data/models/tiny-unet.json");
+  // tp 2, microbatch 2. By channels, forward: the rows grow with the
+  // microbatch, n halves: down 512 x 4 x 72 and 128 x 8 x 72, mid0 and mid1
+  // 128 x 8 x 144, up 512 x 4 x 216. By batch each rank takes one sample:
+  // 256 x 8 x 72, 64 x 16 x 72, 64 x 16 x 144 (twice), 256 x 8 x 216.
+  // Backward: each GEMM's input gradient m x k x n and weight gradient
+  // k x n x m.
+  const auto lists = calibration_kernel_lists(m, {2}, {2});
+  REQUIRE(lists.size() == 4);  // channels forward, backward; batch forward, backward
+  using G = plan::KernelList::Gemm;
+  CHECK(
+      lists[0].gemms ==
+      std::vector<G>{{512, 4, 72, 1}, {128, 8, 72, 1}, {128, 8, 144, 1}, {128, 8, 144, 1}, {512, 4, 216, 1}});
+  REQUIRE(lists[1].gemms.size() == 10);
+  CHECK(lists[1].gemms[0] == G{512, 72, 4, 1});
+  CHECK(lists[1].gemms[1] == G{72, 4, 512, 1});
+  CHECK(
+      lists[2].gemms ==
+      std::vector<G>{{256, 8, 72, 1}, {64, 16, 72, 1}, {64, 16, 144, 1}, {64, 16, 144, 1}, {256, 8, 216, 1}});
+  CHECK(lists[3].gemms.size() == 10);
+  // One rank, or a microbatch that does not divide over the ranks: channels only.
+  CHECK(calibration_kernel_lists(m, {1}, {2}).size() == 2);
+  CHECK(calibration_kernel_lists(m, {2}, {3}).size() == 2);
+  // Two degrees and two sizes: (1, 1), (1, 2) channels only; (2, 1) too; (2, 2) both.
+  CHECK(calibration_kernel_lists(m, {1, 2}, {1, 2}).size() == 10);
+  // A GPT model: one layer, as before.
+  const Model gpt = gpt_model("g", 2, 256, 4, 64, 100);
+  CHECK(calibration_kernel_lists(gpt, {2}, {1}) == gpt_layer_kernel_lists(gpt, {2}, {1}));
+  // A layer list without kernels has nothing to time.
+  Model bare;
+  bare.name = "bare";
+  bare.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}, {}, std::nullopt});
+  CHECK_THROWS_AS(calibration_kernel_lists(bare, {1}, {1}), UsageError);
+  CHECK_THROWS_AS(calibration_kernel_lists(m, {0}, {1}), UsageError);
 }

@@ -11,7 +11,7 @@
 #include "core/json.h"
 #include "core/unit_strings.h"
 #include "plan/calibration.h"
-#include "planner/layer_kernels.h"
+#include "planner/pipeline_kernels.h"
 #include "runtime/calibrate.h"
 #include "sim/compute_model.h"
 #include "tools/cli/commands.h"
@@ -56,7 +56,7 @@ void run_calibrate(const CalibrateArgs& a) {
   if (!a.layers.empty() && a.backend != "cuda")
     throw UsageError("--layers times GEMMs on a GPU: it needs --backend cuda");
   for (const std::string& name : a.layers)
-    for (auto& k : planner::gpt_layer_kernel_lists(load_model_arg(name), a.tps, a.microbatch_sizes))
+    for (auto& k : planner::calibration_kernel_lists(load_model_arg(name), a.tps, a.microbatch_sizes))
       o.layers.push_back(std::move(k));
   const plan::Calibration c = runtime::calibrate(o);
   const std::string text = dump_json(plan::to_json(c));
@@ -91,14 +91,16 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--threads", a->threads, "host: threads for the aggregate copy (default: the hardware's)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--layers", a->layers,
-                  "cuda: GPT models (files or names from configs/models/) whose layer GEMMs, forward and\n"
-                  "backward, are timed for every --tp and --microbatch-sizes")
+                  "cuda: models (files or names from configs/models/) whose GEMMs are timed for every\n"
+                  "--tp and --microbatch-sizes: a GPT model's one layer, forward and backward; a layer\n"
+                  "list with kernels (the U-Nets), its whole forward and backward pass, every layer split\n"
+                  "over the ranks by channels and, where the microbatch divides, by batch")
       ->delimiter(',');
   cmd->add_option("--tp", a->tps, "With --layers: tensor-parallel degrees (default 1,2,4,8)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--microbatch-sizes", a->microbatch_sizes,
-                  "With --layers: sequences per microbatch (default 1,2,4,8)")
+                  "With --layers: sequences (samples) per microbatch (default 1,2,4,8)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_flag("--json", a->json, "Also print the calibration when writing it");
