@@ -62,7 +62,8 @@ struct FidelityGainRow {
   Band bound;
 };
 
-struct FidelityGemmRow {  // planner/fidelity_gemms.h
+struct FidelityGemmRow {    // planner/fidelity_gemms.h
+  std::string calibration;  // the row's own, else the section's
   std::string model;
   int tp = 1;
   int microbatch = 1;

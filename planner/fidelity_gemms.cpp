@@ -1,6 +1,7 @@
 #include "planner/fidelity_gemms.h"
 
 #include <filesystem>
+#include <map>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -8,7 +9,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "plan/calibration.h"
-#include "planner/layer_kernels.h"
+#include "planner/pipeline_kernels.h"
 #include "planner/study.h"
 #include "sim/calibrate_apply.h"
 
@@ -35,7 +36,7 @@ std::pair<sim::DeviceModel, sim::DeviceModel> gemm_models(const std::string& fil
 LayerTimes layer_times(const FidelityGemmRow& row, const Model& m, const sim::DeviceModel& measured,
                        const sim::DeviceModel& plain, std::string* missing) {
   LayerTimes t;
-  for (const plan::KernelList& k : gpt_layer_kernel_lists(m, {row.tp}, {row.microbatch}))
+  for (const plan::KernelList& k : calibration_kernel_lists(m, {row.tp}, {row.microbatch}))
     for (const auto& g : k.gemms) {
       const plan::GemmPoint* p = measured.measured_gemm(g, k.dtype);
       if (p == nullptr) {
@@ -56,12 +57,16 @@ void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity&
   g.allow_only({"calibration", "models", "rows"});
   f.gemm_calibration = file_beside(file, g["calibration"], "calibration");
   f.gemm_models = resolve_beside(file, g["models"].as_string());
-  const auto [measured, plain] = gemm_models(f.gemm_calibration);
+  std::map<std::string, std::pair<sim::DeviceModel, sim::DeviceModel>> loaded;  // by calibration file
   const JsonCursor rows = g["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const JsonCursor r = rows.at(i);
-    r.allow_only({"model", "tp", "microbatch", "target", "bound"});
+    r.allow_only({"model", "tp", "microbatch", "target", "bound", "calibration"});
     FidelityGemmRow row;
+    row.calibration =
+        r.has("calibration") ? file_beside(file, r["calibration"], "calibration") : f.gemm_calibration;
+    if (!loaded.contains(row.calibration)) loaded.emplace(row.calibration, gemm_models(row.calibration));
+    const auto& [measured, plain] = loaded.at(row.calibration);
     row.model = r["model"].as_name();
     const std::string model_file = f.gemm_models + "/" + row.model + ".json";
     if (path_kind(model_file) != PathKind::file) r["model"].fail(fmt::format("no model file {}", model_file));
@@ -77,26 +82,31 @@ void load_fidelity_gemms(const std::string& file, const JsonCursor& g, Fidelity&
     if (!missing.empty())
       r.fail(
           fmt::format("{} measures no GEMM {} (meshsim calibrate --layers {} --tp {} --microbatch-sizes {})",
-                      f.gemm_calibration, missing, row.model, row.tp, row.microbatch));
+                      row.calibration, missing, row.model, row.tp, row.microbatch));
     f.gemm_rows.push_back(row);
   }
 }
 
 void run_fidelity_gemms(const Fidelity& f, const std::function<void(const std::string&)>& progress,
                         std::vector<FidelityResult>& out) {
-  if (f.gemm_rows.empty()) return;
-  if (progress) progress(fmt::format("GEMMs measured in {}", f.gemm_calibration));
-  const auto [measured, plain] = gemm_models(f.gemm_calibration);
-  const std::string group = fmt::format("GEMMs ({})", measured.name);
-  const std::string source = fmt::format("cuBLAS, measured by meshsim calibrate --layers ({})",
-                                         std::filesystem::path(f.gemm_calibration).filename().string());
+  std::string loaded;  // rows of one calibration follow each other: load it once per run of them
+  sim::DeviceModel measured, plain;
   for (const auto& row : f.gemm_rows) {
+    if (row.calibration != loaded) {
+      if (progress) progress(fmt::format("GEMMs measured in {}", row.calibration));
+      std::tie(measured, plain) = gemm_models(row.calibration);
+      loaded = row.calibration;
+    }
+    const std::string group = fmt::format("GEMMs ({})", measured.name);
+    const std::string source = fmt::format("cuBLAS, measured by meshsim calibrate --layers ({})",
+                                           std::filesystem::path(row.calibration).filename().string());
     const Model m = load_model_file(f.gemm_models + "/" + row.model + ".json");
     const LayerTimes t = layer_times(row, m, measured, plain, nullptr);
-    out.push_back(fidelity_relative(group,
-                                    fmt::format("{} layer GEMMs, forward and backward, tp {}, microbatch {}",
-                                                row.model, row.tp, row.microbatch),
-                                    "s", t.measured, t.model, row.target, row.bound, source));
+    out.push_back(
+        fidelity_relative(group,
+                          fmt::format("{} {} GEMMs, forward and backward, tp {}, microbatch {}", row.model,
+                                      m.hidden > 0 ? "layer" : "model", row.tp, row.microbatch),
+                          "s", t.measured, t.model, row.target, row.bound, source));
   }
 }
 

@@ -2,13 +2,18 @@
 // The fidelity report's "gemms" section: the GEMM model (sim/compute_model.h,
 // tiles and waves at the calibration's efficiency, launch and memory
 // bandwidth, its measured shapes set aside) against the GEMMs a calibration
-// measured on a GPU (`meshsim calibrate --layers`), one row per GPT layer
-// shape: Σ model time over the layer's forward and backward GEMMs against Σ
-// measured time.
+// measured on a GPU (`meshsim calibrate --layers`), one row per model,
+// tensor-parallel degree and microbatch: Σ model time over the GEMMs against
+// Σ measured time.
+//
+// A model whose layers list their kernels (the U-Nets) is compared over its
+// whole forward and backward pass, every layer split by channels and, where
+// the microbatch divides over the ranks, by batch (calibration_kernel_lists).
 //
 //   "gemms": {"calibration": file (relative), "models": directory (relative),
 //             "rows": [{"model": "gpt3-13b", "tp": 8, "microbatch": 1,
-//                       "target": 0.1, "bound": 0.15}]}
+//                       "target": 0.1, "bound": 0.15,
+//                       "calibration": file (optional: this row's own)}]}
 
 #include <functional>
 #include <string>
