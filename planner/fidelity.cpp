@@ -69,8 +69,12 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
     if (path_kind(model) != PathKind::file)
       r["setting"].fail(fmt::format("setting {} needs the model file {}", row.setting, model));
     row.figure = r["figure"].as_string();
-    if (row.figure != "without" && row.figure != "with" && row.figure != "speedup" && row.figure != "slices")
-      r["figure"].fail("a TeraPipe figure is without, with, speedup or slices");
+    if (row.figure != "without" && row.figure != "with" && row.figure != "speedup" &&
+        row.figure != "slices" && row.figure != "dp_over_uniform")
+      r["figure"].fail("a TeraPipe figure is without, with, speedup, slices or dp_over_uniform");
+    if (row.figure == "dp_over_uniform" && setting->dp_over_uniform <= 0)
+      r["figure"].fail(
+          fmt::format("the paper gives no gain of the DP over uniform slicing for setting {}", row.setting));
     if (row.figure == "slices") {
       row.slices = static_cast<int>(r["slices"].as_int_in(1, 1 << 20));
       if (!ablation_time(row.setting, row.slices))
@@ -162,6 +166,10 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
     else if (row.figure == "speedup")
       out.push_back(fidelity_relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s,
                                       without / with, row.target, row.bound, source));
+    else if (row.figure == "dp_over_uniform")
+      out.push_back(fidelity_relative("TeraPipe", name + "DP over the best uniform slicing", "x",
+                                      s.dp_over_uniform, o.iteration(o.uniform) / with, row.target, row.bound,
+                                      "Li et al., TeraPipe (ICML 2021), ablation of the slice count"));
     else
       out.push_back(
           fidelity_relative("TeraPipe", name + fmt::format("{} uniform slices, microbatch 1", row.slices),

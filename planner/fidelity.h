@@ -50,7 +50,7 @@ enum class FigureKind { relative, range, order };
 
 struct FidelityTeraPipeRow {
   std::string setting;  // "(5)"
-  std::string figure;   // without, with, speedup, slices (the ablation's uniform slicing)
+  std::string figure;   // without, with, speedup, slices (the ablation's uniform slicing), dp_over_uniform
   int slices = 0;       // figure "slices": slices per sequence
   double target = 0;
   double bound = 0;

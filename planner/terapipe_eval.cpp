@@ -54,12 +54,16 @@ constexpr TeraPipePaperSetting kPaper[] = {
     {"(5)", "gpt3-13b", 320, 32, 1, 40, 8, 1.863, 1.328},
     {"(6)", "gpt3-44b", 384, 8, 4, 96, 1, 13.319, 7.103},
     {"(8)", "gpt3-44b", 384, 8, 1, 48, 8, 2.662, 1.111},
-    {"(9)", "gpt3-175b", 384, 2, 1, 96, 4, 9.990, 1.481},
+    {"(9)", "gpt3-175b", 384, 2, 1, 96, 4, 9.990, 1.481, 1.04},
     {"(10)", "gpt3-175b", 384, 2, 1, 48, 8, 5.822, 1.160},
 };
 // The same paper's ablation of the slice count (175B, uniform slices,
-// microbatches of one sequence): too many slices hurts.
-constexpr TeraPipeAblationPoint kAblation[] = {{"(10)", 16, 1.547}, {"(10)", 128, 3.252}};
+// microbatches of one sequence): too many slices hurts. The paper gives the
+// DP's gain over the best uniform slicing for the 175B as 1.04x, and 16
+// slices as 1.547 s; 1.547 / 1.04 = 1.487 s is setting (9)'s measured time
+// with slicing (1.481 s), not (10)'s (1.160 s), so both belong to (9). (The
+// paper's 1.12x for the 44B names no setting we can pin down: not held.)
+constexpr TeraPipeAblationPoint kAblation[] = {{"(9)", 16, 1.547}, {"(9)", 128, 3.252}};
 }  // namespace
 
 std::span<const TeraPipeAblationPoint> terapipe_ablation() {
