@@ -167,8 +167,9 @@ void run_terapipe(const Fidelity& f, const std::function<void(const std::string&
       out.push_back(fidelity_relative("TeraPipe", name + "speedup", "x", s.without_s / s.with_s,
                                       without / with, row.target, row.bound, source));
     else if (row.figure == "dp_over_uniform")
-      out.push_back(fidelity_relative("TeraPipe", name + "DP over the best uniform slicing", "x",
-                                      s.dp_over_uniform, o.iteration(o.uniform) / with, row.target, row.bound,
+      out.push_back(fidelity_relative("TeraPipe", name + "DP over the best uniform slicing (microbatch 1)",
+                                      "x", s.dp_over_uniform, o.iteration(o.uniform_single) / with,
+                                      row.target, row.bound,
                                       "Li et al., TeraPipe (ICML 2021), ablation of the slice count"));
     else
       out.push_back(

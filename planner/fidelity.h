@@ -6,9 +6,10 @@
 // {"format": "meshsim.fidelity/1", "name": ..., "description": ...,
 //  "terapipe": {"topology": file (relative), "compute_efficiency": 0.5,
 //               "models": directory of model files (relative),
-//               "rows": [{"setting": "(5)", "figure": "without" | "with" | "speedup",
+//               "rows": [{"setting": "(5)", "figure": "without" | "with" | "speedup" |
+//                                                       "dp_over_uniform",
 //                         "target": 0.20, "bound": 0.25},
-//                        {"setting": "(10)", "figure": "slices", "slices": 16, ...}, ...]},
+//                        {"setting": "(9)", "figure": "slices", "slices": 16, ...}, ...]},
 //  "pipeline": {"study": a meshsim.pipeline-study/1 file (relative),
 //               "ours": method,
 //               "order": [methods, fastest first],

@@ -61,15 +61,17 @@ plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s) {
   return k;
 }
 
-plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence) {
+plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence, KernelPasses passes) {
   const double per_token = s.sequences * s.hidden / s.tp * static_cast<double>(plan::dtype_size(s.dtype));
   const double l = s.tokens;
   const double seen = s.context + s.tokens;
   auto bytes = [&](double tokens) { return Bytes(static_cast<std::int64_t>(tokens * per_token)); };
   plan::KernelList k;
   k.dtype = s.dtype;
-  for (int kv = 0; kv < 2; ++kv) {              // keys, then values
-    k.memory_bytes.push_back(bytes(2 * l));     // forward: the slice written into the cache
+  for (int kv = 0; kv < 2; ++kv) {  // keys, then values
+    if (passes != KernelPasses::backward)
+      k.memory_bytes.push_back(bytes(2 * l));  // forward: the slice written into the cache
+    if (passes == KernelPasses::forward) continue;
     k.memory_bytes.push_back(bytes(sequence));  // backward: the view's gradient, zeros over the cache
     k.memory_bytes.push_back(bytes(2 * seen));  //   and the slice's part copied in
     if (seen < sequence)                        //   summed with the next slice's gradient
@@ -80,7 +82,7 @@ plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence) {
   return k;
 }
 
-plan::KernelList terapipe_attention_kernels(const LayerShape& s) {
+plan::KernelList terapipe_attention_kernels(const LayerShape& s, KernelPasses passes) {
   const double e = static_cast<double>(plan::dtype_size(s.dtype));
   const double l = s.tokens;
   const double c = s.context;
@@ -90,7 +92,9 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s) {
   auto bytes = [](double b) { return Bytes(static_cast<std::int64_t>(b)); };
   plan::KernelList k;
   k.dtype = s.dtype;
-  for (int pass = 1; pass <= 2; ++pass) {                       // forward, then backward at twice the bytes
+  for (int pass = 1; pass <= 2; ++pass) {  // forward, then backward at twice the bytes
+    if ((pass == 1 && passes == KernelPasses::backward) || (pass == 2 && passes == KernelPasses::forward))
+      continue;
     k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));  // queries scaled
     if (pass == 1) {
       k.memory_bytes.push_back(
@@ -104,9 +108,12 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s) {
 }
 
 int terapipe_forward_kernel_count(const LayerShape& s) {
-  const plan::KernelList f = gpt_layer_forward(s);
-  const bool cast = plan::dtype_size(s.dtype) < 4;  // the fp32 softmax's cast back
-  return static_cast<int>(f.gemms.size() + f.memory_bytes.size()) + 2 + (cast ? 5 : 4);
+  std::size_t n = 0;
+  for (const plan::KernelList& k :
+       {gpt_layer_forward(s), kv_cache_kernels(s, s.context + s.tokens, KernelPasses::forward),
+        terapipe_attention_kernels(s, KernelPasses::forward)})
+    n += k.gemms.size() + k.memory_bytes.size();
+  return static_cast<int>(n);
 }
 
 std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,

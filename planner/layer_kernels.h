@@ -47,6 +47,10 @@ struct LayerShape {
 /// context) at tensor-parallel degree `tp`.
 [[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp);
 
+/// Which passes' kernels a list holds (kv_cache_kernels,
+/// terapipe_attention_kernels).
+enum class KernelPasses { both, forward, backward };
+
 [[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
 [[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
@@ -69,7 +73,8 @@ struct LayerShape {
 /// gradient (3L, but for the last slice), cloned by the assignment's
 /// backward (2L) and its slice zeroed (l). Its whole-cache copies make every
 /// slice's backward pay for the full sequence.
-[[nodiscard]] plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence);
+[[nodiscard]] plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence,
+                                                KernelPasses passes = KernelPasses::both);
 /// The memory-bound kernels TeraPipe's attention code runs for one slice
 /// beyond Megatron-LM's list (s: b sequences, l tokens after c, E =
 /// b·(a/t)·l·(c + l) attention scores, element size e), forward then
@@ -79,11 +84,11 @@ struct LayerShape {
 /// bytes more than a softmax in the layer's type (none for an fp32 layer);
 /// the heads' output made contiguous (2·b·l·h/t). Backward: twice the
 /// scaling, softmax and copy bytes (the mask and its add have no gradient).
-[[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s);
+[[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s,
+                                                          KernelPasses passes = KernelPasses::both);
 /// How many kernels the forward pass of one TeraPipe layer slice launches:
-/// gpt_layer_forward's, the two cache writes of kv_cache_kernels and the
-/// forward ones of terapipe_attention_kernels (the rest of those two lists
-/// run in the backward pass).
+/// gpt_layer_forward's and the forward ones of kv_cache_kernels and
+/// terapipe_attention_kernels.
 [[nodiscard]] int terapipe_forward_kernel_count(const LayerShape& s);
 /// The forward and backward kernels of one layer of GPT model `m` (whole
 /// sequences, no cached context) for every tensor-parallel degree in `tps`

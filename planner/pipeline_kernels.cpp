@@ -1,5 +1,6 @@
 #include "planner/pipeline_kernels.h"
 
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -119,6 +120,15 @@ std::vector<plan::KernelList> calibration_kernel_lists(const Model& m, const std
   if (!has_kernel_lists(m))
     throw UsageError(fmt::format(
         "model {} is neither a GPT model nor a layer list with kernels: no GEMMs to time", m.name));
+  for (int t : tps)  // a channel split needs whole columns on every rank
+    for (const LayerCost& l : m.layers)
+      if (l.kernels && t >= 1)
+        for (const LayerGemm& g : l.kernels->gemms)
+          if (std::fmod(g.shape.n, t) != 0)
+            throw UsageError(
+                fmt::format("{}'s layer {} has a GEMM of {} columns, which do not split over {} "
+                            "tensor ranks",
+                            m.name, l.name, g.shape.n, t));
   VirtualStage whole;
   whole.end_layer = static_cast<int>(m.layers.size());
   std::vector<plan::KernelList> out;

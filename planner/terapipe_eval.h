@@ -28,6 +28,7 @@ struct TeraPipeShape {
 
 struct TeraPipeOutcome {
   TokenSlicing none, uniform, dp, fixed;  // fixed: uniform_slices (empty without)
+  TokenSlicing uniform_single;            // the best uniform slicing of microbatches of one sequence
   SliceCostModel cost_model;
   int max_microbatch = 0;  // sequences; 0: no memory limit
   double capacity = 0;     // bytes per GPU

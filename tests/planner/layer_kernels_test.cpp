@@ -118,6 +118,14 @@ TEST_CASE("a TeraPipe layer's forward pass launches 19 kernels in fp16, 18 in fp
   // scaling, mask, mask add, the fp32 softmax's cast (fp16 only), copy.
   CHECK(terapipe_forward_kernel_count({2048, 16, 1, 256, 0, 1, plan::DType::f16}) == 19);
   CHECK(terapipe_forward_kernel_count({2048, 16, 1, 256, 0, 1, plan::DType::f32}) == 18);
+  // The forward and backward parts of the cache and attention lists make up the whole lists.
+  const LayerShape slice{2048, 16, 1, 64, 128, 2, plan::DType::f16};
+  CHECK(kv_cache_kernels(slice, 2048, KernelPasses::forward).memory_bytes.size() == 2);
+  CHECK(kv_cache_kernels(slice, 2048, KernelPasses::backward).memory_bytes.size() == 10);
+  CHECK(kv_cache_kernels(slice, 2048).memory_bytes.size() == 12);
+  CHECK(terapipe_attention_kernels(slice, KernelPasses::forward).bytes() +
+            terapipe_attention_kernels(slice, KernelPasses::backward).bytes() ==
+        terapipe_attention_kernels(slice).bytes());
   // Neither the context nor the tensor-parallel degree changes the count.
   CHECK(terapipe_forward_kernel_count({6144, 48, 2, 64, 512, 8, plan::DType::f16}) == 19);
 }

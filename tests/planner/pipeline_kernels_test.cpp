@@ -157,4 +157,7 @@ TEST_CASE("calibrate --layers times a layer list's whole passes, its layers spli
   bare.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}, {}, std::nullopt});
   CHECK_THROWS_AS(calibration_kernel_lists(bare, {1}, {1}), UsageError);
   CHECK_THROWS_AS(calibration_kernel_lists(m, {0}, {1}), UsageError);
+  // Layer down's first GEMM has 8 columns: 3 ranks cannot split them.
+  CHECK_THROWS_WITH(calibration_kernel_lists(m, {3}, {1}),
+                    Catch::Contains("layer down has a GEMM of 8 columns, which do not split over 3"));
 }
