@@ -139,13 +139,12 @@ std::vector<char> greedy(const Choice& c) {
 }  // namespace
 
 bool layers_can_split(const Model& model, const ParallelConfig& cfg) {
-  return cfg.tp > 1 && !model.layers.empty() && model.layers.front().kernels;
+  return cfg.tp > 1 && layers_list_kernels(model);
 }
 
 void choose_layer_splits(const Model& model, std::vector<VirtualStage>& stages, const ParallelConfig& cfg,
                          const std::vector<double>& free_bytes) {
-  const bool listed = !model.layers.empty() && model.layers.front().kernels;
-  if (cfg.layer_split == LayerSplit::batch && !listed)
+  if (cfg.layer_split == LayerSplit::batch && !layers_list_kernels(model))
     throw UsageError(
         fmt::format("only layers that list their kernels split by batch; {}'s layers split by "
                     "channels",

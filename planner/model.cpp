@@ -121,6 +121,10 @@ double tp_allreduce_bytes(const Model& m, const LayerCost& l) {
 
 bool has_kernel_lists(const Model& m) {
   if (m.hidden > 0 && m.heads > 0 && m.sequence > 0) return true;
+  return layers_list_kernels(m);
+}
+
+bool layers_list_kernels(const Model& m) {
   return !m.layers.empty() && m.layers.front().kernels.has_value();
 }
 

@@ -122,6 +122,8 @@ void check_tensor_parallel(const Model& m, int tp);
 /// Whether the pipeline times the model's passes kernel by kernel
 /// (planner/pipeline_kernels.h): GPT models, and layer lists with kernels.
 [[nodiscard]] bool has_kernel_lists(const Model& m);
+/// Whether `m` is a layer list whose layers list their kernels (all or none do).
+[[nodiscard]] bool layers_list_kernels(const Model& m);
 
 /// Loads meshsim.model/1; ConfigError with the file and JSON path on mistakes.
 [[nodiscard]] Model load_model_file(const std::string& file);

@@ -117,26 +117,28 @@ std::optional<plan::KernelList> pass_kernels(const Model& m, const VirtualStage&
 std::vector<plan::KernelList> calibration_kernel_lists(const Model& m, const std::vector<int>& tps,
                                                        const std::vector<int>& microbatch_sizes) {
   if (m.hidden > 0) return gpt_layer_kernel_lists(m, tps, microbatch_sizes);
-  if (!has_kernel_lists(m))
+  if (!layers_list_kernels(m))
     throw UsageError(fmt::format(
         "model {} is neither a GPT model nor a layer list with kernels: no GEMMs to time", m.name));
-  for (int t : tps)  // a channel split needs whole columns on every rank
-    for (const LayerCost& l : m.layers)
-      if (l.kernels && t >= 1)
-        for (const LayerGemm& g : l.kernels->gemms)
-          if (std::fmod(g.shape.n, t) != 0)
-            throw UsageError(
-                fmt::format("{}'s layer {} has a GEMM of {} columns, which do not split over {} "
-                            "tensor ranks",
-                            m.name, l.name, g.shape.n, t));
+  for (int t : tps) {
+    for (int b : microbatch_sizes)
+      if (t < 1 || b < 1)
+        throw UsageError(fmt::format(
+            "a tensor-parallel degree and a microbatch size are at least 1, got {} and {}", t, b));
+    for (const LayerCost& l : m.layers) {  // a channel split needs whole columns on every rank
+      if (!l.kernels) continue;
+      for (const LayerGemm& g : l.kernels->gemms)
+        if (std::fmod(g.shape.n, t) != 0)
+          throw UsageError(
+              fmt::format("{}'s layer {} has a GEMM of {} columns, which do not split over {} tensor ranks",
+                          m.name, l.name, g.shape.n, t));
+    }
+  }
   VirtualStage whole;
   whole.end_layer = static_cast<int>(m.layers.size());
   std::vector<plan::KernelList> out;
   for (int t : tps)
     for (int b : microbatch_sizes) {
-      if (t < 1 || b < 1)
-        throw UsageError(fmt::format(
-            "a tensor-parallel degree and a microbatch size are at least 1, got {} and {}", t, b));
       for (LayerSplit by : {LayerSplit::channels, LayerSplit::batch}) {
         if (by == LayerSplit::batch && (t == 1 || b % t != 0)) continue;
         whole.splits.assign(m.layers.size(), by);

@@ -82,6 +82,7 @@ void run_paper(TeraPipeArgs& a) {
              "ours uniform", "ours DP", "ours x", "DP/uniform"});
   const auto settings = planner::terapipe_paper_settings();
   const auto progress = progress_reporter("TeraPipe's settings", "done", a.json);
+  const double host = host_per_kernel(a, planner::terapipe_paper_host_per_kernel());
   for (const auto& s : settings) {
     progress(static_cast<std::size_t>(&s - settings.data()), settings.size());
     const planner::Model model = load_model_arg(std::string(s.model));
@@ -90,7 +91,7 @@ void run_paper(TeraPipeArgs& a) {
     sh.granularity = a.shape.granularity;
     sh.uniform_slices = a.shape.uniform_slices;
     sh.memory_limit = a.shape.memory_limit;
-    sh.host_per_kernel = host_per_kernel(a, sh.host_per_kernel);
+    sh.host_per_kernel = host;
     const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({std::string(s.id), std::string(s.model), std::to_string(s.gpus), std::to_string(s.batch),
@@ -128,11 +129,10 @@ void run_paper(TeraPipeArgs& a) {
   fmt::print("TeraPipe's settings on {} (iteration times in seconds; x = without / with slicing)\n",
              topo.name);
   fmt::print("compute {}\nhost work per launched kernel: {}\n\n{}", compute,
-             a.host_per_kernel
-                 ? fmt::format("{:.1f} us (--host-per-kernel)", host_per_kernel(a, 0) * 1e6)
-                 : fmt::format("{:.1f} us (the paper's Fig. 3: 1.45 ms per GPT-3 1B layer forward "
-                               "up to 256 tokens on a V100, over its kernels)",
-                               planner::terapipe_paper_host_per_kernel() * 1e6),
+             fmt::format("{:.1f} us ({})", host * 1e6,
+                         a.host_per_kernel ? "--host-per-kernel"
+                                           : "the paper's Fig. 3: 1.45 ms per GPT-3 1B layer forward up to "
+                                             "256 tokens on a V100, over its kernels"),
              tab.render({false, false, true, true, false, true, true, true, true, true, true, true, true}));
   fmt::print(
       "\nours: no slicing and uniform slicing use equal microbatches (the best divisor of the batch);\n"
