@@ -11,8 +11,8 @@
 // MiB) between random GPU pairs, starting at random times over 10 ms, on
 // the same 1,024 GPUs with 4:1 oversubscribed leaf uplinks: every start
 // and end is its own instant, so events do not batch. MaxMinRates times the
-// pure solver (sim/maxmin.h) on the rates of N such flows at once. The
-// counters (sim/bottleneck_structure.h, sim/flow_groups.h): solves (one
+// pure solver (sim/kernel/maxmin.h) on the rates of N such flows at once. The
+// counters (sim/kernel/bottleneck_structure.h, sim/kernel/flow_groups.h): solves (one
 // per instant with a change), repairs (links repaired), pushes (out-edges
 // a level change moved), moves (flows whose bottleneck moved), takes
 // (in-edges taken in), joins (links that joined the structure), trips
@@ -25,9 +25,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "sim/engine.h"
 #include "sim/flow_network.h"
-#include "sim/maxmin.h"
+#include "sim/kernel/engine.h"
+#include "sim/kernel/maxmin.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -38,11 +38,11 @@ namespace {
 
 // Each event schedules one more at a pseudo-random later time, keeping
 // `pending` events in the queue.
-struct Chain final : EventHandler {
-  Engine* engine = nullptr;
+struct Chain final : sim::kernel::EventHandler {
+  sim::kernel::Engine* engine = nullptr;
   std::uint64_t left = 0;
   std::uint64_t x = 88172645463325252ULL;
-  void on_event(Time now, std::uint32_t, std::uint32_t) override {
+  void on_event(Time now, std::uint32_t) override {
     if (left == 0) return;
     --left;
     x ^= x << 13;
@@ -56,7 +56,7 @@ void BM_EngineEvents(benchmark::State& state) {
   const auto pending = static_cast<std::uint64_t>(state.range(0));
   constexpr std::uint64_t kEvents = 2'000'000;
   for (auto _ : state) {
-    Engine e;
+    sim::kernel::Engine e;
     Chain c;
     c.engine = &e;
     c.left = kEvents;
@@ -68,7 +68,7 @@ void BM_EngineEvents(benchmark::State& state) {
 }
 BENCHMARK(BM_EngineEvents)->Arg(16)->Arg(1024)->Arg(65536)->Unit(benchmark::kMillisecond);
 
-// 128 x DGX-A100 = 1,024 GPUs on a fat tree, 32 NICs per leaf (32 leaves),
+// 128 x dgx-a100 = 1,024 GPUs on a fat tree, 32 NICs per leaf (32 leaves),
 // leaf uplinks oversubscribed `ratio`:1.
 Topology tree_1024(double ratio) {
   ClusterSpec s;
@@ -87,11 +87,11 @@ struct RandomFlow {
 };
 
 // Starts flow `payload` of a list when its start time comes.
-struct Starter final : EventHandler {
+struct Starter final : sim::kernel::EventHandler {
   const Topology* t = nullptr;
   FlowNetwork* net = nullptr;
   const std::vector<RandomFlow>* flows = nullptr;
-  void on_event(Time, std::uint32_t i, std::uint32_t) override {
+  void on_event(Time, std::uint32_t i) override {
     const RandomFlow& f = (*flows)[i];
     net->start(t->route(f.a, f.b), f.size);
   }
@@ -102,10 +102,10 @@ struct Starter final : EventHandler {
 void run_flows(benchmark::State& state, const Topology& t, const std::vector<RandomFlow>& flows) {
   for (const RandomFlow& f : flows) (void)t.route(f.a, f.b);
   std::uint64_t events = 0;
-  BottleneckStructure::Stats s;
-  FlowGroups::Stats g;
+  sim::kernel::BottleneckStructure::Stats s;
+  sim::kernel::FlowGroups::Stats g;
   for (auto _ : state) {
-    Engine e;
+    sim::kernel::Engine e;
     FlowNetwork net(e, t);
     Starter starter;
     starter.t = &t;
@@ -203,10 +203,10 @@ BENCHMARK(BM_RandomSizesAndStarts)
 void BM_MaxMinRates(benchmark::State& state) {
   const Topology& t = oversubscribed_1024();
   const auto flows = random_sized_flows(t, static_cast<std::size_t>(state.range(0)));
-  MaxMinProblem p;
+  sim::kernel::MaxMinProblem p;
   std::vector<std::int64_t> local(2 * t.link_count(), -1);
   for (const RandomFlow& f : flows) {
-    MaxMinFlow mf;
+    sim::kernel::MaxMinFlow mf;
     for (DirLinkId l : t.route(f.a, f.b).links()) {
       if (local[l] < 0) {
         local[l] = static_cast<std::int64_t>(p.capacity.size());
@@ -216,7 +216,7 @@ void BM_MaxMinRates(benchmark::State& state) {
     }
     p.flows.push_back(std::move(mf));
   }
-  for (auto _ : state) benchmark::DoNotOptimize(max_min_rates(p));
+  for (auto _ : state) benchmark::DoNotOptimize(sim::kernel::max_min_rates(p));
   state.counters["links"] = static_cast<double>(p.capacity.size());
 }
 BENCHMARK(BM_MaxMinRates)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times `meshsim search` through the CLI (start-up included; best of N) on
-# DGX A100 80 GB clusters: GPT-3 13B on 64 GPUs (global batch 512, the GPT-3
+# dgx-a100-80gb clusters: GPT-3 13B on 64 GPUs (global batch 512, the GPT-3
 # paper's for 13B) and the bundled GPT-3 39B space on 128 GPUs (batch 1024),
 # microbatch sizes 1-8, five schedules, recomputation off and on; then the
 # 13B space widened to microbatch sizes up to 16, 2, 4 and 8 virtual stages
@@ -28,6 +28,10 @@ report() {
   echo "$what: $counts; ${t} s"
 }
 
+if [ "${MESHSIM_BENCH_TINY:-0}" = 1 ]; then
+  report "tiny: tests/data/search-small.json" search tests/data/search-small.json
+  exit 0
+fi
 report "gpt3-13b on 64 GPUs, batch 512" search --model gpt3-13b -t dgx-a100-80gb --hosts 8 --fabric rail \
   --global-batch 512 --schedules 1f1b,interleaved-1f1b,gpipe,eager-1f1b,zb-h1 --microbatch-sizes 1,2,4,8 \
   --recompute both

@@ -7,13 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build/release/tools/meshsim}
 runs=${2:-5}
-best=""
-for i in $(seq "$runs"); do
-  start=$(date +%s.%N)
-  "$bin" study configs/studies/alpa-microbench.json --json > /dev/null
-  end=$(date +%s.%N)
-  t=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
-  echo "run $i: ${t} s"
-  if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN { exit !(t < b) }'; then best=$t; fi
-done
-echo "best of $runs: ${best} s (target < 2 s)"
+source bench/best_of.sh
+
+t=$(best_of "$bin" study configs/studies/alpa-microbench.json --json)
+echo "alpa-microbench study, every strategy and balancing mode: best of $runs: ${t} s (target < 2 s)"

@@ -15,7 +15,7 @@ using namespace meshsim::topology;
 namespace {
 
 ClusterSpec fat_tree_1024() {
-  // 128 × DGX-A100 = 1,024 GPUs, 32 NICs per leaf: 32 leaves, 32 spines.
+  // 128 × dgx-a100 = 1,024 GPUs, 32 NICs per leaf: 32 leaves, 32 spines.
   ClusterSpec s;
   s.host_preset = "dgx-a100";
   s.hosts = 128;

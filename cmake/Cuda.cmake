@@ -28,7 +28,7 @@ if(MESHSIM_HAVE_CUDA)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 80 90)  # A100, H100/H200
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)  # compute capabilities 8.0 and 9.0 (hardware/gpus.h)
     endif()
     enable_language(CUDA)
   elseif(MESHSIM_CUDA STREQUAL "ON")

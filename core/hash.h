@@ -1,7 +1,8 @@
 #pragma once
 // Stable hashes (the same value on every machine and run): FNV-1a, 64-bit,
 // of bytes, for result fingerprints; hash_words, of 64-bit words, for
-// in-memory tables.
+// in-memory tables; splitmix64, a mixer of one word (tie-breaking ranks,
+// test patterns).
 
 #include <cstdint>
 #include <span>
@@ -28,6 +29,14 @@ namespace meshsim {
     h ^= h >> 29;
   }
   return h;
+}
+
+/// Steele, Lea and Flood's SplitMix64 step: a bijective mix of one word.
+[[nodiscard]] constexpr std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30U)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27U)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31U);
 }
 
 }  // namespace meshsim

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
-#include "plan/plan_json.h"
+#include "plan/json_fields.h"
 
 namespace meshsim::plan {
 

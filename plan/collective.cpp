@@ -4,10 +4,20 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "hardware/gpus.h"
 
 namespace meshsim::plan {
 
 namespace {
+
+// Every table below is keyed by an enum: row i holds the key whose value is
+// i, and keyed_in_order proves it at compile time.
+template <typename Table, typename Key>
+consteval bool keyed_in_order(const Table& table, Key key) {
+  for (std::size_t i = 0; i < table.size(); ++i)
+    if (static_cast<std::size_t>(key(table[i])) != i) return false;
+  return true;
+}
 
 constexpr std::array<OpTraits, 4> kOpTable{{
     {CollectiveOp::all_gather, "ncclAllGather", false},
@@ -15,6 +25,7 @@ constexpr std::array<OpTraits, 4> kOpTable{{
     {CollectiveOp::all_reduce, "ncclAllReduce", true},
     {CollectiveOp::all_to_all, "ncclSend/ncclRecv", false},
 }};
+static_assert(keyed_in_order(kOpTable, [](const OpTraits& r) { return r.op; }));
 
 constexpr std::array<AlgorithmTraits, 5> kAlgorithmTable{{
     {Algorithm::ring, "Ring", false, false, true, false},
@@ -23,6 +34,7 @@ constexpr std::array<AlgorithmTraits, 5> kAlgorithmTable{{
     {Algorithm::nvls_tree, "NVLSTree", true, true, true, true},
     {Algorithm::direct, "", false, false, false, false},
 }};
+static_assert(keyed_in_order(kAlgorithmTable, [](const AlgorithmTraits& r) { return r.algorithm; }));
 
 // LL: an 8-byte line carries 4 bytes of data and a 4-byte flag per 8 bytes
 // of payload, i.e. 16 wire bytes per 8 data bytes; LL128: 120 data bytes
@@ -32,43 +44,78 @@ constexpr std::array<ProtocolTraits, 3> kProtocolTable{{
     {Protocol::ll128, "LL128", 128.0 / 120.0},
     {Protocol::simple, "Simple", 1.0},
 }};
+static_assert(keyed_in_order(kProtocolTable, [](const ProtocolTraits& r) { return r.protocol; }));
 
-// NCCL src/graph/tuning.cc at v2.23.4-1 (baseLat, hwLat), in microseconds. Rows: algorithm in
-// kAlgorithms order; columns: LL, LL128, Simple. Direct (send/recv) is not in
-// NCCL's table: it pays the route's latency only.
-constexpr double kBaseLatencyUs[5][3] = {
-    {6.6, 14.0, 8.4},  // ring
-    {6.8, 14.0, 8.4},  // tree
-    {0.0, 0.0, 0.0},   // nvls
-    {0.0, 0.0, 0.0},   // nvls_tree
-    {0.0, 0.0, 0.0},   // direct
+// NCCL's tuning model, src/graph/tuning.cc at v2.28.3-1 (the one NCCL
+// version every figure here is read from): the base latency per algorithm
+// (baseLatencies) and the latency per step per transport (hwLatencies), in
+// microseconds, by protocol in kProtocolTable's order (LL, LL128, Simple).
+// Direct (send/recv) is not in NCCL's table: it pays the route's latency only.
+struct LatencyRow {
+  Algorithm algorithm;
+  std::array<double, 3> us;  // LL, LL128, Simple
 };
-constexpr double kHopLatencyUs[3][5][3] = {
-    {
-        // NVLink
-        {0.6, 1.9, 3.4},   // ring
-        {0.6, 1.25, 4.0},  // tree
-        {0.0, 0.0, 25.0},  // nvls
-        {0.0, 0.0, 25.0},  // nvls_tree
-        {0.0, 0.0, 0.0},   // direct
-    },
-    {
-        // PCIe
-        {1.0, 2.5, 5.7},  // ring
-        {1.0, 1.9, 4.0},  // tree
-        {0.0, 0.0, 0.0},  // nvls
-        {0.0, 0.0, 0.0},  // nvls_tree
-        {0.0, 0.0, 0.0},  // direct
-    },
-    {
-        // network
-        {2.7, 4.0, 14.0},  // ring
-        {5.0, 8.5, 14.0},  // tree
-        {0.0, 0.0, 18.0},  // nvls
-        {0.0, 0.0, 14.0},  // nvls_tree
-        {0.0, 0.0, 0.0},   // direct
-    },
+constexpr std::array<LatencyRow, 5> kBaseLatency{{
+    {Algorithm::ring, {6.6, 14.0, 8.4}},
+    {Algorithm::tree, {6.8, 14.0, 8.4}},
+    {Algorithm::nvls, {0.0, 0.0, 0.0}},
+    {Algorithm::nvls_tree, {0.0, 0.0, 0.0}},
+    {Algorithm::direct, {0.0, 0.0, 0.0}},
+}};
+static_assert(keyed_in_order(kBaseLatency, [](const LatencyRow& r) { return r.algorithm; }));
+
+struct HopLatencyRow {
+  Transport transport;
+  std::array<LatencyRow, 5> by_algorithm;
 };
+constexpr std::array<HopLatencyRow, 3> kHopLatency{{
+    {Transport::nvlink,
+     {{{Algorithm::ring, {0.6, 1.9, 3.4}},
+       {Algorithm::tree, {0.6, 1.25, 4.0}},
+       {Algorithm::nvls, {0.0, 0.0, 25.0}},
+       {Algorithm::nvls_tree, {0.0, 0.0, 25.0}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+    {Transport::pcie,
+     {{{Algorithm::ring, {1.0, 2.5, 5.7}},
+       {Algorithm::tree, {1.0, 1.9, 4.0}},
+       {Algorithm::nvls, {0.0, 0.0, 0.0}},
+       {Algorithm::nvls_tree, {0.0, 0.0, 0.0}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+    {Transport::net,
+     {{{Algorithm::ring, {2.7, 4.0, 14.0}},
+       {Algorithm::tree, {5.0, 8.5, 14.0}},
+       {Algorithm::nvls, {0.0, 0.0, 18.0}},
+       {Algorithm::nvls_tree, {0.0, 0.0, 14.0}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+}};
+static_assert(keyed_in_order(kHopLatency, [](const HopLatencyRow& r) { return r.transport; }));
+static_assert(keyed_in_order(kHopLatency[0].by_algorithm, [](const LatencyRow& r) { return r.algorithm; }));
+static_assert(keyed_in_order(kHopLatency[1].by_algorithm, [](const LatencyRow& r) { return r.algorithm; }));
+static_assert(keyed_in_order(kHopLatency[2].by_algorithm, [](const LatencyRow& r) { return r.algorithm; }));
+
+// Per GPU architecture (hardware/gpu.h, the same tuning.cc): the most one
+// tree channel moves as bus bandwidth in GB/s (perChMaxTreeBws), for 1, 2
+// and more hosts; and the share of NVLink bandwidth that NVLink SHARP's
+// multimem loads and stores reach (nvlsEfficiency; NVSwitch 3, Hopper, and
+// later).
+struct ArchRow {
+  hardware::NcclArch arch;
+  std::array<double, 3> tree_bus_GBps;  // 1, 2, more hosts
+  double nvls_efficiency;
+};
+constexpr std::array<ArchRow, hardware::kNcclArchs> kArchTable{{
+    {hardware::NcclArch::volta, {26.5, 18.5, 10.0}, 0.0},
+    {hardware::NcclArch::ampere, {24.0, 23.6, 17.8}, 0.0},
+    {hardware::NcclArch::hopper, {38.7, 41.4, 36.0}, 0.85},
+    {hardware::NcclArch::blackwell, {70.0, 42.8, 24.0}, 0.74},
+}};
+static_assert(keyed_in_order(kArchTable, [](const ArchRow& r) { return r.arch; }));
+
+// The architecture row of a GPU model the catalogue knows.
+const ArchRow* arch_row(std::string_view gpu_model) {
+  const hardware::GpuSpec* g = hardware::find_gpu(gpu_model);
+  return g == nullptr ? nullptr : &kArchTable[static_cast<std::size_t>(g->nccl_arch)];
+}
 
 template <typename Table, typename Key>
 const auto& row(const Table& table, Key k) {
@@ -160,12 +207,11 @@ std::int64_t direct_phases(CollectiveOp op) {
 }
 
 Time base_latency(Algorithm a, Protocol p) {
-  return us(kBaseLatencyUs[static_cast<std::size_t>(a)][static_cast<std::size_t>(p)]);
+  return us(row(kBaseLatency, a).us[static_cast<std::size_t>(p)]);
 }
 
 Time hop_latency(Transport t, Algorithm a, Protocol p) {
-  return us(
-      kHopLatencyUs[static_cast<std::size_t>(t)][static_cast<std::size_t>(a)][static_cast<std::size_t>(p)]);
+  return us(row(row(kHopLatency, t).by_algorithm, a).us[static_cast<std::size_t>(p)]);
 }
 
 std::int64_t tree_depth(std::int64_t n) {
@@ -175,28 +221,22 @@ std::int64_t tree_depth(std::int64_t n) {
 }
 
 Bandwidth tree_channel_limit(std::string_view gpu_model, std::int64_t hosts) {
-  // perChMaxTreeBws in GB/s: rows Volta, Ampere, Hopper; columns 1, 2, more hosts.
-  static constexpr double kBusGBps[3][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}};
-  int arch = -1;
-  if (gpu_model == "V100") arch = 0;
-  if (gpu_model == "A100" || gpu_model == "A100-80GB" || gpu_model == "A800") arch = 1;
-  if (nvls_efficiency(gpu_model) > 0 && gpu_model[0] == 'H') arch = 2;
-  if (gpu_model == "GH200") arch = 2;
-  if (arch < 0) return Bandwidth{};
-  const int col = hosts <= 1 ? 0 : hosts == 2 ? 1 : 2;
-  const double algbw = kBusGBps[arch][col] / 2 * 1e9;
+  const ArchRow* r = arch_row(gpu_model);
+  if (r == nullptr) return Bandwidth{};
+  const std::size_t col = hosts <= 1 ? 0 : hosts == 2 ? 1 : 2;
+  const double algbw = r->tree_bus_GBps[col] / 2 * 1e9;
   return Bandwidth::bytes_per_second(static_cast<std::int64_t>(algbw));
 }
 
-// NVLink SHARP needs NVSwitch 3 (Hopper) or later. Efficiency: the share
-// of link bandwidth multimem loads and stores reach, from NCCL's tuning
-// model (v2.28.3 nvlsEfficiency: Hopper 0.85, Blackwell 0.74).
 double nvls_efficiency(std::string_view gpu_model) {
-  for (std::string_view m : {"H100", "H200", "H800", "H20", "GH200"})
-    if (gpu_model == m) return 0.85;
-  for (std::string_view m : {"B100", "B200", "GB200"})
-    if (gpu_model == m) return 0.74;
-  return 0.0;
+  const ArchRow* r = arch_row(gpu_model);
+  return r == nullptr ? 0.0 : r->nvls_efficiency;
+}
+
+std::string first_nvls_model() {
+  for (const hardware::GpuSpec* g : hardware::gpus())
+    if (nvls_capable_model(g->name)) return std::string(g->name);
+  return "";
 }
 
 bool nvls_capable_model(std::string_view gpu_model) {

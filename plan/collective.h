@@ -41,7 +41,7 @@
 //   ll128      128-byte lines holding 120 bytes of data (wire 128/120)
 //   ll         8-byte words each with a 4-byte flag in 16 bytes (wire 2)
 //
-// Latency (NCCL's tuning model, src/graph/tuning.cc at v2.23.4):
+// Latency (NCCL's tuning model, src/graph/tuning.cc at v2.28.3):
 //   time = base(algo, proto) + Σ over the steps of the hop's latency
 //        + wire bytes on the busiest link / its capacity
 // with the per-step hop latency from NCCL's table for the hop's transport
@@ -162,10 +162,11 @@ struct ProtocolTraits {
 
 /// The most one tree channel moves, as data per second (algorithm
 /// bandwidth), on GPUs of this model in a tree over `hosts` hosts; zero
-/// when unknown. From NCCL's tuning model (tuning.cc v2.23.4,
+/// when unknown. From NCCL's tuning model (tuning.cc v2.28.3,
 /// perChMaxTreeBws, a per-channel bus bandwidth, halved as NCCL converts a
-/// tree's bus bandwidth to algorithm bandwidth): a tree channel is one
-/// chain of reduce-and-forward steps, and its kernel sets the pace.
+/// tree's bus bandwidth to algorithm bandwidth), by the model's
+/// architecture in the hardware catalogue: a tree channel is one chain of
+/// reduce-and-forward steps, and its kernel sets the pace.
 [[nodiscard]] Bandwidth tree_channel_limit(std::string_view gpu_model, std::int64_t hosts);
 
 /// Whether GPUs of this model sit on NVSwitches that reduce and multicast
@@ -174,5 +175,8 @@ struct ProtocolTraits {
 /// The share of NVLink bandwidth NVLS traffic reaches on that GPU's
 /// switches (0 where there is no NVLS): its wire bytes are data / this.
 [[nodiscard]] double nvls_efficiency(std::string_view gpu_model);
+/// The first model of the hardware catalogue that is NVLS-capable, for
+/// messages ("... or later").
+[[nodiscard]] std::string first_nvls_model();
 
 }  // namespace meshsim::plan

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/unit_strings.h"
-#include "plan/plan_json.h"
+#include "plan/json_fields.h"
 
 namespace meshsim::plan {
 

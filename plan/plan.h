@@ -87,7 +87,7 @@ inline constexpr EnumNames<DType, 22> kDTypeNames{
 }
 /// The type of math, reductions, kernels and models wherever a file or a
 /// caller names none: f16, the half-precision type that every GPU meshsim
-/// models runs on its tensor cores (the V100 has no bf16). Tensors, which
+/// models runs on its tensor cores (Volta has no bf16). Tensors, which
 /// are buffers rather than math, default to f32 (Tensor below).
 inline constexpr DType kDefaultMathDType = DType::f16;
 [[nodiscard]] std::int64_t dtype_size(DType d);
@@ -223,7 +223,7 @@ struct Plan {
 };
 
 /// The index of device `name` in p.devices, appended when new. A linear
-/// search: planners of large plans keep their own index (planner/plan_devices.h).
+/// search: planners of large plans keep their own index (sim/plan_devices.h).
 std::size_t device_index(Plan& p, std::string_view name);
 
 /// MESHSIM_ASSERT that every index in `p` is in range: for plans that

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "plan/json_fields.h"
 #include "plan/kernels.h"
 #include "plan/races.h"
 #include "plan/schedule.h"
@@ -21,16 +22,8 @@ namespace meshsim::plan {
 
 namespace {
 
-// The value `c` names in `names`; ConfigError listing the names otherwise.
-// Plan files spell each value by its name, not an alias ("all_reduce", not
-// the CLI's "allreduce").
-template <typename E, std::size_t N>
-E named(const JsonCursor& c, const EnumNames<E, N>& names) {
-  const std::string s = c.as_string();
-  if (auto v = names.parse(s); v && names.name(*v) == s) return *v;
-  c.fail(fmt::format("unknown {} \"{}\" (expected {})", names.what(), s, names.list()));
-}
-
+// Plan files spell each value by its name (named, json_fields.h), not an
+// alias ("all_reduce", not the CLI's "allreduce").
 // "auto" (the table selects) or one of `names`.
 template <typename E, std::size_t N>
 std::optional<E> auto_or(const JsonCursor& c, const EnumNames<E, N>& names) {
@@ -39,18 +32,6 @@ std::optional<E> auto_or(const JsonCursor& c, const EnumNames<E, N>& names) {
 }
 
 }  // namespace
-
-DType dtype_from_json(const JsonCursor& c) {
-  // The datasheet names (fp16, ...) read too; files are written with the canonical ones.
-  if (auto v = kDTypeNames.parse(c.as_string())) return *v;
-  return named(c, kDTypeNames);  // the message listing the names
-}
-
-Bytes positive_size(const JsonCursor& c) {
-  const Bytes b = c.as_bytes();
-  if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));
-  return b;
-}
 
 namespace {
 
@@ -342,6 +323,82 @@ Task task_from_json(const JsonCursor& c, Context& ctx) {
 namespace {
 
 // The plan at `j` and its schedule (which checks deps and stream order together: no cycle).
+// One entry of "tensors".
+Tensor tensor_from_json(const JsonCursor& c, const Context& ctx) {
+  c.allow_only({"name", "shape", "dtype", "parts"});
+  Tensor t;
+  t.name = c["name"].as_name();
+  if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
+  const JsonCursor shape = c["shape"];
+  if (shape.size() == 0) shape.fail("a tensor has at least one dimension");
+  double elements = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    t.shape.push_back(shape.at(d).as_int_in(1, std::int64_t{1} << 40));
+    elements *= static_cast<double>(t.shape.back());
+  }
+  if (elements > kMaxTensorElements) shape.fail("the tensor has more than 10^15 elements");
+  if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
+  if (auto n = c.find("parts")) t.parts = static_cast<int>(n->as_int_in(1, kMaxParts));
+  return t;
+}
+
+// One entry of "buffers": a device's memory, and which box of which tensor
+// (or which part of a sum) it holds, if any.
+Buffer buffer_from_json(const JsonCursor& c, Context& ctx, const Plan& p) {
+  c.allow_only({"name", "device", "size", "tensor", "box", "part"});
+  Buffer b{c["name"].as_name(), ctx.device(c["device"]), positive_size(c["size"]), {}, {}};
+  if (c.has("tensor") != c.has("box")) c.fail("give both \"tensor\" and \"box\", or neither");
+  if (auto tc = c.find("tensor")) {
+    const std::string tensor_name = tc->as_name();
+    const auto ti = ctx.tensors.find(tensor_name);
+    if (ti == ctx.tensors.end()) tc->fail(fmt::format("unknown tensor \"{}\"", tensor_name));
+    b.tensor = ti->second;
+    const Tensor& tensor = p.tensors[ti->second];
+    b.box = box_from_json(c["box"], tensor);
+    const Bytes need = box_bytes(tensor, b.box);
+    if (b.size < need)
+      c["size"].fail(
+          fmt::format("{} is smaller than its box ({})", exact_string(b.size), exact_string(need)));
+    if (auto pc = c.find("part")) {
+      if (tensor.parts < 2)
+        pc->fail(fmt::format("tensor \"{}\" is not a sum of parts (give it \"parts\")", tensor.name));
+      b.part = static_cast<int>(pc->as_int_in(0, tensor.parts - 1));
+    }
+  } else if (c.has("part")) {
+    c["part"].fail("a buffer holds a part of the tensor whose box it declares: give \"tensor\" and \"box\"");
+  }
+  if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
+  return b;
+}
+
+// The "tasks", then their dependencies, which may point forward: resolved
+// once every id is known.
+void read_tasks(const JsonCursor& tasks, Context& ctx, Plan& p) {
+  std::unordered_map<std::string, std::size_t> ids;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const JsonCursor c = tasks.at(i);
+    if (!c.is_object()) c.fail(fmt::format("a task is an object, got {}", json_type_name(c.json())));
+    const std::string id = c["id"].as_name();
+    if (ids.contains(id)) c["id"].fail(fmt::format("duplicate task id \"{}\"", id));
+    ids.emplace(id, i);
+    Task t = task_from_json(c, ctx);
+    t.id = id;
+    p.tasks.push_back(std::move(t));
+  }
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    const auto deps = tasks.at(i).find("deps");
+    if (!deps) continue;
+    for (std::size_t k = 0; k < deps->size(); ++k) {
+      const JsonCursor d = deps->at(k);
+      const std::string dep = d.as_string();
+      const auto it = ids.find(dep);
+      if (it == ids.end()) d.fail(fmt::format("unknown task \"{}\"", dep));
+      if (it->second == i) d.fail("a task cannot depend on itself");
+      p.tasks[i].deps.push_back(it->second);
+    }
+  }
+}
+
 LoadedPlan read_plan(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail(fmt::format("a plan is a JSON object, got {}", json_type_name(j)));
@@ -357,83 +414,19 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
   if (auto n = root.find("name")) p.name = n->as_string();
   if (auto ks = root.find("kernel_sets")) p.kernel_sets = kernel_sets_from_json(*ks);
   for (std::size_t i = 0; i < p.kernel_sets.size(); ++i) ctx.kernel_sets.emplace(p.kernel_sets[i].name, i);
-  if (auto ts = root.find("tensors")) {
+  if (auto ts = root.find("tensors"))
     for (std::size_t i = 0; i < ts->size(); ++i) {
-      const JsonCursor c = ts->at(i);
-      c.allow_only({"name", "shape", "dtype", "parts"});
-      Tensor t;
-      t.name = c["name"].as_name();
-      if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
-      const JsonCursor shape = c["shape"];
-      if (shape.size() == 0) shape.fail("a tensor has at least one dimension");
-      double elements = 1;
-      for (std::size_t d = 0; d < shape.size(); ++d) {
-        t.shape.push_back(shape.at(d).as_int_in(1, std::int64_t{1} << 40));
-        elements *= static_cast<double>(t.shape.back());
-      }
-      if (elements > kMaxTensorElements) shape.fail("the tensor has more than 10^15 elements");
-      if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
-      if (auto n = c.find("parts")) t.parts = static_cast<int>(n->as_int_in(1, kMaxParts));
+      Tensor t = tensor_from_json(ts->at(i), ctx);
       ctx.tensors.emplace(t.name, p.tensors.size());
       p.tensors.push_back(std::move(t));
     }
-  }
-  if (auto bs = root.find("buffers")) {
+  if (auto bs = root.find("buffers"))
     for (std::size_t i = 0; i < bs->size(); ++i) {
-      const JsonCursor c = bs->at(i);
-      c.allow_only({"name", "device", "size", "tensor", "box", "part"});
-      Buffer b{c["name"].as_name(), ctx.device(c["device"]), positive_size(c["size"]), {}, {}};
-      if (c.has("tensor") != c.has("box")) c.fail("give both \"tensor\" and \"box\", or neither");
-      if (auto tc = c.find("tensor")) {
-        const std::string tensor_name = tc->as_name();
-        const auto ti = ctx.tensors.find(tensor_name);
-        if (ti == ctx.tensors.end()) tc->fail(fmt::format("unknown tensor \"{}\"", tensor_name));
-        b.tensor = ti->second;
-        const Tensor& tensor = p.tensors[ti->second];
-        b.box = box_from_json(c["box"], tensor);
-        const Bytes need = box_bytes(tensor, b.box);
-        if (b.size < need)
-          c["size"].fail(
-              fmt::format("{} is smaller than its box ({})", exact_string(b.size), exact_string(need)));
-        if (auto pc = c.find("part")) {
-          if (tensor.parts < 2)
-            pc->fail(fmt::format("tensor \"{}\" is not a sum of parts (give it \"parts\")", tensor.name));
-          b.part = static_cast<int>(pc->as_int_in(0, tensor.parts - 1));
-        }
-      } else if (c.has("part")) {
-        c["part"].fail(
-            "a buffer holds a part of the tensor whose box it declares: give \"tensor\" and \"box\"");
-      }
-      if (ctx.buffers.contains(b.name)) c["name"].fail(fmt::format("duplicate buffer name \"{}\"", b.name));
+      Buffer b = buffer_from_json(bs->at(i), ctx, p);
       ctx.buffers.emplace(b.name, p.buffers.size());
       p.buffers.push_back(std::move(b));
     }
-  }
-  const JsonCursor tasks = root["tasks"];
-  std::unordered_map<std::string, std::size_t> ids;
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const JsonCursor c = tasks.at(i);
-    if (!c.is_object()) c.fail(fmt::format("a task is an object, got {}", json_type_name(c.json())));
-    const std::string id = c["id"].as_name();
-    if (ids.contains(id)) c["id"].fail(fmt::format("duplicate task id \"{}\"", id));
-    ids.emplace(id, i);
-    Task t = task_from_json(c, ctx);
-    t.id = id;
-    p.tasks.push_back(std::move(t));
-  }
-  // Dependencies may point forward: resolve them once every id is known.
-  for (std::size_t i = 0; i < tasks.size(); ++i) {
-    const auto deps = tasks.at(i).find("deps");
-    if (!deps) continue;
-    for (std::size_t k = 0; k < deps->size(); ++k) {
-      const JsonCursor d = deps->at(k);
-      const std::string dep = d.as_string();
-      const auto it = ids.find(dep);
-      if (it == ids.end()) d.fail(fmt::format("unknown task \"{}\"", dep));
-      if (it->second == i) d.fail("a task cannot depend on itself");
-      p.tasks[i].deps.push_back(it->second);
-    }
-  }
+  read_tasks(root["tasks"], ctx, p);
   Schedule schedule = make_schedule(p, file);
   check_races(p, schedule, file);
   return {std::move(p), std::move(schedule)};

@@ -32,10 +32,4 @@ struct LoadedPlan {
 [[nodiscard]] Plan plan_from_json(const Json& j, const std::string& file);
 [[nodiscard]] Json plan_to_json(const Plan& p);
 
-/// A size at `c` that is more than zero bytes; ConfigError otherwise.
-[[nodiscard]] Bytes positive_size(const JsonCursor& c);
-
-/// A dtype name ("f32", "bf16", ...; or fp32, fp16, fp64) at `c`; ConfigError listing the names otherwise.
-[[nodiscard]] DType dtype_from_json(const JsonCursor& c);
-
 }  // namespace meshsim::plan

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "hardware/gpus.h"
 #include "runtime/kernels.h"
 
 namespace meshsim::runtime {
@@ -41,11 +42,8 @@ void cuda_check(cudaError_t e, const char* what) {
 }
 
 std::string gpu_model_of(const std::string& device_name) {
-  if (device_name.find("A100") != std::string::npos && device_name.find("80GB") != std::string::npos)
-    return "A100-80GB";
-  for (const char* m : {"H200", "H100", "A100", "V100"})
-    if (device_name.find(m) != std::string::npos) return m;
-  return device_name;
+  const hardware::GpuSpec* g = hardware::gpu_for_device_name(device_name);
+  return g != nullptr ? std::string(g->name) : device_name;
 }
 
 Cublas::Cublas() {

@@ -25,7 +25,8 @@ namespace meshsim::runtime {
 /// environment), a DeviceError for any other failure (a device fault).
 void cuda_check(cudaError_t e, const char* what);
 
-/// "NVIDIA H200" → "H200" (the compute model's names); the name itself if unknown.
+/// The hardware catalogue's name of the GPU the driver calls `device_name`
+/// (hardware::gpu_for_device_name); the name itself if unknown.
 [[nodiscard]] std::string gpu_model_of(const std::string& device_name);
 
 /// cuBLAS, if the machine has it (libcublas.so.13/.12/.so).

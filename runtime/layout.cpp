@@ -4,16 +4,10 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "runtime/values.h"
 
 namespace meshsim::runtime {
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30U)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27U)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31U);
-}
 
 namespace {
 

@@ -86,8 +86,6 @@ void fill_pattern(std::size_t tensor_index, std::int64_t g0, std::int64_t e, std
 /// (values.h), the whole (part < 0, or a tensor without parts: the pattern).
 void fill_contents(const plan::Tensor& t, std::size_t tensor_index, int part, std::int64_t g0,
                    std::span<std::byte> out);
-/// The 64-bit mixer the patterns are made of.
-[[nodiscard]] std::uint64_t splitmix64(std::uint64_t x);
 
 /// The rows of a box (runs along its last dimension): f(g_first, position_first, count),
 /// row-major; position counts elements in row-major box order.

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "runtime/layout.h"
+#include "core/hash.h"
 
 namespace meshsim::runtime {
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "hardware/gpus.h"
 
 namespace meshsim::sim {
 
@@ -31,10 +32,9 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
     const auto& cc = c.compute[i];
     const DeviceModel* base = find_device_model(cc.gpu_model);
     if (base == nullptr)
-      throw ConfigError(
-          file, fmt::format("compute[{}].gpu_model", i),
-          fmt::format("no built-in peaks for GPU model \"{}\" (known: V100, A100, A100-80GB, H100, H200)",
-                      cc.gpu_model));
+      throw ConfigError(file, fmt::format("compute[{}].gpu_model", i),
+                        fmt::format("no built-in peaks for GPU model \"{}\" (known: {})", cc.gpu_model,
+                                    hardware::modelled_gpu_names()));
     DeviceModel m = *base;
     for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
       if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "sim/numeric.h"
+#include "sim/kernel/numeric.h"
 
 namespace meshsim::sim {
 
@@ -331,8 +331,8 @@ std::string unsupported_reason(Algorithm a, CollectiveOp op, const GroupShape& s
   if (!plan::supports(a, op)) return fmt::format("{} cannot run {}", plan::to_string(a), plan::to_string(op));
   const auto& tr = plan::traits(a);
   if (tr.needs_nvls && !s.nvls)
-    return fmt::format("{} needs every GPU on an NVSwitch with NVLink SHARP (H100 or later)",
-                       plan::to_string(a));
+    return fmt::format("{} needs every GPU on an NVSwitch with NVLink SHARP ({} or later)",
+                       plan::to_string(a), plan::first_nvls_model());
   if (tr.needs_hosts && s.hosts < 2)
     return fmt::format("{} needs a group that spans hosts", plan::to_string(a));
   if (a == Algorithm::nvls && s.hosts > 1) return "nvls runs inside one host (nvls_tree spans hosts)";
@@ -387,7 +387,8 @@ Time predict(const Topology& t, const CollectiveTraffic& traffic) {
     for (const auto& [p, size] : pipeline_size)
       worst =
           std::max(worst, static_cast<double>(size.count()) / traffic.pipeline_limit.bytes_per_second_f());
-  const double ps = std::ceil(worst * kPsPerSecond);  // rounded up, as sim/numeric.h's contract says
+  const double ps =
+      std::ceil(worst * kernel::kPsPerSecond);  // rounded up, as sim/kernel/numeric.h's contract says
   // Beyond the clock's range: the largest time, so selection never prefers it (a run of it stops with
   // the clock's message).
   if (!(ps < static_cast<double>(Time::max().count_ps() / 2))) return Time::max();

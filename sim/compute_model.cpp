@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <limits>
+#include <mutex>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.h"
-#include "sim/numeric.h"
+#include "hardware/gpus.h"
+#include "sim/kernel/numeric.h"
 
 namespace meshsim::sim {
 
@@ -17,32 +20,20 @@ using plan::DType;
 using plan::DTypeClass;
 
 namespace {
-// Public dense peaks: V100 SXM2 (15.7 FP32, 125 FP16 tensor, 7.8 FP64,
-// 900 GB/s); A100 SXM 40 GB (19.5, 312, 9.7, 624 INT8, 1,555 GB/s);
-// A100 SXM 80 GB (the same peaks, HBM2e at 2,039 GB/s);
-// H100 SXM (67, 989, 34, 1,979, 3.35 TB/s); H200 SXM (same compute, 4.8 TB/s).
-// Memory: V100 16 GB (AWS p3), A100 40 GB or 80 GB, H100 80 GB, H200 141 GB.
-// SMs (the architecture whitepapers): V100 80, A100 108, H100 SXM5 and H200 132.
-DeviceModel model(const char* name, double fp32, double fp16, double fp64, double int8, Bandwidth mem,
-                  Bytes capacity, int sms) {
+// The compute model of a catalogue entry (hardware/gpu.h): its peaks,
+// memory and SMs, every efficiency 1 and no launch overhead.
+DeviceModel model_of(const hardware::GpuSpec& g) {
   DeviceModel m;
-  m.name = name;
-  m.fp32_flops = fp32;
-  m.fp16_flops = fp16;
-  m.fp64_flops = fp64;
-  m.int8_ops = int8;
-  m.memory_bandwidth = mem;
-  m.memory_capacity = capacity;
-  m.sms = sms;
+  m.name = std::string(g.name);
+  m.fp32_flops = g.peaks.fp32_flops;
+  m.fp16_flops = g.peaks.fp16_flops;
+  m.fp64_flops = g.peaks.fp64_flops;
+  m.int8_ops = g.peaks.int8_ops;
+  m.memory_bandwidth = g.memory_bandwidth;
+  m.memory_capacity = g.memory;
+  m.sms = g.sms;
   return m;
 }
-const std::array kModels{
-    model("V100", 15.7e12, 125e12, 7.8e12, 62.8e12, Bandwidth::GBps(900), Bytes::GiB(16), 80),
-    model("A100", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(1555), Bytes::GiB(40), 108),
-    model("A100-80GB", 19.5e12, 312e12, 9.7e12, 624e12, Bandwidth::GBps(2039), Bytes::GiB(80), 108),
-    model("H100", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(3350), Bytes::GiB(80), 132),
-    model("H200", 67e12, 989e12, 34e12, 1979e12, Bandwidth::GBps(4800), Bytes(INT64_C(141000000000)), 132),
-};
 }  // namespace
 
 double DeviceModel::peak(DType d) const {
@@ -61,7 +52,7 @@ Time DeviceModel::kernel_time(double flops, Bytes bytes, DType d) const {
       flops / (peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))]);
   const double memory_s = static_cast<double>(bytes.count()) / memory_bandwidth.bytes_per_second_f();
   const double s = std::max(compute_s, memory_s) / efficiency;
-  return duration_up(s) + launch_overhead;
+  return kernel::duration_up(s) + launch_overhead;
 }
 
 namespace {
@@ -129,7 +120,7 @@ Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch)
   const plan::GemmPoint* p = nearest_measured_gemm({m, n, k, batch}, d);
   if (!p) return t;
   const Time at_p = modelled_gemm_time(p->shape.m, p->shape.n, p->shape.k, d, p->shape.batch);
-  return duration_up(t.seconds() * (p->time.seconds() / at_p.seconds()));
+  return kernel::duration_up(t.seconds() * (p->time.seconds() / at_p.seconds()));
 }
 
 Time DeviceModel::modelled_gemm_time(double m, double n, double k, DType d, double batch) const {
@@ -138,14 +129,15 @@ Time DeviceModel::modelled_gemm_time(double m, double n, double k, DType d, doub
   const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];
   if (sms <= 0)
-    return duration_up(std::max(2 * m * n * k * batch / rate, memory_s) / efficiency) + launch_overhead;
+    return kernel::duration_up(std::max(2 * m * n * k * batch / rate, memory_s) / efficiency) +
+           launch_overhead;
   double best = std::numeric_limits<double>::infinity();
   for (const auto& [tm, tn] : kTiles) {
     const double tiles = std::ceil(m / tm) * std::ceil(n / tn) * batch;
     const double waves = std::ceil(tiles / sms);
     best = std::min(best, std::max(waves * 2 * tm * tn * k / (rate / sms), memory_s));
   }
-  return duration_up(best / efficiency) + launch_overhead;
+  return kernel::duration_up(best / efficiency) + launch_overhead;
 }
 
 const DeviceModel* find_device_model(std::string_view gpu_model, const std::vector<DeviceModel>& overrides) {
@@ -155,9 +147,15 @@ const DeviceModel* find_device_model(std::string_view gpu_model, const std::vect
 }
 
 const DeviceModel* find_device_model(std::string_view gpu_model) {
-  for (const DeviceModel& m : kModels)
-    if (m.name == gpu_model) return &m;
-  return nullptr;
+  const hardware::GpuSpec* g = hardware::find_gpu(gpu_model);
+  if (g == nullptr || !g->modelled()) return nullptr;
+  // One model per catalogue entry, made on first use; a deque never moves them.
+  static std::mutex mutex;
+  static std::deque<DeviceModel> made;
+  const std::lock_guard hold(mutex);
+  for (const DeviceModel& m : made)
+    if (m.name == g->name) return &m;
+  return &made.emplace_back(model_of(*g));
 }
 
 std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,

@@ -39,7 +39,7 @@
 // ratio, measured / modelled: nearest in log2 of (the larger of m and n,
 // the smaller, k, batch) among the points of its dtype within a factor 4
 // in each of the four. So the measurements correct the model where it
-// misses (on a V100 a lone wave of tiles runs well below the rate per SM
+// misses (on a Volta part a lone wave of tiles runs well below the rate per SM
 // that large GEMMs reach: DeepBench's 2048 × 128 × 2048 takes 31 us, the
 // model 16 us) and shapes far from every measurement keep the model.
 
@@ -93,7 +93,8 @@ struct DeviceModel {
   [[nodiscard]] Time kernels_time(const plan::KernelList& k) const;
 };
 
-/// V100, A100 (40 GB), A100-80GB, H100, H200 (SXM); nullptr for an unknown model name.
+/// The built-in model of a GPU the hardware catalogue has peaks for
+/// (hardware::modelled_gpu_names); nullptr otherwise.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model);
 /// The model of that name in `overrides` (calibrated ones), else the built-in one.
 [[nodiscard]] const DeviceModel* find_device_model(std::string_view gpu_model,

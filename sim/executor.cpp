@@ -11,9 +11,12 @@
 #include "core/flat_lists.h"
 #include "core/hash.h"
 #include "core/unit_strings.h"
+#include "hardware/gpus.h"
 #include "sim/collective_flows.h"
 #include "sim/compute_model.h"
-#include "sim/engine.h"
+#include "sim/kernel/engine.h"
+#include "sim/kernel/slots.h"
+#include "sim/plan_devices.h"
 #include "sim/ring_order.h"
 
 namespace meshsim::sim {
@@ -29,7 +32,7 @@ using topology::NodeId;
 // Chunk-by-chunk broadcasts start one flow per chunk and hop.
 constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
-class Run final : public FlowClient, public EventHandler {
+class Run final : public FlowClient, public kernel::EventHandler {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
       const std::vector<NodeId>& node_of, const SimOptions& opts)
@@ -124,9 +127,8 @@ class Run final : public FlowClient, public EventHandler {
       const DeviceModel* dm = model_of_node(devices_[i][k]);
       if (dm == nullptr)
         throw UsageError(fmt::format(
-            "task \"{}\": no compute model for GPU model \"{}\" of {} (known: V100, "
-            "A100, A100-80GB, H100, H200); {}",
-            t.id, topo_.node(devices_[i][k]).model, plan_.devices[t.devices[k]],
+            "task \"{}\": no compute model for GPU model \"{}\" of {} (known: {}); {}", t.id,
+            topo_.node(devices_[i][k]).model, plan_.devices[t.devices[k]], hardware::modelled_gpu_names(),
             local_copy ? "a local copy needs the GPU's memory bandwidth" : "give the task a \"duration\""));
       longest = std::max(longest, local_copy  ? dm->kernel_time(0, t.size * 2, plan::DType::u8)
                                   : t.kernels ? kernels_time(*t.kernels, dm)
@@ -356,15 +358,23 @@ class Run final : public FlowClient, public EventHandler {
     const std::shared_ptr<Chain> c = chains_.at(task);
     c->busy[p] = false;
     pump(c, p);
-    // The chunk lands one hop latency after its last byte left.
-    engine_.schedule(engine_.after(c->latency[p]), [this, c, p] {
-      ++c->held[p + 1];
-      if (p + 1 < c->sent.size()) pump(c, p + 1);
-      if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) {
-        chains_.erase(c->task);
-        finish(c->task);
-      }
-    });
+    // The chunk lands one hop latency after its last byte left: an event
+    // whose payload is the landing's slot.
+    const std::uint32_t slot =
+        kernel::take_slot(landings_, free_landings_, kLanding, "more than 2^31 broadcast chunks in flight");
+    landings_[slot] = {c, p};
+    engine_.schedule(engine_.after(c->latency[p]), this, kLanding | slot);
+  }
+
+  void chunk_landed(std::uint32_t slot) {
+    const auto [c, p] = std::move(landings_[slot]);
+    free_landings_.push_back(slot);
+    ++c->held[p + 1];
+    if (p + 1 < c->sent.size()) pump(c, p + 1);
+    if (p + 1 == c->sent.size() && c->held[p + 1] == c->chunks) {
+      chains_.erase(c->task);
+      finish(c->task);
+    }
   }
 
   // A flow's tag: what it belongs to (kind), its task and its index there.
@@ -374,12 +384,19 @@ class Run final : public FlowClient, public EventHandler {
     return (static_cast<std::uint64_t>(kind) << 62) | (static_cast<std::uint64_t>(task) << 24) | sub;
   }
 
-  // A task that ends at a known time: its end is an event whose payload is the task.
+  // Events: a task that ends at a known time has its index as payload; a
+  // broadcast chunk's landing, kLanding | its slot in landings_.
+  static constexpr std::uint32_t kLanding = std::uint32_t{1} << 31;
   static std::uint32_t task_event(std::size_t i) {
-    MESHSIM_ASSERT(i < UINT32_MAX, "task index overflows an event payload");
+    MESHSIM_ASSERT(i < kLanding, "task index overflows an event payload");
     return static_cast<std::uint32_t>(i);
   }
-  void on_event(Time /*now*/, std::uint32_t payload, std::uint32_t /*version*/) override { finish(payload); }
+  void on_event(Time /*now*/, std::uint32_t payload) override {
+    if ((payload & kLanding) != 0)
+      chunk_landed(payload & ~kLanding);
+    else
+      finish(payload);
+  }
 
   void flow_done(FlowId /*f*/, std::uint64_t t, Time /*now*/) override {
     const std::size_t task = (t >> 24) & ((std::uint64_t{1} << 38) - 1);
@@ -394,7 +411,7 @@ class Run final : public FlowClient, public EventHandler {
   const Plan& plan_;
   const plan::Schedule& schedule_;
   const topology::Topology& topo_;
-  Engine engine_;
+  kernel::Engine engine_;
   FlowNetwork net_;
   const SimOptions& opts_;
   SimResult result_;
@@ -424,6 +441,12 @@ class Run final : public FlowClient, public EventHandler {
   // Adaptive routing: per collective in flight, per flow, its members' paths.
   std::map<std::size_t, std::vector<std::vector<std::vector<topology::DirLinkId>>>> routed_;
   std::map<std::size_t, std::shared_ptr<Chain>> chains_;  // chunked broadcasts in flight, by task
+  struct Landing {
+    std::shared_ptr<Chain> chain;
+    std::size_t hop = 0;  // the chunk lands at chain position hop + 1
+  };
+  std::vector<Landing> landings_;  // chunks sent, not yet landed; free slots in free_landings_
+  std::vector<std::uint32_t> free_landings_;
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
 };
 

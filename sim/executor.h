@@ -108,10 +108,4 @@ struct SimResult {
 [[nodiscard]] std::function<Time(const plan::Plan&, const plan::Task&)> roofline_stand_in(
     const topology::Topology& topo, const SimOptions& opts);
 
-/// The topology node of each of the plan's devices (indexed like
-/// Plan::devices). ConfigError unless each is a GPU of `t`; the error names
-/// the JSON path where the plan first uses it (e.g. `tasks[3].dst`).
-[[nodiscard]] std::vector<topology::NodeId> plan_nodes(const plan::Plan& p, const topology::Topology& t,
-                                                       const std::string& file);
-
 }  // namespace meshsim::sim

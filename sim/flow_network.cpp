@@ -7,9 +7,9 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
-#include "sim/maxmin.h"
-#include "sim/numeric.h"
-#include "sim/slots.h"
+#include "sim/kernel/maxmin.h"
+#include "sim/kernel/numeric.h"
+#include "sim/kernel/slots.h"
 
 namespace meshsim::sim {
 
@@ -28,7 +28,7 @@ std::vector<double> capacities(const topology::Topology& t) {
 
 }  // namespace
 
-FlowNetwork::FlowNetwork(Engine& engine, const topology::Topology& topology)
+FlowNetwork::FlowNetwork(kernel::Engine& engine, const topology::Topology& topology)
     : engine_(engine), groups_(capacities(topology)) {
   const std::size_t n = groups_.link_count();
   done_bytes_.assign(n, 0.0);
@@ -57,7 +57,7 @@ FlowId FlowNetwork::start(const std::vector<DirLinkId>& path, Time latency, Byte
   for (DirLinkId l : path) MESHSIM_ASSERT(l < groups_.link_count(), "flow path names an unknown link");
   MESHSIM_ASSERT(!cap || cap->bps() > 0, "a flow rate cap must be positive");
   const FlowId id =
-      take_slot(flows_, free_, std::size_t{1} << 30, "more than 2^30 flows in flight in one network");
+      kernel::take_slot(flows_, free_, std::size_t{1} << 30, "more than 2^30 flows in flight in one network");
   Flow& fl = flows_[id];
   fl.path.assign(path.begin(), path.end());  // into the slot's storage
   fl.weights.assign(weights.begin(), weights.end());
@@ -73,7 +73,7 @@ double FlowNetwork::rate(FlowId f) const {
   return flows_[f].shared == kIdle ? 0.0 : groups_.rate(flows_[f].shared);
 }
 
-void FlowNetwork::on_event(Time now, std::uint32_t payload, std::uint32_t /*version*/) {
+void FlowNetwork::on_event(Time now, std::uint32_t payload) {
   if (payload == kSolve) {
     solve(now);
     return;
@@ -100,12 +100,12 @@ void FlowNetwork::activate(FlowId f, Time now) {
 // Group g's timer: its members done by now finish. (The completion time
 // was rounded up: whatever floating-point dust is left belongs to this
 // instant.)
-void FlowNetwork::complete(FlowGroups::GroupIndex g, Time now) {
+void FlowNetwork::complete(kernel::FlowGroups::GroupIndex g, Time now) {
   done_.clear();
   groups_.take_done(g, now, done_);
   MESHSIM_ASSERT(!done_.empty(), "a group's completion timer fired with no flow done");
   request_solve();
-  for (const FlowGroups::FlowIndex d : done_) {
+  for (const kernel::FlowGroups::FlowIndex d : done_) {
     const FlowId f = owner_[d];
     flows_[f].shared = kIdle;
     add_bytes(done_bytes_, flows_[f], flows_[f].size);
@@ -144,7 +144,7 @@ void FlowNetwork::solve(Time now) {
   groups_.solve(now);
   if (record_)
     for (DirLinkId l : groups_.changed_links()) record_rate(l, now);
-  for (const FlowGroups::GroupIndex g : groups_.touched()) {
+  for (const kernel::FlowGroups::GroupIndex g : groups_.touched()) {
     while (group_timer_.size() <= g) {
       const auto next = static_cast<std::uint32_t>(group_timer_.size());
       group_timer_.push_back(engine_.add_timer(this, (next << 1) | kComplete));
@@ -162,8 +162,8 @@ void FlowNetwork::solve(Time now) {
 
 // Every active flow's rate, checked against the optimality conditions.
 void FlowNetwork::verify_rates() const {
-  const BottleneckStructure::Snapshot s = groups_.snapshot();
-  if (const auto broken = check_max_min(s.problem, s.rates))
+  const kernel::BottleneckStructure::Snapshot s = groups_.snapshot();
+  if (const auto broken = kernel::check_max_min(s.problem, s.rates))
     MESHSIM_ASSERT(false,
                    fmt::format("rates at {} are not max-min fair: {}", human_string(engine_.now()), *broken));
 }

@@ -25,8 +25,8 @@
 // one instant are solved once, at the end of the instant (after every
 // event at that time, Engine::at_instant_end), by repairing the
 // bottleneck structure where the changes reach it
-// (sim/bottleneck_structure.h); flows limited by one link advance as one
-// group (sim/flow_groups.h), so a rate change costs one update per group.
+// (sim/kernel/bottleneck_structure.h); flows limited by one link advance as one
+// group (sim/kernel/flow_groups.h), so a rate change costs one update per group.
 // Each group's next completion is a timer of the engine, moved in place
 // when the group's rate or members change.
 //
@@ -39,8 +39,8 @@
 #include <vector>
 
 #include "core/units.h"
-#include "sim/engine.h"
-#include "sim/flow_groups.h"
+#include "sim/kernel/engine.h"
+#include "sim/kernel/flow_groups.h"
 #include "topology/topology.h"
 
 namespace meshsim::sim {
@@ -74,9 +74,9 @@ struct Notify {
   std::uint64_t tag = 0;
 };
 
-class FlowNetwork final : public EventHandler {
+class FlowNetwork final : public kernel::EventHandler {
  public:
-  FlowNetwork(Engine& engine, const topology::Topology& topology);
+  FlowNetwork(kernel::Engine& engine, const topology::Topology& topology);
   FlowNetwork(const FlowNetwork&) = delete;
   FlowNetwork& operator=(const FlowNetwork&) = delete;
   ~FlowNetwork() = default;
@@ -109,7 +109,7 @@ class FlowNetwork final : public EventHandler {
   void record_timeline(bool on);
   [[nodiscard]] const std::vector<std::vector<RatePoint>>& timeline() const { return timeline_; }
   /// Checks after every solve that the rates of all active flows are
-  /// max-min fair (sim/maxmin.h's check_max_min); InternalError naming the
+  /// max-min fair (sim/kernel/maxmin.h's check_max_min); InternalError naming the
   /// broken condition otherwise. A debugging aid: it costs a pass over
   /// every active flow per solve.
   void check_rates(bool on) { check_ = on; }
@@ -117,12 +117,12 @@ class FlowNetwork final : public EventHandler {
   [[nodiscard]] double link_capacity(DirLinkId l) const { return groups_.capacity(l); }
   /// Counters of the groups (solves: one per instant with a change) and
   /// of the bottleneck structure under them (for benchmarks and tests).
-  [[nodiscard]] const FlowGroups::Stats& group_stats() const { return groups_.stats(); }
-  [[nodiscard]] const BottleneckStructure::Stats& structure_stats() const {
+  [[nodiscard]] const kernel::FlowGroups::Stats& group_stats() const { return groups_.stats(); }
+  [[nodiscard]] const kernel::BottleneckStructure::Stats& structure_stats() const {
     return groups_.structure_stats();
   }
 
-  void on_event(Time now, std::uint32_t payload, std::uint32_t version) override;
+  void on_event(Time now, std::uint32_t payload) override;
 
  private:
   enum EventKind : std::uint32_t { kActivate = 0, kComplete = 1 };
@@ -139,7 +139,7 @@ class FlowNetwork final : public EventHandler {
   };
 
   void activate(FlowId f, Time now);
-  void complete(FlowGroups::GroupIndex g, Time now);
+  void complete(kernel::FlowGroups::GroupIndex g, Time now);
   void finish(FlowId f, Time now);
   void request_solve();
   void solve(Time now);
@@ -147,13 +147,13 @@ class FlowNetwork final : public EventHandler {
   void verify_rates() const;
   void add_bytes(std::vector<double>& bytes, const Flow& fl, double moved) const;
 
-  Engine& engine_;
-  FlowGroups groups_;
+  kernel::Engine& engine_;
+  kernel::FlowGroups groups_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;
-  std::vector<FlowId> owner_;                 // per groups_ flow: the flow slot
-  std::vector<Engine::TimerId> group_timer_;  // per group: its next completion
-  std::vector<FlowGroups::FlowIndex> done_;   // complete() scratch
+  std::vector<FlowId> owner_;                         // per groups_ flow: the flow slot
+  std::vector<kernel::Engine::TimerId> group_timer_;  // per group: its next completion
+  std::vector<kernel::FlowGroups::FlowIndex> done_;   // complete() scratch
   std::uint64_t started_ = 0;
   bool solve_pending_ = false;
   std::vector<double> done_bytes_;  // per link: carried by the flows done

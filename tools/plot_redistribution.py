@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Speedup of synthesised redistributions over XLA-style, per pair.
 
-usage: plot_redistribution.py RESULTS_CSV OUT_DIR
+usage: plot_redistribution.py CHART_CSV OUT_DIR
 
-One panel per group: every (source, destination) pair where XLA-style
-moves data, sorted by speedup (XLA-style time / synth or rink time), log
-scale, with each series' geometric mean. Writes OUT_DIR/speedup.png. Needs
-Debian's python3-matplotlib.
+CHART_CSV is what meshsim writes for the chart (studies/redistribution_study.h):
+`group,series,speedup` lines, one per plan of a pair where XLA-style moves
+data. One panel per group: every such pair, sorted by speedup (XLA-style
+time / synth or rink time), log scale, with each series' geometric mean,
+the series coloured in the order they first come. Writes
+OUT_DIR/speedup.png. Needs Debian's python3-matplotlib.
 """
 import csv
 import math
@@ -25,16 +27,18 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     groups = OrderedDict()
+    order = []
     for r in csv.DictReader(open(sys.argv[1])):
-        if r["strategy"] in ("synth", "rink") and float(r["speedup"]) > 0:
-            groups.setdefault(r["group"], {}).setdefault(r["strategy"], []).append(float(r["speedup"]))
+        groups.setdefault(r["group"], {}).setdefault(r["series"], []).append(float(r["speedup"]))
+        if r["series"] not in order:
+            order.append(r["series"])
     if not groups:
         print("no pair to plot", file=sys.stderr)
         return 1
     cols = 2 if len(groups) > 1 else 1
     rows = (len(groups) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 3.2 * rows), squeeze=False)
-    colours = {"synth": "tab:blue", "rink": "tab:orange"}
+    colours = {name: f"C{i}" for i, name in enumerate(order)}
     for ax, (group, series) in zip(axes.flat, groups.items()):
         for name, speedups in series.items():
             speedups.sort(reverse=True)

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""Bar charts of a meshsim study: one PNG per case group.
+"""Bar charts of a meshsim resharding study: one PNG per case group.
 
-usage: plot_study.py RESULTS_CSV OUT_DIR [PNG]
+usage: plot_study.py CHART_CSV OUT_DIR [PNG]
 
-With PNG (`meshsim reshard --plot`), the one group's chart is written
-there instead of OUT_DIR/GROUP.png.
+CHART_CSV is what meshsim writes for the chart (studies/reshard_study.h):
+`group,case,series,value` lines, the series already decided (naive
+send-recv, the best of each strategy over its balancing modes, auto,
+signal) and the case's lower bound as the series "bound". With PNG
+(`meshsim reshard --plot`), the one group's chart is written there instead
+of OUT_DIR/GROUP.png.
 
 For every case, the effective bandwidth (Gb/s: tensor bits / time) of naive
 send-recv and the best send-recv, all-gather, broadcast and scatter over
@@ -35,14 +39,7 @@ PER_ROW = 12
 def read(path):
     groups = OrderedDict()
     for r in csv.DictReader(open(path)):
-        cell = groups.setdefault(r["group"], OrderedDict()).setdefault(r["case"], {})
-        gbps = float(r["effective_gbps"])
-        key = "send-recv (naive)" if (r["strategy"], r["balance"]) == ("send-recv", "none") else r["strategy"]
-        cell[key] = max(cell.get(key, 0.0), gbps)
-        if r["strategy"] == "send-recv":
-            cell["send-recv"] = max(cell.get("send-recv", 0.0), gbps)
-        if float(r["lower_bound_s"]) > 0 and float(r["time_s"]) > 0:
-            cell["bound"] = gbps * float(r["time_s"]) / float(r["lower_bound_s"])
+        groups.setdefault(r["group"], OrderedDict()).setdefault(r["case"], {})[r["series"]] = float(r["value"])
     return groups
 
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "hardware/hosts.h"
 #include "topology/presets.h"
 
 namespace meshsim::topology {
@@ -62,7 +63,7 @@ struct HostSource {
   Bandwidth nic_rate;
   Time nic_latency;
   double nic_efficiency = 1.0;
-  const HostPreset* preset = nullptr;
+  const hardware::HostPreset* preset = nullptr;
   const Topology* file = nullptr;
 };
 
@@ -101,10 +102,10 @@ HostSource host_source(const ClusterSpec& spec) {
     s.nic_efficiency = spec.nic_efficiency.value_or(1.0);
     return s;
   }
-  s.preset = find_host_preset(spec.host_preset);
+  s.preset = hardware::find_host_preset(spec.host_preset);
   if (s.preset == nullptr)
-    throw UsageError(
-        fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset, host_preset_names()));
+    throw UsageError(fmt::format("unknown host preset \"{}\" (known: {})", spec.host_preset,
+                                 hardware::host_preset_names()));
   s.nics = s.preset->nics;
   s.nic_rate = spec.nic_bandwidth.value_or(s.preset->nic_bandwidth);
   s.nic_latency = spec.nic_latency.value_or(s.preset->nic_latency);

@@ -66,7 +66,7 @@ struct FabricSpec {
 
 /// The most hosts a cluster may have (docs/limits.md): 131,072 GPUs of
 /// 8-GPU hosts, beyond the largest machines built. Building and routing
-/// grow with it: 16,384 DGX H100 hosts take seconds to build and minutes
+/// grow with it: 16,384 dgx-h100 hosts take seconds to build and minutes
 /// for one all-reduce over every GPU.
 inline constexpr int kMaxHosts = 16'384;
 

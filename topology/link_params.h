@@ -4,14 +4,8 @@
 // of the same machine get the same numbers. Figures are per direction;
 // efficiency = achieved / line rate, set to NCCL's model.
 //
-//   NVLink   per lane, by GPU generation (nvlink_generation(sm)):
-//              sm60 NVLink 1  20 GB/s, eff 0.90  (NCCL models 18 GB/s)
-//              sm70 NVLink 2  25 GB/s, eff 0.80  (20 GB/s)
-//              sm80 NVLink 3  25 GB/s, eff 0.80  (20 GB/s)
-//              sm86 NVLink 3 bridge (GA102) 14.0625 GB/s, eff 0.853 (12 GB/s)
-//              sm90 NVLink 4  25 GB/s, eff 0.824 (20.6 GB/s)
-//              sm100 NVLink 5 50 GB/s, eff 0.802 (40.1 GB/s)
-//            latency 500 ns per hop (GPU→NVSwitch→GPU = 1 µs)
+//   NVLink   per lane, by GPU generation (hardware/nvlink.h); latency
+//            500 ns per hop (GPU→NVSwitch→GPU = 1 µs)
 //   PCIe     line rate per lane 250 MB/s × 2^(gen−1): Gen3 ≈ 1 GB/s, Gen4
 //            2, Gen5 4, Gen6 8 GB/s; efficiency 0.75, which is exactly
 //            NCCL's model for every generation (12 / 24 / 48 GB/s for a
@@ -25,6 +19,7 @@
 #include <string_view>
 
 #include "core/units.h"
+#include "hardware/nvlink.h"
 #include "topology/topology.h"
 
 namespace meshsim::topology {
@@ -36,22 +31,10 @@ inline constexpr Bandwidth kSmpBandwidth = Bandwidth::GBps(20);
 inline constexpr Time kSmpLatency = Time::ns(300);
 inline constexpr double kSmpEfficiency = 0.75;
 
-/// One row of the NVLink table above.
-struct NvlinkGeneration {
-  int min_sm = 0;           // first compute capability of the row
-  std::string_view name;    // "NVLink 4"
-  Bandwidth lane;           // line rate per lane, per direction
-  double efficiency = 1.0;  // NCCL's model / line rate
-};
-
-/// The row for a GPU of compute capability `sm` (major × 10 + minor): the
-/// row with the largest min_sm <= sm (the first row below sm 60).
-[[nodiscard]] const NvlinkGeneration& nvlink_generation(int sm);
-
 /// PCIe line rate per lane for generation 1..6 (InternalError otherwise).
 [[nodiscard]] Bandwidth pcie_lane_rate(int gen);
 
-[[nodiscard]] Link nvlink_link(NodeId a, NodeId b, int lanes, const NvlinkGeneration& g);
+[[nodiscard]] Link nvlink_link(NodeId a, NodeId b, int lanes, const hardware::NvlinkGeneration& g);
 [[nodiscard]] Link pcie_link(NodeId a, NodeId b, int gen, int width);
 [[nodiscard]] Link smp_link(NodeId a, NodeId b, Bandwidth rate = kSmpBandwidth);
 

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "hardware/gpus.h"
 #include "topology/link_params.h"
 #include "topology/nccl_xml_detail.h"
 
@@ -164,7 +165,7 @@ void add_gpu_pairs(Import& m) {
     const auto& [lanes, path] = from_a ? ab->second : ba->second;
     if (lanes > kMaxLanes) throw ConfigError(m.file, path, "more NVLink lanes than meshsim models");
     m.t.add_link(nvlink_link(m.r.gpus[a].node, m.r.gpus[b].node, lanes,
-                             nvlink_generation(std::min(m.r.gpus[a].sm, m.r.gpus[b].sm))));
+                             hardware::nvlink_generation(std::min(m.r.gpus[a].sm, m.r.gpus[b].sm))));
   }
 }
 
@@ -179,7 +180,7 @@ void add_other_nvlinks(Import& m) {
     }
     if (to_switch > kMaxLanes || to_cpu > kMaxLanes)
       throw ConfigError(m.file, g.path, "more NVLink lanes than meshsim models");
-    const NvlinkGeneration& gen = nvlink_generation(g.sm);
+    const hardware::NvlinkGeneration& gen = hardware::nvlink_generation(g.sm);
     const int cpu_index = m.r.places[static_cast<std::size_t>(g.place)].cpu;
     const NodeId cpu =
         m.r.places[static_cast<std::size_t>(m.r.cpus[static_cast<std::size_t>(cpu_index)].place)].node;
@@ -247,12 +248,8 @@ Topology build(NcclDump& r, const std::string& file, const NcclImportOptions& op
 }  // namespace
 
 std::string gpu_model_for_sm(int sm) {
-  switch (sm) {
-    case 70: return "V100";
-    case 80: return "A100";
-    case 90: return "H100";  // H200 is sm 90 too: NcclImportOptions::gpu_model tells them apart
-    default: return fmt::format("sm{}", sm);
-  }
+  if (const hardware::GpuSpec* g = hardware::gpu_for_sm(sm)) return std::string(g->name);
+  return fmt::format("sm{}", sm);
 }
 
 Topology import_nccl_xml_text(std::string_view xml, const std::string& file, const NcclImportOptions& opts) {

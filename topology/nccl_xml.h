@@ -28,7 +28,7 @@
 //              writes "" when it could not read the speed and 0 for an
 //              unknown width and then assumes Gen3 and x16; so do we.
 //   gpu        node "h0/gpu<dev>", model from --gpu-model or from sm
-//              (70 V100, 80 A100, 90 H100; any other "sm<N>"). GPUs are
+//              (the catalogue's model of that sm, hardware::gpu_for_sm; any other "sm<N>"). GPUs are
 //              added in dev order. If two GPUs share a dev (ranks that each
 //              saw one GPU), GPUs are numbered 0..n-1 in PCI bus-id order.
 //   nvlink     by tclass, as NCCL reads it (a prefix match):
@@ -70,7 +70,7 @@ namespace meshsim::topology {
 
 struct NcclImportOptions {
   std::string host = "h0";  // host name; node names are "<host>/gpu0", ...
-  std::string gpu_model;    // empty: derived from sm. H200 is sm 90 like H100: say so here.
+  std::string gpu_model;    // empty: derived from sm; say so here when models share one
   std::string name;         // topology name; empty: the file's stem
 };
 
@@ -82,9 +82,9 @@ struct NcclImportOptions {
 [[nodiscard]] Topology import_nccl_xml_text(std::string_view xml, const std::string& file,
                                             const NcclImportOptions& opts = {});
 
-/// The GPU model a compute capability stands for: 70 "V100", 80 "A100",
-/// 90 "H100" (H200 is sm 90 as well: pass the model to tell them apart),
-/// else "sm<N>".
+/// The GPU model a compute capability stands for (hardware::gpu_for_sm:
+/// models that share an sm cannot be told apart by it: pass the model to tell them
+/// apart), else "sm<N>".
 [[nodiscard]] std::string gpu_model_for_sm(int sm);
 
 }  // namespace meshsim::topology

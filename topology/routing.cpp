@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "topology/routing_detail.h"
 
 namespace meshsim::topology {
@@ -30,15 +31,11 @@ struct Label {
 };
 
 // Rank of predecessor `u` among equal-cost ways into a node, for the search
-// from src to dst: a fixed mix of the three ids (splitmix64 finaliser).
+// from src to dst: a fixed mix of the three ids (core/hash.h).
 // Equal-cost paths (the spines of a fat tree) are thus spread over
 // endpoint pairs as ECMP hashing does, yet every run picks the same one.
 std::uint64_t tie_rank(NodeId src, NodeId dst, NodeId u) {
-  std::uint64_t x = (std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 20) ^ u;
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return splitmix64((std::uint64_t{src} << 40) ^ (std::uint64_t{dst} << 20) ^ u);
 }
 
 // Dijkstra with lexicographic labels (latency, -bottleneck, hops). The label
@@ -356,6 +353,44 @@ Route Topology::compute_route(NodeId src, NodeId dst) const {
   }
   if (auto r = shortest_path(*this, src, dst, any_rules())) return *r;
   throw unreachable("the nodes are not connected");
+}
+
+// The lazily computed parts (routing_detail.h): made with the topology,
+// dropped when it changes, filled on first use.
+Topology::Topology() : derived_(std::make_unique<Derived>()) {}
+Topology::~Topology() = default;
+Topology::Topology(Topology&&) noexcept = default;
+Topology& Topology::operator=(Topology&&) noexcept = default;
+
+void Topology::invalidate() {
+  derived_ = std::make_unique<Derived>();
+}
+
+Topology::Derived& Topology::derived() const {
+  MESHSIM_ASSERT(derived_ != nullptr, "use of a moved-from Topology");
+  Derived& d = *derived_;
+  std::call_once(d.nics_once, [&] { d.nic_of = assign_nics(*this); });
+  return d;
+}
+
+std::optional<NodeId> Topology::nic_of(NodeId gpu) const {
+  MESHSIM_ASSERT(gpu < nodes_.size() && nodes_[gpu].kind == NodeKind::gpu, "nic_of a non-GPU");
+  const auto& m = derived().nic_of;
+  if (m[gpu] == kNoNode) return std::nullopt;
+  return m[gpu];
+}
+
+const Route& Topology::route(NodeId src, NodeId dst) const {
+  MESHSIM_ASSERT(src < nodes_.size() && dst < nodes_.size(), "route endpoints exist");
+  Derived& d = derived();
+  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
+  {
+    std::lock_guard lock(d.mutex);
+    if (auto it = d.routes.find(key); it != d.routes.end()) return it->second;
+  }
+  Route r = compute_route(src, dst);  // outside the lock: routes are independent
+  std::lock_guard lock(d.mutex);
+  return d.routes.try_emplace(key, std::move(r)).first->second;
 }
 
 }  // namespace meshsim::topology

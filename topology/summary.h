@@ -2,8 +2,8 @@
 // What `meshsim topo show` reports about a topology.
 //
 // Per-GPU figures are per direction:
-//   nvlink_line    Σ line rate of the GPU's NVLink links (V100 cube mesh:
-//                  6 links × 25 GB/s = 150 GB/s; H100: 18 × 25 = 450 GB/s)
+//   nvlink_line    Σ line rate of the GPU's NVLink links (a cube-mesh GPU:
+//                  6 links × 25 GB/s = 150 GB/s; an NVSwitch one with 18 lanes: 18 × 25 = 450 GB/s)
 //   nic            the GPU's NIC (Topology::nic_of), its line rate and how
 //                  many GPUs of the host share it
 // Bisection bandwidth: the maximum flow (per direction) from the GPUs of

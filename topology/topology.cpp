@@ -6,25 +6,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "topology/routing_detail.h"
 
 namespace meshsim::topology {
-
-Topology::Topology() : derived_(std::make_unique<Derived>()) {}
-Topology::~Topology() = default;
-Topology::Topology(Topology&&) noexcept = default;
-Topology& Topology::operator=(Topology&&) noexcept = default;
-
-void Topology::invalidate() {
-  derived_ = std::make_unique<Derived>();
-}
-
-Topology::Derived& Topology::derived() const {
-  MESHSIM_ASSERT(derived_ != nullptr, "use of a moved-from Topology");
-  Derived& d = *derived_;
-  std::call_once(d.nics_once, [&] { d.nic_of = assign_nics(*this); });
-  return d;
-}
 
 int Topology::add_host(Host h) {
   hosts_.push_back(std::move(h));
@@ -114,26 +97,6 @@ int Topology::gpu_index(NodeId gpu) const {
 const std::vector<NodeId>& Topology::host_nics(int host) const {
   MESHSIM_ASSERT(host >= 0 && host < host_count(), "host index out of range");
   return host_nics_[static_cast<std::size_t>(host)];
-}
-
-std::optional<NodeId> Topology::nic_of(NodeId gpu) const {
-  MESHSIM_ASSERT(gpu < nodes_.size() && nodes_[gpu].kind == NodeKind::gpu, "nic_of a non-GPU");
-  const auto& m = derived().nic_of;
-  if (m[gpu] == kNoNode) return std::nullopt;
-  return m[gpu];
-}
-
-const Route& Topology::route(NodeId src, NodeId dst) const {
-  MESHSIM_ASSERT(src < nodes_.size() && dst < nodes_.size(), "route endpoints exist");
-  Derived& d = derived();
-  const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
-  {
-    std::lock_guard lock(d.mutex);
-    if (auto it = d.routes.find(key); it != d.routes.end()) return it->second;
-  }
-  Route r = compute_route(src, dst);  // outside the lock: routes are independent
-  std::lock_guard lock(d.mutex);
-  return d.routes.try_emplace(key, std::move(r)).first->second;
 }
 
 }  // namespace meshsim::topology

@@ -102,7 +102,7 @@ struct Node {
   std::string name;  // unique, e.g. "h0/gpu3", "leaf2"
   NodeKind kind = NodeKind::gpu;
   int host = -1;      // index into Topology::hosts(); -1 for fabric nodes
-  std::string model;  // GPU model ("V100", "A100", "H100", ...), empty otherwise
+  std::string model;  // GPU model (a name of the hardware catalogue, hardware/gpus.h), empty otherwise
 };
 
 struct Link {

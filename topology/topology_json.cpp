@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/unit_strings.h"
+#include "hardware/hosts.h"
 #include "topology/cluster.h"
 #include "topology/link_params.h"
 #include "topology/presets.h"
@@ -221,10 +222,10 @@ namespace {
 // ending in .json: the explicit topology of the one host to repeat.
 void host_from_json(const JsonCursor& host, ClusterSpec& s) {
   s.host_preset = host.as_string();
-  if (find_host_preset(s.host_preset) != nullptr) return;
+  if (hardware::find_host_preset(s.host_preset) != nullptr) return;
   if (!s.host_preset.ends_with(".json"))
     host.fail(fmt::format("unknown host preset \"{}\" (known: {}; or a host file ending in .json)",
-                          s.host_preset, host_preset_names()));
+                          s.host_preset, hardware::host_preset_names()));
   const std::string path = resolve_beside(host.file(), s.host_preset);
   Json j;
   try {

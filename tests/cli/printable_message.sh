@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # printable_message.sh MESHSIM ARG...: `MESHSIM ARG...` must fail with exit
 # 2 and a message that is valid UTF-8 and shows the byte 0xFF as \xFF. An
-# ARG of @FF@ stands for that byte itself (an argument CMake cannot write);
-# otherwise the byte comes from a file the arguments name.
+# ARG of @FF@ stands for that byte itself (so that a test file need not hold
+# the raw byte); otherwise the byte comes from a file the arguments name.
 set -u
 bin=$1
 shift

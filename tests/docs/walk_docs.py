@@ -31,8 +31,9 @@ import sys
 import time
 from pathlib import Path
 
-TOP_FOLDERS = ("configs/", "docs/", "tools/", "tests/", "bench/", "core/", "topology/", "plan/", "sim/",
-               "planner/", "traces/", "runtime/", "cmake/", ".ci/")
+TOP_FOLDERS = ("configs/", "docs/", "tools/", "tests/", "bench/", "core/", "hardware/", "topology/", "plan/",
+               "sim/", "model/", "reshard/", "pipeline/", "search/", "studies/", "traces/", "runtime/", "cmake/",
+               ".ci/")
 GPU_BACKEND = re.compile(r"--backend[ =](cuda|nccl)\b")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")

@@ -22,15 +22,15 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "model/model.h"
 #include "plan/calibration.h"
 #include "plan/plan_json.h"
-#include "planner/collective_study.h"
-#include "planner/model.h"
-#include "planner/pipeline_study.h"
-#include "planner/redistribute/study.h"
-#include "planner/search/space_file.h"
-#include "planner/study.h"
+#include "search/space_file.h"
 #include "sim/executor.h"
+#include "studies/collective_study.h"
+#include "studies/pipeline_study.h"
+#include "studies/redistribution_study.h"
+#include "studies/reshard_study.h"
 #include "topology/cluster.h"
 #include "topology/nccl_xml.h"
 #include "topology/topology_json.h"
@@ -93,6 +93,14 @@ std::string as_file(std::string_view text) {
   return path;
 }
 
+// The study file `file` parsed, as a study kind's loader takes it (the
+// document lives until the next call).
+JsonCursor study_root(const std::string& file) {
+  static Json doc;
+  doc = read_json_file(file);
+  return JsonCursor(doc, file);
+}
+
 const topology::Topology& cluster() {
   static const topology::Topology t = [] {
     topology::ClusterSpec s;
@@ -118,13 +126,13 @@ void read(std::uint8_t reader, std::string_view text) {
       break;
     }
     case 3: (void)plan::calibration_from_json(parse_json_text(text, "fuzz.json"), "fuzz.json"); break;
-    case 4: (void)planner::model_from_json(parse_json_text(text, "fuzz.json"), "fuzz.json"); break;
+    case 4: (void)model::model_from_json(parse_json_text(text, "fuzz.json"), "fuzz.json"); break;
     case 5: (void)topology::import_nccl_xml_text(text, "fuzz.xml", {}); break;
-    case 6: (void)planner::load_study(as_file(text)); break;
-    case 7: (void)planner::load_pipeline_study(as_file(text)); break;
-    case 8: (void)planner::load_collective_study(as_file(text)); break;
-    case 9: (void)planner::redistribute::load_redistribution_study(as_file(text)); break;
-    default: (void)planner::search::load_space_file(as_file(text)); break;
+    case 6: (void)studies::load_reshard_study(study_root(as_file(text))); break;
+    case 7: (void)studies::load_pipeline_study(study_root(as_file(text))); break;
+    case 8: (void)studies::load_collective_study(study_root(as_file(text))); break;
+    case 9: (void)studies::load_redistribution_study(study_root(as_file(text))); break;
+    default: (void)search::load_space_file(as_file(text)); break;
   }
 }
 

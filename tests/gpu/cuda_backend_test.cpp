@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "plan/plan_json.h"
-#include "planner/reshard.h"
+#include "reshard/reshard.h"
 #include "runtime/executor.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "topology/topology_json.h"
@@ -62,15 +62,15 @@ int main() {
 
   const auto topo = topology::load_topology_file(root + "/configs/topologies/p3.8xlarge-x5.json");
   for (const auto s :
-       {planner::Strategy::send_recv, planner::Strategy::allgather, planner::Strategy::broadcast}) {
-    const planner::ReshardProblem p =
-        planner::make_problem(topo, plan::Tensor{"x", {96, 48, 12}, plan::DType::bf16}, "hosts=0-1",
+       {reshard::Strategy::send_recv, reshard::Strategy::allgather, reshard::Strategy::broadcast}) {
+    const reshard::ReshardProblem p =
+        reshard::make_problem(topo, plan::Tensor{"x", {96, 48, 12}, plan::DType::bf16}, "hosts=0-1",
                               "S0 R S1", "hosts=2-4", "R S01 R");
-    const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), s, planner::Balance::host_order);
+    const auto plan = reshard::build_plan(topo, p, reshard::unit_tasks(p), s, reshard::Balance::host_order);
     const auto r = run(plan);
     c.check(r.check.ok,
             fmt::format("reshard {} on {} virtual devices: {} elements verified, {} bad",
-                        planner::to_string(s), 20, r.check.elements_checked, r.check.bad_elements));
+                        reshard::to_string(s), 20, r.check.elements_checked, r.check.bad_elements));
   }
 
   // A 2 ms compute task measures 2 ms (the busy kernel), within [1.9, 3] ms.

@@ -12,13 +12,13 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "pipeline/iteration.h"
 #include "plan/plan_json.h"
-#include "planner/pipeline_plan.h"
-#include "planner/redistribute/evaluate.h"
-#include "planner/reshard_eval.h"
-#include "planner/study.h"
+#include "reshard/evaluate.h"
+#include "reshard/redistribute/evaluate.h"
 #include "runtime/host_backend.h"
 #include "runtime/nccl_calls.h"
+#include "studies/reshard_study.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "topology/cluster.h"
 #include "topology/topology_json.h"
@@ -51,19 +51,20 @@ TEST_CASE("every study case, strategy and balance moves the right bytes, its NCC
   // Expectation for each (case, strategy, balance) that moves data: the
   // host run checks every destination tile and finds it right, and the
   // NCCL program has no ordering problem.
-  const planner::Study study =
-      planner::load_study(MESHSIM_SOURCE_DIR "/configs/studies/alpa-microbench.json");
+  const std::string file = MESHSIM_SOURCE_DIR "/configs/studies/alpa-microbench.json";
+  const Json doc = read_json_file(file);
+  const studies::ReshardStudy study = studies::load_reshard_study(JsonCursor(doc, file));
   const auto topo = topology::load_topology_file(study.topology);
   int plans = 0;
   for (const auto& c : study.cases) {
-    const planner::ReshardProblem p = planner::make_problem(
-        topo, shrink(planner::parse_tensor_arg(c.tensor), c.src_spec == "R" && c.dst_spec == "R"), c.src_mesh,
+    const reshard::ReshardProblem p = reshard::make_problem(
+        topo, shrink(reshard::parse_tensor_arg(c.tensor), c.src_spec == "R" && c.dst_spec == "R"), c.src_mesh,
         c.src_spec, c.dst_mesh, c.dst_spec);
-    const auto outcomes = planner::evaluate_reshard(topo, p, planner::unit_tasks(p), study.strategies,
+    const auto outcomes = reshard::evaluate_reshard(topo, p, reshard::unit_tasks(p), study.strategies,
                                                     study.balances, study.with_auto);
     for (const auto& o : outcomes) {
       if (!o.moves_data) continue;
-      INFO(c.name << " " << o.name << " " << o.balance);
+      INFO(c.name << " " << o.method.name() << " " << o.method.balance_name());
       const Verification v = verify_on_host(o.plan);
       CHECK(v.ok);
       CHECK(v.buffers_checked == p.dst.size());
@@ -89,10 +90,10 @@ TEST_CASE("NCCL broadcast groups and roots are the planned ones", "[runtime][ncc
   // communicator whose ranks are the task's devices in plan order, root
   // comm rank 0 (the task's first device), issued by each of them once.
   const auto topo = topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
-  const planner::ReshardProblem p = planner::make_problem(
+  const reshard::ReshardProblem p = reshard::make_problem(
       topo, plan::Tensor{"x", {64, 32, 16}, plan::DType::i32}, "hosts=0-1", "R R R", "hosts=2-3", "S0 R R");
-  const auto plan = planner::build_plan(topo, p, planner::unit_tasks(p), planner::Strategy::broadcast,
-                                        planner::Balance::host_order);
+  const auto plan = reshard::build_plan(topo, p, reshard::unit_tasks(p), reshard::Strategy::broadcast,
+                                        reshard::Balance::host_order);
   const NcclProgram prog = nccl_program(plan, plan::make_schedule(plan, "<plan>"));
   int broadcasts = 0;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
@@ -240,14 +241,14 @@ TEST_CASE("a pipeline plan with payloads has an NCCL program: its all-reduces ar
   spec.host_preset = "dgx-a100";
   spec.hosts = 2;
   const auto topo = topology::build_cluster(spec);
-  planner::ParallelConfig cfg;
+  pipeline::PipelineConfig cfg;
   cfg.dp = 2;
   cfg.tp = 2;
   cfg.pp = 2;
   cfg.microbatches = 4;
-  cfg.reshard = planner::Strategy::send_recv;
+  cfg.reshard = reshard::Strategy::send_recv;
   cfg.payloads = true;
-  const auto it = planner::build_pipeline(planner::gpt_model("small", 8, 256, 8, 128, 1000), topo, cfg);
+  const auto it = pipeline::build_pipeline(model::gpt_model("small", 8, 256, 8, 128, 1000), topo, cfg);
   const NcclProgram prog = nccl_program(it.plan, plan::make_schedule(it.plan, "<plan>"));
   CHECK(check_program(prog, it.plan).empty());
   std::size_t sums = 0;
@@ -268,15 +269,15 @@ TEST_CASE("local copies and redistributions survive the file format and make con
   // that rank and no send or receive. A same-mesh redistribution's plans
   // (all-to-alls, gathers, exchanges with local copies) pass the same checks.
   const auto topo = topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
-  const planner::ReshardProblem p = planner::make_problem(
+  const reshard::ReshardProblem p = reshard::make_problem(
       topo, plan::Tensor{"x", {64, 32, 16}, plan::DType::i32}, "hosts=0-1", "S0 R R", "hosts=1-2", "R R R");
-  std::vector<plan::Plan> plans{planner::build_plan(topo, p, planner::unit_tasks(p),
-                                                    planner::Strategy::scatter, planner::Balance::none)};
+  std::vector<plan::Plan> plans{reshard::build_plan(topo, p, reshard::unit_tasks(p),
+                                                    reshard::Strategy::scatter, reshard::Balance::none)};
   int local_sends = 0;
   for (const auto& t : plans[0].tasks)
     local_sends += t.kind == plan::TaskKind::send && t.devices[0] == t.devices[1] ? 1 : 0;
   CHECK(local_sends == 4);
-  namespace rd = planner::redistribute;
+  namespace rd = reshard::redistribute;
   const rd::Problem q =
       rd::make_problem(topo, plan::Tensor{"y", {32, 48}, plan::DType::bf16}, "hosts=0-1", "S01 R", "R S10");
   rd::StepTimer timer(topo, q);

@@ -3,15 +3,15 @@
 
 #include <catch2/catch.hpp>
 
-#include "planner/redistribute/evaluate.h"
+#include "reshard/redistribute/evaluate.h"
 #include "runtime/host_backend.h"
-#include "tests/planner/reshard_test_util.h"
+#include "tests/reshard/reshard_test_util.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
 
-using namespace meshsim::planner::redistribute;
-using meshsim::planner::ShardingSpec;
+using namespace meshsim::reshard::redistribute;
+using meshsim::reshard::ShardingSpec;
 
 namespace {
 
@@ -53,7 +53,7 @@ TEST_CASE("every pair of rank-2 types on 2 x 4 p3.8xlarge GPUs moves the right e
           "[redistribute][verify]") {
   // 11 types: 121 pairs x 3 strategies. The 11 pairs with equal types and
   // the pairs where only slices are needed move nothing; the rest all do.
-  const int written = verify_all_pairs(planner::testing::alpa_cluster(), {16, 24}, "hosts=0-1");
+  const int written = verify_all_pairs(reshard::testing::alpa_cluster(), {16, 24}, "hosts=0-1");
   CHECK(written > 220);
 }
 
@@ -75,7 +75,7 @@ TEST_CASE("between overlapping meshes, synth and rink move the right elements wi
   // 1) and into a 2 x 2 mesh inside the source mesh. Each sequence ends on
   // the destination mesh, so it crosses once, by a move; XLA-style, which
   // reshards within one mesh, is left out.
-  const auto& t = planner::testing::alpa_cluster();
+  const auto& t = reshard::testing::alpa_cluster();
   const std::pair<const char*, const char*> meshes[] = {{"hosts=0-1", "hosts=1-2"},
                                                         {"hosts=0-1", "hosts=0-1,gpus=1-2"}};
   int plans = 0;

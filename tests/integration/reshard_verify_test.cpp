@@ -6,16 +6,16 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
-#include "planner/redistribute/types.h"
-#include "planner/reshard.h"
+#include "reshard/redistribute/types.h"
+#include "reshard/reshard.h"
 #include "runtime/host_backend.h"
-#include "tests/planner/reshard_test_util.h"
+#include "tests/reshard/reshard_test_util.h"
 #include "topology/cluster.h"
 #include "topology/topology_json.h"
 
 using namespace meshsim;
-using namespace meshsim::planner;
-using namespace meshsim::planner::testing;
+using namespace meshsim::reshard;
+using namespace meshsim::reshard::testing;
 
 TEST_CASE("every strategy's plan moves the right elements (paper cases, scaled down)", "[reshard][verify]") {
   const auto& t = alpa_cluster();

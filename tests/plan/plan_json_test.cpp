@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "plan/json_fields.h"
 
 using namespace meshsim;
 using namespace meshsim::plan;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "plan/plan_json.h"
+#include "sim/plan_devices.h"
 #include "topology/cluster.h"
 #include "topology/topology.h"
 

@@ -1,10 +1,12 @@
 #include "sim/flow_network.h"
 
 #include <cmath>
+#include <functional>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "sim/kernel/numeric.h"
 #include "tests/sim/flow_ends.h"
 #include "topology/topology.h"
 
@@ -49,7 +51,7 @@ constexpr std::int64_t kGB = 1'000'000'000;
 TEST_CASE("one flow on one link: latency + size / capacity", "[flow]") {
   // 1 GB on 10 GB/s after 1 us of latency: 100 ms + 1 us.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::us(1), Bytes(kGB), ends(0));
@@ -63,7 +65,7 @@ TEST_CASE("one flow on one link: latency + size / capacity", "[flow]") {
 TEST_CASE("two flows share a link equally and end together", "[flow]") {
   // Each gets 5 GB/s: 1 GB each finishes at 200 ms.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   const FlowId a = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
@@ -78,7 +80,7 @@ TEST_CASE("two flows share a link equally and end together", "[flow]") {
 
 TEST_CASE("opposite directions of a full-duplex link do not share", "[flow]") {
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
@@ -97,7 +99,7 @@ TEST_CASE("three flows on two links: max-min, then redistribution", "[flow]") {
   // 4 GB/s (L2) and ends when its 1 GB is through: 0.2 + 4 × (t - 0.1) = 1
   // -> t = 300 ms.
   const Topology t = chain({10, 4});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   const FlowId a = net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), ends(0));
@@ -124,12 +126,13 @@ TEST_CASE("staggered starts and ends", "[flow]") {
   // 0.5 GB by 50 ms; then 5 GB/s each: B ends at 100 ms, A has 0.25 GB
   // left, alone again at 10 GB/s: A ends at 125 ms.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
+  Actions act(e);
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
   FlowId b = 0;
-  e.schedule(Time::ms(50), [&] { b = net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4), ends(1)); });
+  act.at(Time::ms(50), [&] { b = net.start({fwd(0)}, Time::zero(), Bytes(kGB / 4), ends(1)); });
   e.run();
   check_time(ends.at.at(1), 0.1);
   check_time(ends.at.at(0), 0.125);
@@ -138,7 +141,7 @@ TEST_CASE("staggered starts and ends", "[flow]") {
 TEST_CASE("a small message is latency-dominated", "[flow]") {
   // 8 B at 25 GB/s after 5 us: 5 us + 0.32 ns = 5,000,320 ps.
   const Topology t = chain({25});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::us(5), Bytes(8), ends(0));
@@ -149,7 +152,7 @@ TEST_CASE("a small message is latency-dominated", "[flow]") {
 TEST_CASE("a rate cap leaves the rest of the link to others", "[flow]") {
   // Capped at 2 GB/s beside an uncapped flow on 10 GB/s: 2 and 8.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   const FlowId capped = net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0), Bandwidth::GBps(2));
@@ -166,7 +169,7 @@ TEST_CASE("a rate cap leaves the rest of the link to others", "[flow]") {
 
 TEST_CASE("zero-byte and zero-hop flows complete after their latency", "[flow]") {
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::us(3), Bytes(0), ends(0));
@@ -181,7 +184,7 @@ TEST_CASE("a completion callback can start the next flow", "[flow]") {
   // second is started from the first one's notification and may reuse its
   // id; the network then holds one flow slot, not two.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   ends.then = [&](std::uint64_t tag, Time) {
@@ -197,7 +200,7 @@ TEST_CASE("a completion callback can start the next flow", "[flow]") {
 TEST_CASE("simultaneous changes are batched into one solve", "[flow]") {
   // 100 flows starting at the same instant cause one solve, not 100.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   for (std::uint64_t i = 0; i < 100; ++i) net.start({fwd(0)}, Time::zero(), Bytes(kGB / 100), ends(i));
@@ -215,7 +218,7 @@ TEST_CASE("flows started from a completion at the same instant share its solve",
   // The instant has one solve that sees both: 5 GB/s each, so 0.25 GB
   // each takes 50 ms more. Solves: t=0 and t=50 ms, then one at 100 ms.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   ends.then = [&](std::uint64_t tag, Time) {
@@ -236,13 +239,14 @@ TEST_CASE("a rate change moves the completion in place", "[flow]") {
   // at most one event per flow is ever pending, so the queue never holds
   // more than 100 + the 99 start events.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
+  Actions act(e);
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
   for (std::uint64_t i = 1; i < 100; ++i)
-    e.schedule(Time::us(static_cast<std::int64_t>(i)),
-               [&net, &ends, i] { net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(i)); });
+    act.at(Time::us(static_cast<std::int64_t>(i)),
+           [&net, &ends, i] { net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(i)); });
   std::size_t most = 0;
   while (e.step()) most = std::max(most, e.events_pending());
   CHECK(most <= 199);
@@ -255,7 +259,7 @@ TEST_CASE("a flow that weighs a link twice gets half of it", "[flow]") {
   // 2L + L = 10 GB/s, L = 3.33 GB/s. Both move 1 GB, so both end at 0.3 s;
   // the link carried 2 GB for a and 1 GB for b.
   const Topology t = chain({10});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0), std::nullopt, {2.0});
@@ -271,7 +275,7 @@ TEST_CASE("a weighted flow over two links is paced by its heaviest", "[flow]") {
   // Links of 10 and 20 GB/s, weights 1 and 4: the rate is min(10/1, 20/4)
   // = 5 GB/s, so 1 GB takes 200 ms and the second link carries 4 GB.
   const Topology t = chain({10, 20});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0), fwd(1)}, Time::zero(), Bytes(kGB), ends(0), std::nullopt, {1.0, 4.0});
@@ -288,7 +292,7 @@ TEST_CASE("link timelines record every change of a link's total rate, on links t
   // 5 GB/s each, b done at 0.1 s; a then has 0.5 GB left at 10 GB/s, done
   // at 0.15 s. Y limits nobody; its rate follows a's: 5, then 10, then 0.
   const Topology t = chain({10, 100});
-  Engine e;
+  kernel::Engine e;
   FlowNetwork net(e, t);
   net.record_timeline(true);
   FlowEnds ends;
@@ -321,14 +325,15 @@ TEST_CASE("a group that loses a member while its rate stays still completes the 
   // Z, at 4 s.
   const bool zx = GENERATE(false, true);
   const Topology t = chain({3, 1});
-  Engine e;
+  kernel::Engine e;
+  Actions act(e);
   FlowNetwork net(e, t);
   FlowEnds ends;
   net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
   net.start({fwd(0)}, Time::zero(), Bytes(3 * kGB), ends(1));
   net.start({fwd(0)}, Time::zero(), Bytes(3 * kGB), ends(2));
   // Started at 0.5 s with 0.5 s of latency: its activation is queued after a's completion timer.
-  e.schedule(Time::ms(500), [&] {
+  act.at(Time::ms(500), [&] {
     const std::vector<DirLinkId> path = zx ? std::vector{fwd(1), fwd(0)} : std::vector{fwd(0), fwd(1)};
     net.start(path, Time::ms(500), Bytes(3 * kGB), ends(3));
   });
@@ -337,4 +342,40 @@ TEST_CASE("a group that loses a member while its rate stays still completes the 
   check_time(ends.at.at(1), 3.0);
   check_time(ends.at.at(2), 3.0);
   check_time(ends.at.at(3), 4.0);
+}
+
+TEST_CASE("a flow whose rate changes often is late by at most its chain of roundings", "[numeric]") {
+  // One link of 3 B/s. Flow a (10 B) starts at 0. One-byte flows start at
+  // 0 and then 1/3 s after each previous one ends. Shared, both run at
+  // 1.5 B/s (a one-byte flow takes 2/3 s, a moves 1 B); in each 1/3 s gap a
+  // runs alone at 3 B/s (1 B). So a moves 2 B per second and ends at
+  // exactly 5 s, after 10 rate changes. Every duration rounds up by under
+  // 1 ps and the one-byte flows form a chain of 20 rounded steps before a
+  // ends: a ends no earlier than 5 s less a picosecond and at most 20 ps
+  // after it.
+  topology::Topology t;
+  t.add_host(topology::Host{"h0", ""});
+  const auto x = t.add_node(topology::Node{"h0/gpu0", topology::NodeKind::gpu, 0, "H100"});
+  const auto y = t.add_node(topology::Node{"h0/gpu1", topology::NodeKind::gpu, 0, "H100"});
+  t.add_link(topology::Link{topology::LinkKind::nvlink, x, y, Bandwidth::bytes_per_second(3), 1, Time::zero(),
+                            1.0, 0, 0});
+  kernel::Engine e;
+  FlowNetwork net(e, t);
+  const std::vector<topology::DirLinkId> path{topology::Topology::directed(0, false)};
+  FlowEnds ends;
+  net.start(path, Time::zero(), Bytes(10), ends(0));
+  std::uint64_t next = 1;
+  // Each one-byte flow's end starts the next one 1/3 s later.
+  Actions act(e);
+  ends.then = [&](std::uint64_t, Time) {
+    if (!ends.done(0))
+      act.at(e.after(kernel::duration_up(1.0 / 3)),
+             [&] { net.start(path, Time::zero(), Bytes(1), ends(next++)); });
+  };
+  net.start(path, Time::zero(), Bytes(1), ends(next++));
+  e.run();
+  const Time end = ends.at.at(0);
+  INFO("a ends at " << end.count_ps() << " ps");
+  CHECK(end >= Time::s(5) - Time::ps(1));
+  CHECK(end <= Time::s(5) + Time::ps(20));
 }

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "hardware/hosts.h"
 #include "tests/topology/test_util.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
@@ -22,12 +23,12 @@ namespace {
 std::shared_ptr<const Topology> lone_host(const std::string& preset) {
   Topology t;
   t.name = "lone";
-  add_preset_host(t, *find_host_preset(preset));
+  add_preset_host(t, *hardware::find_host_preset(preset));
   return std::make_shared<const Topology>(topology_from_json(topology_to_json(t), "lone.json"));
 }
 
 ClusterSpec file_spec(const std::string& preset, int hosts, FabricKind fabric) {
-  const HostPreset& p = *find_host_preset(preset);
+  const hardware::HostPreset& p = *hardware::find_host_preset(preset);
   ClusterSpec s;
   s.host_preset = "lone.json";
   s.host_file = lone_host(preset);
@@ -81,7 +82,7 @@ TEST_CASE("the cluster form reads a host file relative to itself", "[cluster][js
   std::filesystem::create_directories(dir);
   Topology lone;
   lone.name = "my-node";
-  add_preset_host(lone, *find_host_preset("p3.8xlarge"));
+  add_preset_host(lone, *hardware::find_host_preset("p3.8xlarge"));
   std::ofstream(dir / "node.json") << topology_to_json(lone).dump();
   const std::string text = R"({"format": "meshsim.topology/1", "cluster": {"host": "node.json", "hosts": 3,
       "nic_bandwidth": "10Gbps", "nic_latency": "1us"}})";

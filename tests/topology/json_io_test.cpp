@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "hardware/hosts.h"
 #include "tests/topology/test_util.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
@@ -21,7 +22,7 @@ Topology reload(const std::string& text) {
 }  // namespace
 
 TEST_CASE("export -> load -> export gives the same bytes for every preset and fabric", "[json]") {
-  for (const HostPreset& p : host_presets()) {
+  for (const hardware::HostPreset& p : hardware::host_presets()) {
     for (FabricKind f : {FabricKind::single_switch, FabricKind::fat_tree, FabricKind::rail}) {
       ClusterSpec s;
       s.host_preset = std::string(p.name);

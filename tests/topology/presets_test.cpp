@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "hardware/hosts.h"
 #include "tests/topology/test_util.h"
 #include "topology/link_params.h"
 
@@ -104,11 +105,11 @@ TEST_CASE("PCIe generations and NIC rates follow the reference", "[presets]") {
       CHECK(l.line_rate() == Bandwidth::GBps(32));
       CHECK(l.capacity() == Bandwidth::GBps(24));
     }
-  CHECK(find_host_preset("dgx-h100")->nic_bandwidth == Bandwidth::Gbps(400));
-  CHECK(find_host_preset("dgx-a100")->nic_bandwidth == Bandwidth::Gbps(200));
-  CHECK(find_host_preset("p3.8xlarge")->nic_bandwidth == Bandwidth::Gbps(10));
-  CHECK(find_host_preset("p3.16xlarge")->nic_bandwidth == Bandwidth::Gbps(25));
-  CHECK(find_host_preset("nope") == nullptr);
+  CHECK(hardware::find_host_preset("dgx-h100")->nic_bandwidth == Bandwidth::Gbps(400));
+  CHECK(hardware::find_host_preset("dgx-a100")->nic_bandwidth == Bandwidth::Gbps(200));
+  CHECK(hardware::find_host_preset("p3.8xlarge")->nic_bandwidth == Bandwidth::Gbps(10));
+  CHECK(hardware::find_host_preset("p3.16xlarge")->nic_bandwidth == Bandwidth::Gbps(25));
+  CHECK(hardware::find_host_preset("nope") == nullptr);
 }
 
 TEST_CASE("Shared link parameters reproduce NCCL's link model", "[presets]") {
@@ -121,14 +122,4 @@ TEST_CASE("Shared link parameters reproduce NCCL's link model", "[presets]") {
     CHECK(l.line_rate() == Bandwidth::bytes_per_second(250'000'000) * 16 * (std::int64_t{1} << (gen - 1)));
     CHECK(l.capacity() == Bandwidth::GBps(nccl_x16_GBps[gen - 1]));
   }
-  // NVLink per lane, per direction: 25 GB/s for V100, A100 and H100; NCCL
-  // models 20, 20 and 20.6 GB/s. The row is the largest sm <= the GPU's.
-  CHECK(nvlink_generation(70).lane == Bandwidth::GBps(25));
-  CHECK(nvlink_generation(70).lane.scaled(nvlink_generation(70).efficiency) == Bandwidth::GBps(20));
-  CHECK(nvlink_generation(80).lane.scaled(nvlink_generation(80).efficiency) == Bandwidth::GBps(20));
-  CHECK(nvlink_generation(90).lane.scaled(nvlink_generation(90).efficiency) ==
-        Bandwidth::bytes_per_second(20'600'000'000));
-  CHECK(nvlink_generation(89).min_sm == 86);
-  CHECK(nvlink_generation(120).min_sm == 100);
-  CHECK(nvlink_generation(50).min_sm == 60);
 }

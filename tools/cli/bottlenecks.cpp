@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/table.h"
 #include "core/unit_strings.h"
-#include "tools/cli/table.h"
 #include "traces/trace_export.h"
 
 namespace meshsim::cli {

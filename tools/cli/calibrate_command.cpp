@@ -10,8 +10,8 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/unit_strings.h"
+#include "pipeline/pass_kernels.h"
 #include "plan/calibration.h"
-#include "planner/pipeline_kernels.h"
 #include "runtime/calibrate.h"
 #include "sim/compute_model.h"
 #include "tools/cli/commands.h"
@@ -56,7 +56,7 @@ void run_calibrate(const CalibrateArgs& a) {
   if (!a.layers.empty() && a.backend != "cuda")
     throw UsageError("--layers times GEMMs on a GPU: it needs --backend cuda");
   for (const std::string& name : a.layers)
-    for (auto& k : planner::calibration_kernel_lists(load_model_arg(name), a.tps, a.microbatch_sizes))
+    for (auto& k : pipeline::calibration_kernel_lists(load_model_arg(name), a.tps, a.microbatch_sizes))
       o.layers.push_back(std::move(k));
   const plan::Calibration c = runtime::calibrate(o);
   const std::string text = dump_json(plan::to_json(c));

@@ -9,6 +9,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/collective.h"
 #include "sim/executor.h"
@@ -18,7 +19,6 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
 

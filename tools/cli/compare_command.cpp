@@ -16,12 +16,12 @@
 #include "core/error.h"
 #include "core/json.h"
 #include "core/split.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
-#include "tools/cli/table.h"
 
 namespace meshsim::cli {
 

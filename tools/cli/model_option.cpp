@@ -22,11 +22,11 @@ void add_model_option(CLI::App& cmd, std::string& model) {
       ->required();
 }
 
-planner::Model load_model_arg(const std::string& model) {
-  if (path_kind(model) != PathKind::none) return planner::load_model_file(model);
+model::Model load_model_arg(const std::string& model) {
+  if (path_kind(model) != PathKind::none) return model::load_model_file(model);
   const auto named = models_dir() / (model + ".json");
   if (model.find('/') == std::string::npos && path_kind(named.string()) != PathKind::none)
-    return planner::load_model_file(named.string());
+    return model::load_model_file(named.string());
   std::vector<std::string> names;
   if (std::filesystem::is_directory(models_dir()))
     for (const auto& e : std::filesystem::directory_iterator(models_dir()))

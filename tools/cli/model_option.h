@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/model.h"
+#include "model/model.h"
 #include "sim/executor.h"
 #include "topology/topology.h"
 
@@ -16,7 +16,7 @@ namespace meshsim::cli {
 
 void add_model_option(CLI::App& cmd, std::string& model);
 /// A meshsim.model/1 file, or the name of one in configs/models/ ("gpt3-1.3b").
-[[nodiscard]] planner::Model load_model_arg(const std::string& model);
+[[nodiscard]] model::Model load_model_arg(const std::string& model);
 
 void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency);
 

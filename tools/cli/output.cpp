@@ -86,16 +86,45 @@ int run_plot_script(const std::string& script, const std::string& csv, const std
       with({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir}, extra));
 }
 
+namespace {
+
+// A folder of the temporary directory only this process can have made
+// (mkdtemp: a fresh name, mode 0700), removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string name = (std::filesystem::temp_directory_path() / "meshsim-chart-XXXXXX").string();
+    if (::mkdtemp(name.data()) == nullptr)
+      throw UsageError(fmt::format("cannot make a scratch folder for a chart: {}", std::strerror(errno)));
+    path_ = name;
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  [[nodiscard]] std::string file(const char* name) const { return (path_ / name).string(); }
+  [[nodiscard]] std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
 void draw_chart(const std::string& script, const std::string& csv, const std::vector<std::string>& args,
                 const std::string& png) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / fmt::format("meshsim-chart-{}", ::getpid());
-  fs::create_directories(dir);
-  write_text_file((dir / "data.csv").string(), csv);
-  const int rc = run_plot_script(script, (dir / "data.csv").string(), dir.string(), args);
-  fs::remove_all(dir);
-  if (rc != 0)
+  const ScratchDir dir;
+  write_text_file(dir.file("data.csv"), csv);
+  if (run_plot_script(script, dir.file("data.csv"), dir.str(), args) != 0)
     throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
+}
+
+bool draw_study_chart(const std::string& script, const std::string& data, const std::string& out_dir) {
+  const ScratchDir dir;
+  write_text_file(dir.file("data.csv"), data);
+  return run_plot_script(script, dir.file("data.csv"), out_dir) == 0;
 }
 
 void require_verifiable(const plan::Tensor& t) {

@@ -44,6 +44,10 @@ struct Captured {
 /// UsageError naming `--plot PNG` when the chart was not drawn.
 void draw_chart(const std::string& script, const std::string& csv, const std::vector<std::string>& args,
                 const std::string& png);
+/// A study's chart (studies/study.h): tools/<script> on `data` (written to a
+/// scratch folder), drawing into `out_dir`; whether it was drawn.
+[[nodiscard]] bool draw_study_chart(const std::string& script, const std::string& data,
+                                    const std::string& out_dir);
 
 /// UsageError when `--verify` would hold more of `t` on the host than the
 /// commands allow (64M elements).

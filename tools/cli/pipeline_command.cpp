@@ -10,17 +10,17 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
+#include "pipeline/iteration.h"
+#include "pipeline/layer_split.h"
 #include "plan/plan_json.h"
-#include "planner/layer_split.h"
-#include "planner/pipeline_plan.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/pipeline_plot.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
 #include "traces/trace_export.h"
@@ -34,7 +34,7 @@ struct PipelineArgs {
   TopologySource topology;
   CalibrationOption calibration;
   std::optional<double> compute_efficiency;
-  planner::ParallelConfig cfg;
+  pipeline::PipelineConfig cfg;
   std::string schedule = "1f1b";
   std::string reshard = "broadcast";
   std::string balance = "host-size";
@@ -53,19 +53,19 @@ std::string gb(double bytes) {
 
 // One built and simulated iteration, for the printers.
 struct PipelineRun {
-  planner::Model model;
+  model::Model model;
   topology::Topology topo;
-  planner::ParallelConfig cfg;
+  pipeline::PipelineConfig cfg;
   std::string compute_models;  // the GPU compute models in use, in words
-  planner::PipelineIteration it;
+  pipeline::PipelineIteration it;
   sim::SimResult r;
-  planner::PipelineMetrics pm;
+  pipeline::PipelineMetrics pm;
   double build_s = 0;
   double sim_s = 0;
   std::string gpu;      // the GPUs' compute model, if known
   double capacity = 0;  // its memory in bytes (0: unknown)
 
-  [[nodiscard]] bool fits(const planner::DeviceMemory& m) const {
+  [[nodiscard]] bool fits(const pipeline::DeviceMemory& m) const {
     return capacity <= 0 || m.total() <= capacity;
   }
 };
@@ -74,23 +74,23 @@ PipelineRun build_and_simulate(PipelineArgs& a) {
   PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, 0};
   sim::SimOptions opts;
   a.calibration.apply(run.topo, opts);
-  planner::ParallelConfig& cfg = run.cfg;
-  cfg.schedule = *planner::schedule_from(a.schedule);
+  pipeline::PipelineConfig& cfg = run.cfg;
+  cfg.schedule = *model::schedule_from(a.schedule);
   cfg.reshard_auto = a.reshard == "auto";
-  if (!cfg.reshard_auto) cfg.reshard = *planner::strategy_from(a.reshard);
-  cfg.balance = *planner::balance_from(a.balance);
-  cfg.layer_split = planner::kLayerSplitNames.parse(a.layer_split);  // nullopt for auto
+  if (!cfg.reshard_auto) cfg.reshard = *reshard::strategy_from(a.reshard);
+  cfg.balance = *reshard::balance_from(a.balance);
+  cfg.layer_split = model::kLayerSplitNames.parse(a.layer_split);  // nullopt for auto
   cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
   run.compute_models =
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
   const auto t0 = std::chrono::steady_clock::now();
-  run.it = planner::build_pipeline(run.model, run.topo, cfg, opts.device_models);
+  run.it = pipeline::build_pipeline(run.model, run.topo, cfg, opts.device_models);
   const auto t1 = std::chrono::steady_clock::now();
   opts.record_link_timeline = !a.trace.empty();
   opts.fluid_broadcast = !a.chunked_broadcasts;
   run.r = sim::simulate(run.it.plan, run.topo, opts);
   const auto t2 = std::chrono::steady_clock::now();
-  run.pm = planner::pipeline_metrics(run.it, run.topo, run.r);
+  run.pm = pipeline::pipeline_metrics(run.it, run.topo, run.r);
   run.build_s = std::chrono::duration<double>(t1 - t0).count();
   run.sim_s = std::chrono::duration<double>(t2 - t1).count();
   if (const sim::DeviceModel* dm =
@@ -112,7 +112,7 @@ Json stages_json(const PipelineRun& run) {
                           {"param_bytes", vs.param_bytes}});
     if (!vs.splits.empty()) {
       Json splits = Json::array();
-      for (planner::LayerSplit x : vs.splits) splits.push_back(std::string(to_string(x)));
+      for (model::LayerSplit x : vs.splits) splits.push_back(std::string(to_string(x)));
       stages.back()["layer_splits"] = std::move(splits);
     }
   }
@@ -123,7 +123,7 @@ Json stages_json(const PipelineRun& run) {
 Json memory_json(const PipelineRun& run) {
   Json memory = Json::array();
   std::size_t device = 0;
-  for (const planner::DeviceMemory& m : run.it.memory) {
+  for (const pipeline::DeviceMemory& m : run.it.memory) {
     Json o{{"device", device}, {"gpus", run.it.stage_gpus[device++]}};
     o["weights_bytes"] = m.weights_bytes;
     o["training_state_bytes"] = m.training_state_bytes;
@@ -213,7 +213,7 @@ Table device_table(const PipelineRun& run) {
 }
 
 Table results_table(const PipelineRun& run) {
-  const planner::PipelineMetrics& pm = run.pm;
+  const pipeline::PipelineMetrics& pm = run.pm;
   const double it_s = pm.iteration_s;
   auto pct = [&](double v) { return fmt::format("{:.1f} %", it_s > 0 ? 100 * v / it_s : 0.0); };
   auto time = [](double s) { return human_string(Time::from_seconds(s)); };
@@ -247,7 +247,7 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              it.global_batch, transfers);
   fmt::print("compute {}\n", run.compute_models);
   for (std::size_t s = 0; s < it.stages.size(); ++s)
-    if (const std::string d = planner::describe_splits(it.stages[s]); !d.empty())
+    if (const std::string d = pipeline::describe_splits(it.stages[s]); !d.empty())
       fmt::print("stage {} layers over the tensor ranks: {}\n", s, d);
   fmt::print("\n");
   fmt::print("{}\n",
@@ -279,7 +279,7 @@ void run_all_schedules(const PipelineArgs& a) {
   std::string best;
   double best_s = 0;
   std::string header;
-  for (const std::string& name : planner::kScheduleNames.names()) {
+  for (const std::string& name : model::kScheduleNames.names()) {
     PipelineArgs one = a;
     one.schedule = name;
     const bool interleaved = name == "interleaved-1f1b";
@@ -397,7 +397,7 @@ void add_pipeline_command(CLI::App& app) {
          "--schedule", a->schedule,
          "Pipeline schedule, or all: every schedule side by side (interleaved with --virtual-stages, "
          "default 2)")
-      ->check(CLI::IsMember(with(planner::kScheduleNames.names(), {"all"})))
+      ->check(CLI::IsMember(with(model::kScheduleNames.names(), {"all"})))
       ->capture_default_str();
   cmd->add_option("--virtual-stages,-v", a->cfg.virtual_stages,
                   "Model chunks per device (interleaved-1f1b; microbatches must be a multiple of pp)")
@@ -416,17 +416,17 @@ void add_pipeline_command(CLI::App& app) {
                 "Full activation recomputation: keep only each layer's input, run the forward again in the "
                 "backward (not with zb-h1)");
   cmd->add_option("--reshard", a->reshard, "How activations and gradients cross stages")
-      ->check(CLI::IsMember(with(planner::kStrategyNames.names(), {"auto"})))
+      ->check(CLI::IsMember(with(reshard::kStrategyNames.names(), {"auto"})))
       ->capture_default_str();
   cmd->add_option("--balance", a->balance, "Sender balancing of the stage transfers")
-      ->check(CLI::IsMember(planner::kBalanceNames.names()))
+      ->check(CLI::IsMember(reshard::kBalanceNames.names()))
       ->capture_default_str();
   cmd->add_option(
          "--layer-split", a->layer_split,
          "Under tensor parallelism, how layers that list their kernels are split: by channels "
          "(all-reduces per pass), by batch (whole layer per rank, one gradient all-reduce), or auto: "
          "per layer, the fewest bytes moved that fit in memory")
-      ->check(CLI::IsMember(with({"auto"}, planner::kLayerSplitNames.names())))
+      ->check(CLI::IsMember(with({"auto"}, model::kLayerSplitNames.names())))
       ->capture_default_str();
   cmd->add_option("--first-gpu", a->cfg.first_gpu, "Index of the first GPU used")
       ->check(CLI::NonNegativeNumber)

@@ -9,7 +9,7 @@ namespace meshsim::cli {
 
 namespace {
 
-using Kind = planner::PipelineIteration::Kind;
+using Kind = pipeline::PipelineIteration::Kind;
 
 // What a bar shows: the pass letter (F, B, W) of a compute task's id
 // ("B3/s1/r0": microbatch 3's backward), else the task's kind.
@@ -33,7 +33,7 @@ std::string microbatch(const std::string& id) {
 
 }  // namespace
 
-void GanttRows::add(const std::string& panel, const planner::PipelineIteration& it,
+void GanttRows::add(const std::string& panel, const pipeline::PipelineIteration& it,
                     const topology::Topology& topo, const sim::SimResult& r) {
   for (std::size_t p = 0; p < it.stage_gpus.size(); ++p) {
     const topology::NodeId first = topo.at(it.stage_gpus[p].front());

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "planner/pipeline_plan.h"
+#include "pipeline/iteration.h"
 #include "sim/executor.h"
 #include "topology/topology.h"
 
@@ -16,7 +16,7 @@ namespace meshsim::cli {
 /// names the iteration when a chart shows several.
 struct GanttRows {
   std::string csv;  // panel,device,kind,microbatch,start_s,end_s lines
-  void add(const std::string& panel, const planner::PipelineIteration& it, const topology::Topology& topo,
+  void add(const std::string& panel, const pipeline::PipelineIteration& it, const topology::Topology& topo,
            const sim::SimResult& r);
 };
 

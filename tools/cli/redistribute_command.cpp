@@ -10,16 +10,16 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/plan_json.h"
-#include "planner/redistribute/evaluate.h"
-#include "planner/reshard.h"
+#include "reshard/redistribute/evaluate.h"
+#include "reshard/reshard.h"
 #include "runtime/host_backend.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
 #include "traces/trace_export.h"
@@ -28,7 +28,7 @@ namespace meshsim::cli {
 
 namespace {
 
-namespace rd = planner::redistribute;
+namespace rd = reshard::redistribute;
 
 struct RedistributeArgs {
   TopologySource topology;
@@ -58,7 +58,7 @@ struct RedistributeRun {
 RedistributeRun evaluate(RedistributeArgs& a) {
   RedistributeRun run{a.topology.load(), {}, {}, {}, {}, 0};
   a.calibration.apply(run.topo);
-  run.p = rd::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.mesh, a.src_spec,
+  run.p = rd::make_problem(run.topo, reshard::parse_tensor_arg(a.tensor), a.mesh, a.src_spec,
                            a.dst_mesh.empty() ? a.mesh : a.dst_mesh, a.dst_spec);
   if (a.verify) require_verifiable(run.p.tensor);
   std::optional<Bytes> limit;

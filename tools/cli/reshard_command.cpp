@@ -12,19 +12,19 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/plan_json.h"
-#include "planner/reshard.h"
-#include "planner/reshard_eval.h"
-#include "planner/study.h"
+#include "reshard/evaluate.h"
+#include "reshard/reshard.h"
 #include "runtime/host_backend.h"
 #include "sim/executor.h"
+#include "studies/reshard_study.h"
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
 #include "topology/mesh.h"
@@ -52,10 +52,10 @@ struct ReshardArgs {
 // Every plan evaluated, for the printers.
 struct ReshardRun {
   topology::Topology topo;
-  planner::ReshardProblem p;
-  std::vector<planner::UnitTask> tasks;
-  planner::LowerBound lb;
-  std::vector<planner::ReshardOutcome> rows;
+  reshard::ReshardProblem p;
+  std::vector<reshard::UnitTask> tasks;
+  reshard::LowerBound lb;
+  std::vector<reshard::ReshardOutcome> rows;
   std::vector<std::optional<bool>> verified;  // per row, with --verify
   std::size_t best = 0;                       // the fastest plan that moves data
 
@@ -68,31 +68,31 @@ struct ReshardRun {
 ReshardRun evaluate(ReshardArgs& a) {
   ReshardRun run{a.topology.load(), {}, {}, {}, {}, {}, 0};
   a.calibration.apply(run.topo);
-  run.p = planner::make_problem(run.topo, planner::parse_tensor_arg(a.tensor), a.src_mesh, a.src_spec,
+  run.p = reshard::make_problem(run.topo, reshard::parse_tensor_arg(a.tensor), a.src_mesh, a.src_spec,
                                 a.dst_mesh, a.dst_spec);
-  run.tasks = planner::unit_tasks(run.p);
-  run.lb = planner::lower_bound(run.topo, run.p, run.tasks);
-  std::vector<planner::Strategy> strategies;
+  run.tasks = reshard::unit_tasks(run.p);
+  run.lb = reshard::lower_bound(run.topo, run.p, run.tasks);
+  std::vector<reshard::Strategy> strategies;
   if (a.strategy == "all") {
-    strategies.assign(std::begin(planner::kMovingStrategies), std::end(planner::kMovingStrategies));
-    strategies.push_back(planner::Strategy::signal);
+    strategies.assign(std::begin(reshard::kMovingStrategies), std::end(reshard::kMovingStrategies));
+    strategies.push_back(reshard::Strategy::signal);
   } else if (a.strategy != "auto") {
-    strategies = {*planner::strategy_from(a.strategy)};
+    strategies = {*reshard::strategy_from(a.strategy)};
   }
-  std::vector<planner::Balance> balances;
+  std::vector<reshard::Balance> balances;
   if (a.balance == "all") {
-    balances = {planner::Balance::none, planner::Balance::device, planner::Balance::host_size,
-                planner::Balance::host_order, planner::Balance::search};
+    balances = {reshard::Balance::none, reshard::Balance::device, reshard::Balance::host_size,
+                reshard::Balance::host_order, reshard::Balance::search};
   } else {
-    balances = {*planner::balance_from(a.balance)};
+    balances = {*reshard::balance_from(a.balance)};
   }
   if (a.verify) require_verifiable(run.p.tensor);
-  run.rows = planner::evaluate_reshard(run.topo, run.p, run.tasks, strategies, balances,
+  run.rows = reshard::evaluate_reshard(run.topo, run.p, run.tasks, strategies, balances,
                                        a.strategy == "all" || a.strategy == "auto", !a.trace.empty());
   for (const auto& r : run.rows)
     run.verified.push_back(a.verify && r.moves_data ? std::optional(runtime::verify_on_host(r.plan).ok)
                                                     : std::nullopt);
-  run.best = planner::fastest_moving(run.rows);
+  run.best = reshard::fastest_moving(run.rows);
   return run;
 }
 
@@ -102,8 +102,8 @@ void print_reshard_json(const ReshardRun& run) {
     const auto& r = run.rows[i];
     const double secs = r.result.makespan.seconds();
     const auto ratio = run.ratio(r.result.makespan);
-    Json o{{"name", r.name},
-           {"balance", r.balance},
+    Json o{{"name", r.method.name()},
+           {"balance", r.method.balance_name()},
            {"time_s", secs},
            {"effective_gbps", run.bits() / secs / 1e9},
            {"network_bytes", r.network_bytes},
@@ -119,7 +119,7 @@ void print_reshard_json(const ReshardRun& run) {
                                   {"unit_tasks", run.tasks.size()},
                                   {"lower_bound_s", run.lb.time.seconds()},
                                   {"strategies", std::move(out)},
-                                  {"best", best.name},
+                                  {"best", best.method.name()},
                                   {"bottlenecks", bottlenecks_json(run.topo, best.result, 5)}}));
 }
 
@@ -138,10 +138,10 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
   for (std::size_t i = 0; i < run.rows.size(); ++i) {
     const auto& r = run.rows[i];
     const auto ratio = run.ratio(r.result.makespan);
-    std::vector<std::string> cells{r.name,
-                                   r.balance,
+    std::vector<std::string> cells{r.method.name(),
+                                   r.method.balance_name(),
                                    human_string(r.result.makespan),
-                                   r.result.makespan > Time::zero() && r.name != "signal"
+                                   r.result.makespan > Time::zero() && r.moves_data
                                        ? fmt::format("{:.2f}", run.bits() / r.result.makespan.seconds() / 1e9)
                                        : std::string("-"),
                                    ratio ? fmt::format("{:.2f}", *ratio) : std::string("-"),
@@ -158,8 +158,10 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
       "tensor Gb/s: the tensor's bits / time (past a NIC's rate when receivers share copies)\n"
       "signal: one byte per task, the bound where communication is free\n"
       "auto: the strategy / sender order it started from, +N the swaps its local search kept\n");
-  fmt::print("\nfastest: {} / {}\n{}", best.name, best.balance, bottlenecks_table(run.topo, best.result, 5));
-  if (!a.plan_out.empty()) fmt::print("\nplan ({} / {}): {}\n", best.name, best.balance, a.plan_out);
+  fmt::print("\nfastest: {} / {}\n{}", best.method.name(), best.method.balance_name(),
+             bottlenecks_table(run.topo, best.result, 5));
+  if (!a.plan_out.empty())
+    fmt::print("\nplan ({} / {}): {}\n", best.method.name(), best.method.balance_name(), a.plan_out);
   if (!a.trace.empty()) fmt::print("trace: {}\n", a.trace);
 }
 
@@ -172,8 +174,8 @@ void run_reshard(ReshardArgs& a) {
     const std::string label = fmt::format("{} {} [{}] to {} [{}]", a.tensor, a.src_mesh, run.p.src_spec.str(),
                                           a.dst_mesh, run.p.dst_spec.str());
     draw_chart("plot_study.py",
-               planner::study_csv(planner::study_rows("reshard", label, run.p, run.lb, run.rows)), {a.plot},
-               a.plot);
+               studies::reshard_chart_data(studies::reshard_rows("reshard", label, run.p, run.lb, run.rows)),
+               {a.plot}, a.plot);
   }
   if (a.json)
     print_reshard_json(run);
@@ -182,8 +184,8 @@ void run_reshard(ReshardArgs& a) {
   if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
   for (std::size_t i = 0; i < run.rows.size(); ++i)
     if (run.verified[i] && !*run.verified[i])
-      throw Error(
-          fmt::format("the {} / {} plan failed host verification", run.rows[i].name, run.rows[i].balance));
+      throw Error(fmt::format("the {} / {} plan failed host verification", run.rows[i].method.name(),
+                              run.rows[i].method.balance_name()));
 }
 
 }  // namespace
@@ -204,9 +206,9 @@ void add_reshard_command(CLI::App& app) {
   cmd->add_option("--strategy", a->strategy,
                   "all (default), send-recv, allgather (Alpa's send/recv + local all-gather), broadcast, "
                   "scatter (parts from every source replica, relayed over NVLink), signal or auto")
-      ->check(CLI::IsMember(with({"all"}, with(planner::kStrategyNames.names(), {"auto"}))));
+      ->check(CLI::IsMember(with({"all"}, with(reshard::kStrategyNames.names(), {"auto"}))));
   cmd->add_option("--balance", a->balance, "all (default), none, device, host-size, host-order or search")
-      ->check(CLI::IsMember(with({"all"}, planner::kBalanceNames.names())));
+      ->check(CLI::IsMember(with({"all"}, reshard::kBalanceNames.names())));
   cmd->add_option("--plan-out", a->plan_out, "Write the fastest plan (meshsim.plan/1)")->check(output_file());
   cmd->add_option("--trace", a->trace, "Write the fastest plan's Perfetto trace")->check(output_file());
   cmd->add_option(

@@ -14,10 +14,11 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
-#include "planner/search/results.h"
-#include "planner/search/space_file.h"
 #include "runtime/distributed.h"
+#include "search/results.h"
+#include "search/space_file.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
@@ -25,7 +26,6 @@
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
 #include "tools/cli/search_store.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/cluster.h"
 
@@ -33,7 +33,7 @@ namespace meshsim::cli {
 
 namespace {
 
-namespace ps = planner::search;
+namespace ps = search;
 
 struct SearchArgs {
   std::string space_file;
@@ -53,11 +53,11 @@ struct SearchArgs {
   bool json = false;
 };
 
-std::string config_name(const planner::ParallelConfig& c) {
+std::string config_name(const pipeline::PipelineConfig& c) {
   return fmt::format("dp{} tp{} pp{} x{}x{} {}{}{} {}", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
-                     planner::to_string(c.schedule),
+                     model::to_string(c.schedule),
                      c.virtual_stages > 1 ? fmt::format(" v{}", c.virtual_stages) : "",
-                     c.recompute ? " rc" : "", planner::to_string(c.reshard));
+                     c.recompute ? " rc" : "", reshard::to_string(c.reshard));
 }
 
 Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top) {
@@ -70,10 +70,10 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"pp", c.pp},
                        {"microbatches", c.microbatches},
                        {"microbatch_size", c.microbatch_size},
-                       {"schedule", planner::to_string(c.schedule)},
+                       {"schedule", model::to_string(c.schedule)},
                        {"virtual_stages", c.virtual_stages},
                        {"recompute", c.recompute},
-                       {"reshard", planner::to_string(c.reshard)},
+                       {"reshard", reshard::to_string(c.reshard)},
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
                        {"tflops_per_gpu", r.metrics.tflops_per_gpu},
@@ -87,7 +87,7 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
 // The model, cluster and space: from a space file, else from the options.
 struct SearchJob {
   std::string name;
-  planner::Model model;
+  model::Model model;
   topology::Topology topo;
   sim::SimOptions so;
   std::string compute;
@@ -115,9 +115,9 @@ SearchJob make_job(SearchArgs& a) {
     j.topo = a.topology.load();
     j.space = a.space;
     j.space.schedules.clear();
-    for (const auto& s : a.schedules) j.space.schedules.push_back(*planner::schedule_from(s));
+    for (const auto& s : a.schedules) j.space.schedules.push_back(*model::schedule_from(s));
     j.space.reshards.clear();
-    for (const auto& r : a.reshards) j.space.reshards.push_back(*planner::strategy_from(r));
+    for (const auto& r : a.reshards) j.space.reshards.push_back(*reshard::strategy_from(r));
     j.space.recompute =
         a.recompute == "both" ? std::vector<bool>{false, true} : std::vector<bool>{a.recompute == "on"};
     if (auto r = ps::repeated_value(j.space)) {
@@ -211,7 +211,7 @@ void run_search(SearchArgs& a) {
       todo.push_back(i);
     }
   }
-  std::vector<planner::ParallelConfig> mine;
+  std::vector<pipeline::PipelineConfig> mine;
   for (std::size_t i : todo) mine.push_back(configs[i]);
   ps::Options o;
   o.threads = a.threads;
@@ -283,7 +283,7 @@ void add_search_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--schedules", a->schedules, "Schedules to try")
       ->delimiter(',')
-      ->check(CLI::IsMember(planner::kScheduleNames.names()))
+      ->check(CLI::IsMember(model::kScheduleNames.names()))
       ->capture_default_str();
   cmd->add_option("--virtual-stages", a->space.virtual_stages, "Model chunks per device for interleaved-1f1b")
       ->delimiter(',')
@@ -295,7 +295,7 @@ void add_search_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reshards", a->reshards, "Stage transfer strategies to try")
       ->delimiter(',')
-      ->check(CLI::IsMember(planner::kStrategyNames.names()))
+      ->check(CLI::IsMember(reshard::kStrategyNames.names()))
       ->capture_default_str();
   cmd->add_flag("--tp-across-hosts", a->space.tp_across_hosts, "Also try tensor parallelism across hosts");
   cmd->add_option("--threads", a->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 256));

@@ -13,7 +13,7 @@
 
 namespace meshsim::cli {
 
-namespace ps = planner::search;
+namespace ps = search;
 namespace fs = std::filesystem;
 
 namespace {

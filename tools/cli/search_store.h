@@ -3,7 +3,7 @@
 // every finished configuration is appended at once to
 // DIR/results.partial[.RANK].csv, so an interrupted search loses at most the
 // configurations in flight; `--resume DIR` reads results.csv and every
-// partial file back and reuses each row whose key (planner/search/results.h)
+// partial file back and reuses each row whose key (search/results.h)
 // a configuration of the new search has.
 
 #include <cstdio>
@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "planner/search/results.h"
+#include "search/results.h"
 
 namespace meshsim::cli {
 
 /// Rows already computed in `dir`, by key (missing files: none).
-[[nodiscard]] std::map<std::string, planner::search::Result> load_search_rows(const std::string& dir);
+[[nodiscard]] std::map<std::string, search::Result> load_search_rows(const std::string& dir);
 
 /// Appends rows to one partial file as they come.
 class PartialResults {
@@ -38,7 +38,7 @@ void remove_partial_results(const std::string& dir);
 
 /// Completes `results` (rank 0) with the rows the other ranks computed:
 /// each rank sends "index<TAB>row" lines for the indices it ran.
-void gather_search_rows(std::vector<planner::search::Result>& results, const std::vector<std::size_t>& mine,
+void gather_search_rows(std::vector<search::Result>& results, const std::vector<std::size_t>& mine,
                         const std::vector<std::string>& keys);
 
 }  // namespace meshsim::cli

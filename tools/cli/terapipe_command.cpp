@@ -9,16 +9,17 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
-#include "planner/terapipe.h"
-#include "planner/terapipe_eval.h"
+#include "hardware/gpus.h"
+#include "pipeline/terapipe.h"
+#include "pipeline/terapipe_eval.h"
 #include "sim/compute_model.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/options.h"
 #include "tools/cli/progress.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/topology_json.h"
 
@@ -26,8 +27,8 @@ namespace meshsim::cli {
 
 namespace {
 
-using Shape = planner::TeraPipeShape;
-using Outcome = planner::TeraPipeOutcome;
+using Shape = pipeline::TeraPipeShape;
+using Outcome = pipeline::TeraPipeOutcome;
 
 struct TeraPipeArgs {
   std::string model;
@@ -48,7 +49,7 @@ double host_per_kernel(const TeraPipeArgs& a, double otherwise) {
   return t.seconds();
 }
 
-std::string describe(const planner::TokenSlicing& s) {
+std::string describe(const pipeline::TokenSlicing& s) {
   // Microbatch sizes, then the first microbatch's slices (tokens).
   std::string mb = fmt::format("{} microbatch{} of {}", s.microbatches.size(),
                                s.microbatches.size() == 1 ? "" : "es", fmt::join(s.microbatches, "/"));
@@ -61,7 +62,7 @@ std::string describe(const planner::TokenSlicing& s) {
 }
 
 // time_s: the iteration (pipeline + gradient all-reduce); pipeline_s: the slicing's T.
-Json slicing_json(const planner::TokenSlicing& s, const Outcome& o) {
+Json slicing_json(const pipeline::TokenSlicing& s, const Outcome& o) {
   return Json{{"time_s", o.iteration(s)},
               {"pipeline_s", s.time},
               {"max_slice_s", s.max_slice},
@@ -80,19 +81,19 @@ void run_paper(TeraPipeArgs& a) {
   Json rows = Json::array();
   Table tab({"setting", "model", "GPUs", "batch", "d/p/o", "paper w/o", "paper with", "paper x", "ours none",
              "ours uniform", "ours DP", "ours x", "DP/uniform"});
-  const auto settings = planner::terapipe_paper_settings();
+  const auto settings = pipeline::terapipe_paper_settings();
   const auto progress = progress_reporter("TeraPipe's settings", "done", a.json);
-  const double host = host_per_kernel(a, planner::terapipe_paper_host_per_kernel());
+  const double host = host_per_kernel(a, pipeline::terapipe_paper_host_per_kernel());
   for (const auto& s : settings) {
     progress(static_cast<std::size_t>(&s - settings.data()), settings.size());
-    const planner::Model model = load_model_arg(std::string(s.model));
+    const model::Model model = load_model_arg(std::string(s.model));
     compute = sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
-    Shape sh = planner::paper_shape(s);  // with the user's granularity, ablation and memory limit
+    Shape sh = pipeline::paper_shape(s);  // with the user's granularity, ablation and memory limit
     sh.granularity = a.shape.granularity;
     sh.uniform_slices = a.shape.uniform_slices;
     sh.memory_limit = a.shape.memory_limit;
     sh.host_per_kernel = host;
-    const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
+    const Outcome o = pipeline::evaluate_terapipe(model, topo, opts, sh);
     const double ours_x = o.iteration(o.none) / o.iteration(o.dp);
     tab.add({std::string(s.id), std::string(s.model), std::to_string(s.gpus), std::to_string(s.batch),
              fmt::format("{}/{}/{}", s.dp, s.pp, s.op), fmt::format("{:.3f}", s.without_s),
@@ -128,12 +129,14 @@ void run_paper(TeraPipeArgs& a) {
   }
   fmt::print("TeraPipe's settings on {} (iteration times in seconds; x = without / with slicing)\n",
              topo.name);
-  fmt::print("compute {}\nhost work per launched kernel: {}\n\n{}", compute,
-             fmt::format("{:.1f} us ({})", host * 1e6,
-                         a.host_per_kernel ? "--host-per-kernel"
-                                           : "the paper's Fig. 3: 1.45 ms per GPT-3 1B layer forward up to "
-                                             "256 tokens on a V100, over its kernels"),
-             tab.render({false, false, true, true, false, true, true, true, true, true, true, true, true}));
+  fmt::print(
+      "compute {}\nhost work per launched kernel: {}\n\n{}", compute,
+      fmt::format("{:.1f} us ({})", host * 1e6,
+                  a.host_per_kernel ? std::string("--host-per-kernel")
+                                    : fmt::format("the paper's Fig. 3: 1.45 ms per GPT-3 1B layer forward "
+                                                  "up to 256 tokens on a {}, over its kernels",
+                                                  hardware::kV100.name)),
+      tab.render({false, false, true, true, false, true, true, true, true, true, true, true, true}));
   fmt::print(
       "\nours: no slicing and uniform slicing use equal microbatches (the best divisor of the batch);\n"
       "the DP also chooses microbatch sizes (knapsack). The paper's DP gain over the best uniform slicing:\n"
@@ -147,7 +150,7 @@ void run_terapipe(TeraPipeArgs& a) {
   }
   if (a.model.empty() || a.topology.what.empty())
     throw UsageError("terapipe needs --model and --topology (or --paper)");
-  const planner::Model model = load_model_arg(a.model);
+  const model::Model model = load_model_arg(a.model);
   topology::Topology topo = a.topology.load();
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
@@ -155,7 +158,7 @@ void run_terapipe(TeraPipeArgs& a) {
       sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
   Shape sh = a.shape;
   sh.host_per_kernel = host_per_kernel(a, 0);
-  const Outcome o = planner::evaluate_terapipe(model, topo, opts, sh);
+  const Outcome o = pipeline::evaluate_terapipe(model, topo, opts, sh);
   if (a.json) {
     Json j{{"model", model.name},
            {"topology", topo.name},
@@ -197,7 +200,7 @@ void run_terapipe(TeraPipeArgs& a) {
     fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", sh.dp,
                o.cost_model.grad_allreduce_s);
   fmt::print("weight update after the pipeline: {:.1f} ms\n", o.cost_model.update_s * 1e3);
-  auto rate = [](const planner::AlphaBeta& ab) { return ab.beta > 0 ? 1e-9 / ab.beta : 0.0; };
+  auto rate = [](const pipeline::AlphaBeta& ab) { return ab.beta > 0 ? 1e-9 / ab.beta : 0.0; };
   fmt::print(
       "tensor all-reduce {:.1f} us + {:.2f} GB/s; tensor broadcast {:.1f} us + {:.2f} GB/s; stage send "
       "{:.1f} us + "
@@ -206,7 +209,7 @@ void run_terapipe(TeraPipeArgs& a) {
       o.cost_model.tp_broadcast.alpha * 1e6, rate(o.cost_model.tp_broadcast),
       o.cost_model.stage_send.alpha * 1e6, rate(o.cost_model.stage_send));
   Table tab({"method", "iteration s", "largest slice ms", "speedup", "plan"});
-  std::vector<std::pair<std::string, const planner::TokenSlicing*>> rows{
+  std::vector<std::pair<std::string, const pipeline::TokenSlicing*>> rows{
       {"no slicing", &o.none}, {"best uniform", &o.uniform}, {"TeraPipe DP", &o.dp}};
   if (sh.uniform_slices > 0)
     rows.insert(rows.begin() + 2, {fmt::format("{} slices, mb 1", sh.uniform_slices), &o.fixed});
@@ -269,7 +272,7 @@ void add_terapipe_command(CLI::App& app) {
       fmt::format("Host work of the framework per launched kernel, a duration (e.g. 40us; default "
                   "0, a program launched without host work per kernel; with --paper, the "
                   "paper's {:.1f}us)",
-                  planner::terapipe_paper_host_per_kernel() * 1e6));
+                  pipeline::terapipe_paper_host_per_kernel() * 1e6));
   cmd->add_flag(
       "--paper", a->paper,
       "Run TeraPipe's settings (1), (5), (6), (8), (9), (10) (default topology p3.16xlarge-x48) and "

@@ -9,10 +9,12 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/table.h"
 #include "core/unit_strings.h"
+#include "hardware/gpus.h"
+#include "hardware/hosts.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/output.h"
-#include "tools/cli/table.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
 #include "topology/nccl_xml.h"
@@ -245,9 +247,9 @@ void add_import_nccl(CLI::App* topo) {
       "Without --out, prints the summary `meshsim topo show` prints.");
   cmd->add_option("file", c->file, "NCCL topology dump (XML)")->required();
   cmd->add_option("--host", c->opts.host, "Host name; devices are named <host>/gpu0, ... (default h0)");
-  cmd->add_option(
-      "--gpu-model", c->opts.gpu_model,
-      "GPU model, e.g. H200 (default: from the compute capability: sm 70 V100, 80 A100, 90 H100)");
+  cmd->add_option("--gpu-model", c->opts.gpu_model,
+                  fmt::format("GPU model, e.g. {} (default: from the compute capability: sm {})",
+                              hardware::kH200.name, hardware::sm_default_names()));
   cmd->add_option("-o,--out", c->out,
                   "Write the explicit meshsim.topology/1 file here ('-' for stdout) instead of the summary");
   cmd->callback([c] {
@@ -270,10 +272,10 @@ void add_presets(CLI::App* topo) {
   cmd->callback([c] {
     Json list = Json::array();
     Table tab({"preset", "GPUs", "NICs", "NIC rate", "description"});
-    for (const auto& p : topology::host_presets()) {
+    for (const auto& p : hardware::host_presets()) {
       list.push_back(Json{{"name", std::string(p.name)},
                           {"gpus", p.gpus},
-                          {"gpu_model", std::string(p.gpu_model)},
+                          {"gpu_model", std::string(p.gpu->name)},
                           {"nics", p.nics},
                           {"nic_Gbps", static_cast<double>(p.nic_bandwidth.bps()) / 1e9},
                           {"description", std::string(p.summary)}});

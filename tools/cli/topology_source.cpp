@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/unit_strings.h"
+#include "hardware/hosts.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "topology/cluster.h"
@@ -20,7 +21,7 @@ namespace meshsim::cli {
 void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool required) {
   cmd.add_option(
          flag.empty() ? std::string("topology") : flag + ",-t", what,
-         fmt::format("Topology file (meshsim.topology/1) or host preset: {}", topology::host_preset_names()))
+         fmt::format("Topology file (meshsim.topology/1) or host preset: {}", hardware::host_preset_names()))
       ->required(required);
   auto* g = cmd.add_option_group("preset cluster", "Options that build a cluster from a host preset");
   g->add_option("--hosts", hosts, "Number of hosts (default 1)")->check(CLI::Range(1, topology::kMaxHosts));
@@ -47,12 +48,12 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
 topology::Topology TopologySource::load() const {
   const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
                            hosts_per_unit || oversubscription || spines;
-  const topology::HostPreset* preset = topology::find_host_preset(what);
+  const hardware::HostPreset* preset = hardware::find_host_preset(what);
   if (preset == nullptr) {
     std::error_code ec;
     if (!std::filesystem::exists(what, ec))
       throw UsageError(fmt::format("\"{}\" is neither a topology file nor a host preset (presets: {})", what,
-                                   topology::host_preset_names()));
+                                   hardware::host_preset_names()));
     if (preset_opts)
       throw UsageError(
           "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "

@@ -1,0 +1,139 @@
+#pragma once
+// The catalogue of GPU models: each model once (the fields: hardware/gpu.h),
+// read by every layer. Adding a GPU is one entry in kBuiltinGpus (add_gpu
+// registers one at run time, as tests do).
+//
+// Peaks are the
+// vendors' dense figures of the SXM parts, FP16 on the tensor cores:
+//   V100 SXM2  Tesla V100 datasheet: 15.7 FP32, 125 FP16 tensor, 7.8 FP64
+//              TFLOP/s; INT8 by DP4A, 4 × FP32 = 62.8 TOPS; 900 GB/s HBM2;
+//              16 GB as AWS p3 has it; 80 SMs, 6 NVLink 2 links (Volta
+//              whitepaper)
+//   A100 SXM   A100 datasheet: 19.5 FP32, 312 FP16, 9.7 FP64, 624 INT8;
+//              40 GB HBM2 at 1,555 GB/s, 80 GB HBM2e at 2,039 GB/s; 108 SMs,
+//              12 NVLink 3 links (Ampere whitepaper)
+//   H100 SXM5  H100 datasheet: 67 FP32, 989 FP16, 34 FP64, 1,979 INT8;
+//              80 GB HBM3 at 3.35 TB/s; 132 SMs, 18 NVLink 4 links (Hopper
+//              whitepaper)
+//   H200 SXM   H200 datasheet: H100's compute; 141 GB HBM3e at 4.8 TB/s
+// The parts after them carry only what NCCL's tuning model knows of them
+// (their architecture row, src/graph/tuning.cc): meshsim has no compute
+// model for them yet.
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hardware/gpu.h"
+
+namespace meshsim::hardware {
+
+inline constexpr std::array kBuiltinGpus{
+    GpuSpec{.name = "V100",
+            .sm = 70,
+            .nccl_arch = NcclArch::volta,
+            .peaks = {.fp32_flops = 15.7e12, .fp16_flops = 125e12, .fp64_flops = 7.8e12, .int8_ops = 62.8e12},
+            .memory_bandwidth = Bandwidth::GBps(900),
+            .memory = Bytes::GiB(16),
+            .sms = 80,
+            .nvlink_lanes = 6,
+            .sm_default = true,
+            .driver_names = {"V100", {}},
+            .source = "NVIDIA Tesla V100 datasheet, Volta whitepaper"},
+    GpuSpec{.name = "A100",
+            .sm = 80,
+            .nccl_arch = NcclArch::ampere,
+            .peaks = {.fp32_flops = 19.5e12, .fp16_flops = 312e12, .fp64_flops = 9.7e12, .int8_ops = 624e12},
+            .memory_bandwidth = Bandwidth::GBps(1555),
+            .memory = Bytes::GiB(40),
+            .sms = 108,
+            .nvlink_lanes = 12,
+            .sm_default = true,
+            .driver_names = {"A100", {}},
+            .source = "NVIDIA A100 datasheet, Ampere whitepaper"},
+    GpuSpec{.name = "A100-80GB",
+            .sm = 80,
+            .nccl_arch = NcclArch::ampere,
+            .peaks = {.fp32_flops = 19.5e12, .fp16_flops = 312e12, .fp64_flops = 9.7e12, .int8_ops = 624e12},
+            .memory_bandwidth = Bandwidth::GBps(2039),
+            .memory = Bytes::GiB(80),
+            .sms = 108,
+            .nvlink_lanes = 12,
+            .driver_names = {"A100", "80GB"},
+            .source = "NVIDIA A100 datasheet, Ampere whitepaper"},
+    GpuSpec{.name = "H100",
+            .sm = 90,
+            .nccl_arch = NcclArch::hopper,
+            .peaks = {.fp32_flops = 67e12, .fp16_flops = 989e12, .fp64_flops = 34e12, .int8_ops = 1979e12},
+            .memory_bandwidth = Bandwidth::GBps(3350),
+            .memory = Bytes::GiB(80),
+            .sms = 132,
+            .nvlink_lanes = 18,
+            .sm_default = true,
+            .driver_names = {"H100", {}},
+            .source = "NVIDIA H100 datasheet, Hopper whitepaper"},
+    GpuSpec{.name = "H200",
+            .sm = 90,
+            .nccl_arch = NcclArch::hopper,
+            .peaks = {.fp32_flops = 67e12, .fp16_flops = 989e12, .fp64_flops = 34e12, .int8_ops = 1979e12},
+            .memory_bandwidth = Bandwidth::GBps(4800),
+            .memory = Bytes(INT64_C(141000000000)),
+            .sms = 132,
+            .nvlink_lanes = 18,
+            .driver_names = {"H200", {}},
+            .source = "NVIDIA H200 datasheet"},
+    // NCCL's architecture rows alone (src/graph/tuning.cc):
+    GpuSpec{.name = "A800", .sm = 80, .nccl_arch = NcclArch::ampere, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "H800", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "H20", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "GH200", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "B100", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "B200", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
+    GpuSpec{.name = "GB200", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
+};
+
+/// The built-in model called `name`, at compile time: what host presets name
+/// their GPUs by, so a name the catalogue lacks does not compile.
+[[nodiscard]] consteval const GpuSpec& builtin_gpu(std::string_view name) {
+  for (const GpuSpec& g : kBuiltinGpus)
+    if (g.name == name) return g;
+  throw "no such GPU in the catalogue";  // not a constant expression: a compile error
+}
+
+/// Every model: the built-in entries in catalogue order (hardware/gpus.h),
+/// then those add_gpu registered, in the order they came. Entries never
+/// move: the pointers stay valid.
+[[nodiscard]] std::vector<const GpuSpec*> gpus();
+
+/// The model called `name`; nullptr when the catalogue has none.
+[[nodiscard]] const GpuSpec* find_gpu(std::string_view name);
+
+/// The model whose driver_names the CUDA device name `device` all holds,
+/// the one with the most of them first (A100-80GB before A100), then in
+/// catalogue order; nullptr for none.
+[[nodiscard]] const GpuSpec* gpu_for_device_name(std::string_view device);
+
+/// The model an NCCL topology dump's compute capability stands for (the
+/// sm_default entry of that sm); nullptr for none.
+[[nodiscard]] const GpuSpec* gpu_for_sm(int sm);
+
+/// The modelled GPUs' names, comma-separated, for messages ("V100, A100, ...").
+[[nodiscard]] std::string modelled_gpu_names();
+/// Each compute capability an NCCL dump's "sm" names a model by, and that
+/// model, for messages ("70 V100, 80 A100, 90 H100").
+[[nodiscard]] std::string sm_default_names();
+
+/// Registers a model the built-in catalogue lacks (a test's, or a newer
+/// part's), copying its strings; returns the catalogue's entry. UsageError
+/// when the name is empty or taken. Safe beside lookups in other threads.
+const GpuSpec& add_gpu(const GpuSpec& spec);
+
+// The models host presets are built of.
+inline constexpr const GpuSpec& kV100 = builtin_gpu("V100");
+inline constexpr const GpuSpec& kA100 = builtin_gpu("A100");
+inline constexpr const GpuSpec& kA100_80GB = builtin_gpu("A100-80GB");
+inline constexpr const GpuSpec& kH100 = builtin_gpu("H100");
+inline constexpr const GpuSpec& kH200 = builtin_gpu("H200");
+
+}  // namespace meshsim::hardware

@@ -1,0 +1,76 @@
+#pragma once
+// The catalogue of host presets: real GPU machines, each once, with what it
+// is built of (its GPUs, how they are wired, its PCIe and NICs) and its
+// NIC defaults: rate, latency per NIC↔switch hop and efficiency (what the
+// cluster builder gives the NIC↔fabric links). topology/presets.h builds
+// each into a graph by its layout; adding a machine of a known layout is
+// one entry in kHostPresets.
+//
+// Layouts:
+//   cube_mesh_quad  4 GPUs, one quad of the hybrid cube mesh (NV2 and NV1
+//                   pairs), one CPU, two PCIe switches of two GPUs each,
+//                   the NIC on the CPU (AWS p3.8xlarge)
+//   cube_mesh       8 GPUs in the hybrid cube mesh, two CPUs, four PCIe
+//                   switches of two GPUs each, the NIC on CPU 0 (AWS
+//                   p3.16xlarge, DGX-1V)
+//   nvswitch        8 GPUs each with all its NVLink lanes to the NVSwitch
+//                   fabric, two CPUs, `pcie_switches` PCIe switches of Gen
+//                   `pcie_gen`, each holding 8/switches GPUs and
+//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200)
+//
+// NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC
+// hop); EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop).
+// Efficiencies: HDR 24/25, NDR 47/50 (measured), TCP and EFA 0.9.
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/units.h"
+#include "hardware/gpus.h"
+
+namespace meshsim::hardware {
+
+enum class HostLayout : std::uint8_t { cube_mesh_quad, cube_mesh, nvswitch };
+
+struct HostPreset {
+  std::string_view name;
+  std::string_view summary;  // one line naming the machine, its GPUs, its NVLink and its NICs
+  int gpus = 0;
+  const GpuSpec* gpu = nullptr;
+  int nics = 0;
+  Bandwidth nic_bandwidth;  // per NIC, per direction
+  Time nic_latency;         // NIC↔switch hop
+  double nic_efficiency = 1.0;
+  HostLayout layout = HostLayout::nvswitch;
+  int pcie_gen = 3;
+  int pcie_switches = 0;  // nvswitch: PCIe switches
+};
+
+inline constexpr std::array kHostPresets{
+    HostPreset{"p3.8xlarge", "AWS p3.8xlarge: 4 x V100, NVLink 2 (one cube-mesh quad), 10 Gbps", 4, &kV100, 1,
+               Bandwidth::Gbps(10), Time::us(25), 0.9, HostLayout::cube_mesh_quad, 3, 2},
+    HostPreset{"p3.16xlarge", "AWS p3.16xlarge / DGX-1V: 8 x V100, NVLink 2 hybrid cube-mesh, 25 Gbps", 8,
+               &kV100, 1, Bandwidth::Gbps(25), Time::us(25), 0.9, HostLayout::cube_mesh, 3, 4},
+    HostPreset{"p4d.24xlarge", "AWS p4d.24xlarge: 8 x A100 40 GB on NVSwitch, 4 x 100 Gbps EFA", 8, &kA100, 4,
+               Bandwidth::Gbps(100), Time::ns(7500), 0.9, HostLayout::nvswitch, 4, 4},
+    HostPreset{"dgx-a100", "NVIDIA DGX A100 320 GB: 8 x A100 40 GB on NVSwitch, 8 x 200 Gb/s HDR InfiniBand",
+               8, &kA100, 8, Bandwidth::Gbps(200), Time::ns(900), 0.96, HostLayout::nvswitch, 4, 4},
+    HostPreset{"dgx-a100-80gb",
+               "NVIDIA DGX A100 640 GB: 8 x A100 80 GB on NVSwitch, 8 x 200 Gb/s HDR InfiniBand", 8,
+               &kA100_80GB, 8, Bandwidth::Gbps(200), Time::ns(900), 0.96, HostLayout::nvswitch, 4, 4},
+    HostPreset{"dgx-h100", "NVIDIA DGX H100: 8 x H100 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
+               &kH100, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
+    HostPreset{"dgx-h200", "NVIDIA DGX H200: 8 x H200 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
+               &kH200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
+};
+
+[[nodiscard]] std::span<const HostPreset> host_presets();
+/// nullptr when there is no preset of that name.
+[[nodiscard]] const HostPreset* find_host_preset(std::string_view name);
+/// Comma-separated preset names, for messages and --help.
+[[nodiscard]] std::string host_preset_names();
+
+}  // namespace meshsim::hardware

@@ -1,0 +1,137 @@
+#include "model/layer_kernels.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace meshsim::model {
+
+namespace {
+Bytes bytes(double b) {
+  return Bytes(static_cast<std::int64_t>(b));
+}
+}  // namespace
+
+LayerShape whole_sequences(const Model& m, int sequences, int tp) {
+  return {static_cast<double>(m.hidden),
+          static_cast<double>(m.heads),
+          static_cast<double>(sequences),
+          static_cast<double>(m.sequence),
+          0,
+          static_cast<double>(tp),
+          m.dtype};
+}
+
+plan::KernelList gpt_layer_forward(const LayerShape& s) {
+  const double h = s.hidden;
+  const double t = s.tp;
+  const double T = s.sequences * s.tokens;
+  const double kv = s.context + s.tokens;
+  const double e = static_cast<double>(plan::dtype_size(s.dtype));
+  const double heads = s.sequences * s.heads / t;  // independent attention products
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  k.gemms = {{T, 3 * h / t, h, 1},
+             {s.tokens, kv, h / s.heads, heads},
+             {s.tokens, h / s.heads, kv, heads},
+             {T, h, h / t, 1},
+             {T, 4 * h / t, h, 1},
+             {T, h, 4 * h / t, 1}};
+  k.memory_bytes = {bytes(2 * T * h * e), bytes(2 * heads * s.tokens * kv * e), bytes(3 * T * h * e),
+                    bytes(2 * T * h * e), bytes(2 * T * 4 * h / t * e),         bytes(3 * T * h * e)};
+  return k;
+}
+
+plan::KernelList gpt_layer_backward(const plan::KernelList& f) {
+  plan::KernelList b;
+  b.dtype = f.dtype;
+  for (const auto& g : f.gemms) {
+    b.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
+    b.gemms.push_back({g.k, g.n, g.m, g.batch});  // weight (or value) gradient
+  }
+  for (Bytes bytes : f.memory_bytes) b.memory_bytes.push_back(bytes * 2);
+  return b;
+}
+
+plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s) {
+  const double params = (12 * s.hidden * s.hidden + 13 * s.hidden) / s.tp;
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  k.memory_bytes = {bytes(3 * params * static_cast<double>(plan::dtype_size(s.dtype)))};
+  return k;
+}
+
+plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence, KernelPasses passes) {
+  const double per_token = s.sequences * s.hidden / s.tp * static_cast<double>(plan::dtype_size(s.dtype));
+  const double l = s.tokens;
+  const double seen = s.context + s.tokens;
+  auto bytes = [&](double tokens) { return Bytes(static_cast<std::int64_t>(tokens * per_token)); };
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  for (int kv = 0; kv < 2; ++kv) {  // keys, then values
+    if (passes != KernelPasses::backward)
+      k.memory_bytes.push_back(bytes(2 * l));  // forward: the slice written into the cache
+    if (passes == KernelPasses::forward) continue;
+    k.memory_bytes.push_back(bytes(sequence));  // backward: the view's gradient, zeros over the cache
+    k.memory_bytes.push_back(bytes(2 * seen));  //   and the slice's part copied in
+    if (seen < sequence)                        //   summed with the next slice's gradient
+      k.memory_bytes.push_back(bytes(3 * sequence));
+    k.memory_bytes.push_back(bytes(2 * sequence));  //   the assignment's clone
+    k.memory_bytes.push_back(bytes(l));             //   and its slice zeroed
+  }
+  return k;
+}
+
+plan::KernelList terapipe_attention_kernels(const LayerShape& s, KernelPasses passes) {
+  const double e = static_cast<double>(plan::dtype_size(s.dtype));
+  const double l = s.tokens;
+  const double c = s.context;
+  const double scores = s.sequences * s.heads / s.tp * l * (c + l);
+  const double heads_out = s.sequences * l * s.hidden / s.tp;  // the queries and the attention's output
+  const double cast = e < 4 ? 8 * scores : 0;  // bytes: fp32 softmax output, read back to cast
+  auto bytes = [](double b) { return Bytes(static_cast<std::int64_t>(b)); };
+  plan::KernelList k;
+  k.dtype = s.dtype;
+  for (int pass = 1; pass <= 2; ++pass) {  // forward, then backward at twice the bytes
+    if ((pass == 1 && passes == KernelPasses::backward) || (pass == 2 && passes == KernelPasses::forward))
+      continue;
+    k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));  // queries scaled
+    if (pass == 1) {
+      k.memory_bytes.push_back(
+          bytes((5 * l * l + 3 * l * c) * e));          // causal mask, joined to the context's zeros
+      k.memory_bytes.push_back(bytes(2 * scores * e));  // mask added to the scores
+    }
+    if (cast > 0) k.memory_bytes.push_back(bytes(pass * cast));  // softmax in fp32, cast back
+    k.memory_bytes.push_back(bytes(pass * 2 * heads_out * e));   // heads' output made contiguous
+  }
+  return k;
+}
+
+int terapipe_forward_kernel_count(const LayerShape& s) {
+  std::size_t n = 0;
+  for (const plan::KernelList& k :
+       {gpt_layer_forward(s), kv_cache_kernels(s, s.context + s.tokens, KernelPasses::forward),
+        terapipe_attention_kernels(s, KernelPasses::forward)})
+    n += k.gemms.size() + k.memory_bytes.size();
+  return static_cast<int>(n);
+}
+
+std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::vector<int>& tps,
+                                                     const std::vector<int>& microbatch_sizes) {
+  if (m.hidden <= 0 || m.heads <= 0 || m.sequence <= 0)
+    throw UsageError(fmt::format("model {} is not a GPT model (hidden, heads and sequence)", m.name));
+  std::vector<plan::KernelList> out;
+  for (int t : tps) {
+    if (t < 1 || m.heads % t != 0)
+      throw UsageError(
+          fmt::format("tensor-parallel degree {} does not divide the {} heads of {}", t, m.heads, m.name));
+    for (int b : microbatch_sizes) {
+      if (b < 1) throw UsageError(fmt::format("a microbatch size is at least 1, got {}", b));
+      out.push_back(gpt_layer_forward(whole_sequences(m, b, t)));
+      out.push_back(gpt_layer_backward(out.back()));
+    }
+  }
+  return out;
+}
+
+}  // namespace meshsim::model

@@ -1,0 +1,102 @@
+#pragma once
+// The kernels of one GPT transformer layer as Megatron-LM runs it with
+// tensor parallelism of degree t: b sequences of l new tokens, each after c
+// tokens whose keys and values are cached (c = 0 without token slicing),
+// hidden size h, a attention heads, T = b·l tokens.
+//
+// Forward, in order:
+//   layer norm                  memory: 2·T·h elements
+//   QKV projection              GEMM T × 3h/t × h
+//   attention scores            b·a/t GEMMs l × (c + l) × h/a
+//   softmax                     memory: 2·b·(a/t)·l·(c + l)
+//   attention over values       b·a/t GEMMs l × h/a × (c + l)
+//   output projection           GEMM T × h × h/t
+//   bias, dropout and residual  memory: 3·T·h
+//   layer norm                  memory: 2·T·h
+//   first MLP GEMM              T × 4h/t × h
+//   GeLU                        memory: 2·T·4h/t
+//   second MLP GEMM             T × h × 4h/t
+//   bias, dropout and residual  memory: 3·T·h
+// Backward: each GEMM m × n × k becomes the input gradient m × k × n and
+// the weight gradient k × n × m; each memory-bound kernel is counted as
+// moving twice its forward bytes (it reads the gradient and the saved
+// input and writes the gradient: an approximation).
+// FLOPs sum to 24·T·h²/t + 4·b·l·(c + l)·h/t forward and twice that
+// backward, the counts the roofline uses; the tensor-parallel all-reduces
+// are not kernels here (the caller times them on the network).
+
+#include <vector>
+
+#include "model/model.h"
+#include "plan/plan.h"
+#include "sim/compute_model.h"
+
+namespace meshsim::model {
+
+struct LayerShape {
+  double hidden = 0;
+  double heads = 0;
+  double sequences = 1;  // b
+  double tokens = 0;     // l, per sequence
+  double context = 0;    // c
+  double tp = 1;
+  plan::DType dtype = plan::kDefaultMathDType;
+};
+
+/// One layer of GPT model `m` over `sequences` whole sequences (no cached
+/// context) at tensor-parallel degree `tp`.
+[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp);
+
+/// Which passes' kernels a list holds (kv_cache_kernels,
+/// terapipe_attention_kernels).
+enum class KernelPasses { both, forward, backward };
+
+[[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
+/// The backward kernels of a layer whose forward kernels are `forward`.
+[[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
+/// What a framework that accumulates gradients runs after each backward
+/// pass of a layer: one memory-bound kernel adding the pass's weight
+/// gradients into the accumulated ones, reading both and writing the sum,
+/// 3·(12h² + 13h)/t elements (the layer's parameters on one tensor rank;
+/// the few replicated ones, layer norms and row-parallel biases, counted as
+/// split). PyTorch's autograd does exactly this on every backward call
+/// (`.grad` accumulates in place), so a pipeline that runs one backward
+/// per token slice or microbatch pays it once per slice or microbatch.
+[[nodiscard]] plan::KernelList gpt_layer_grad_accumulation(const LayerShape& s);
+
+/// What TeraPipe's code does with a layer's key and value caches for one
+/// slice (s: b sequences, l tokens after c; caches of `sequence` tokens,
+/// b·h/t elements per token each), memory-bound kernels for the keys and
+/// again for the values: forward, the slice's new entries written in (2l);
+/// backward, the cache view's gradient made whole (zeros over the cache, L,
+/// and the seen part copied in, 2(c + l)), summed with the next slice's
+/// gradient (3L, but for the last slice), cloned by the assignment's
+/// backward (2L) and its slice zeroed (l). Its whole-cache copies make every
+/// slice's backward pay for the full sequence.
+[[nodiscard]] plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence,
+                                                KernelPasses passes = KernelPasses::both);
+/// The memory-bound kernels TeraPipe's attention code runs for one slice
+/// beyond Megatron-LM's list (s: b sequences, l tokens after c, E =
+/// b·(a/t)·l·(c + l) attention scores, element size e), forward then
+/// backward: the queries scaled (2·b·l·h/t elements); the causal mask built
+/// for the slice and joined to zeros over the context (5l² + 3l·c); the mask
+/// added to the scores (2E); the softmax taken in fp32 and cast back, 8E
+/// bytes more than a softmax in the layer's type (none for an fp32 layer);
+/// the heads' output made contiguous (2·b·l·h/t). Backward: twice the
+/// scaling, softmax and copy bytes (the mask and its add have no gradient).
+[[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s,
+                                                          KernelPasses passes = KernelPasses::both);
+/// How many kernels the forward pass of one TeraPipe layer slice launches:
+/// gpt_layer_forward's and the forward ones of kv_cache_kernels and
+/// terapipe_attention_kernels.
+[[nodiscard]] int terapipe_forward_kernel_count(const LayerShape& s);
+/// The forward and backward kernels of one layer of GPT model `m` (whole
+/// sequences, no cached context) for every tensor-parallel degree in `tps`
+/// and microbatch size in `microbatch_sizes`: what `meshsim calibrate
+/// --layers` measures. UsageError for a model that is not a GPT, or a
+/// degree that does not divide its heads.
+[[nodiscard]] std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m,
+                                                                   const std::vector<int>& tps,
+                                                                   const std::vector<int>& microbatch_sizes);
+
+}  // namespace meshsim::model

@@ -1,0 +1,244 @@
+#include "model/model.h"
+
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "plan/json_fields.h"
+
+namespace meshsim::model {
+
+namespace {
+
+constexpr const char* kFormat = "meshsim.model/1";
+
+double positive(const JsonCursor& c) {
+  const double v = c.as_number();
+  if (!(v >= 0)) c.fail("must not be negative");
+  return v;
+}
+
+std::vector<std::int64_t> shape_from_json(const JsonCursor& c) {
+  if (c.size() == 0) c.fail("a shape has at least one dimension");
+  std::vector<std::int64_t> out;
+  for (std::size_t d = 0; d < c.size(); ++d) out.push_back(c.at(d).as_int_in(1, INT64_C(1) << 40));
+  return out;
+}
+
+// A later layer than `i` (the next one, i + 1, is implied for the output).
+int reader_from_json(const JsonCursor& c, std::size_t i, std::size_t layers, std::size_t first) {
+  const auto target = c.as_int_in(0, static_cast<std::int64_t>(layers) - 1);
+  if (target < static_cast<std::int64_t>(first))
+    c.fail(
+        first == i + 2
+            ? fmt::format("a skip connection goes to a later layer than {} (the next one is implied)", i + 1)
+            : fmt::format("a side output goes to a later layer than {}", i));
+  return static_cast<int>(target);
+}
+
+LayerGemm gemm_from_json(const JsonCursor& c) {
+  c.allow_only({"m", "n", "k", "batch", "grows", "weights"});
+  constexpr std::int64_t kMax = INT64_C(1) << 40;
+  LayerGemm g;
+  g.shape = {static_cast<double>(c["m"].as_int_in(1, kMax)), static_cast<double>(c["n"].as_int_in(1, kMax)),
+             static_cast<double>(c["k"].as_int_in(1, kMax)),
+             c.has("batch") ? static_cast<double>(c["batch"].as_int_in(1, kMax)) : 1.0};
+  if (auto grows = c.find("grows")) {
+    const std::string v = grows->as_name();
+    if (v != "m" && v != "batch") grows->fail("expected \"m\" or \"batch\"");
+    g.batch_grows = v == "batch";
+  }
+  if (auto w = c.find("weights")) g.weights = w->as_bool();
+  return g;
+}
+
+LayerKernels kernels_from_json(const JsonCursor& c) {
+  c.allow_only({"gemms", "memory", "allreduces"});
+  LayerKernels k;
+  if (auto g = c.find("gemms"))
+    for (std::size_t i = 0; i < g->size_at_most(4096, "GEMMs"); ++i)
+      k.gemms.push_back(gemm_from_json(g->at(i)));
+  if (auto mem = c.find("memory"))
+    for (std::size_t i = 0; i < mem->size_at_most(4096, "memory-bound kernels"); ++i) {
+      const auto b = mem->at(i).as_bytes().count();
+      if (b <= 0) mem->at(i).fail("a memory-bound kernel moves at least one byte");
+      k.memory_bytes.push_back(static_cast<double>(b));
+    }
+  if (auto ar = c.find("allreduces"))
+    for (std::size_t i = 0; i < ar->size_at_most(4096, "all-reduces"); ++i)
+      k.allreduce_elements.push_back(static_cast<double>(ar->at(i).as_int_in(1, INT64_C(1) << 40)));
+  if (k.gemms.empty() && k.memory_bytes.empty())
+    c.fail("a kernel list has at least one GEMM or memory kernel");
+  return k;
+}
+
+LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers) {
+  c.allow_only({"name", "forward_flops", "params", "activation", "output_shape", "tp_allreduces", "skip_to",
+                "side_outputs", "kernels"});
+  LayerCost l;
+  l.name = c["name"].as_name();
+  if (auto k = c.find("kernels")) {
+    l.kernels = kernels_from_json(*k);
+    if (c.has("forward_flops"))
+      c["forward_flops"].fail("a layer with kernels has their FLOPs: leave this out");
+    if (c.has("tp_allreduces") && !l.kernels->allreduce_elements.empty())
+      c["tp_allreduces"].fail("the kernels list this layer's all-reduces: give one or the other");
+    for (const LayerGemm& g : l.kernels->gemms) l.forward_flops += g.shape.flops();
+  } else {
+    l.forward_flops = positive(c["forward_flops"]);
+  }
+  l.param_bytes = static_cast<double>(c["params"].as_bytes().count());
+  l.activation_bytes = static_cast<double>(c["activation"].as_bytes().count());
+  l.output_shape = shape_from_json(c["output_shape"]);
+  if (auto t = c.find("tp_allreduces")) l.tp_allreduces = static_cast<int>(t->as_int_in(0, 64));
+  if (auto sk = c.find("skip_to"))
+    for (std::size_t k = 0; k < sk->size(); ++k)
+      l.skip_to.push_back(reader_from_json(sk->at(k), i, layers, i + 2));
+  if (auto so = c.find("side_outputs"))
+    for (std::size_t k = 0; k < so->size_at_most(64, "side outputs"); ++k) {
+      const JsonCursor o = so->at(k);
+      o.allow_only({"shape", "to"});
+      SideOutput out{shape_from_json(o["shape"]), {}};
+      const JsonCursor to = o["to"];
+      if (to.size() == 0) to.fail("a side output has at least one reader");
+      for (std::size_t r = 0; r < to.size(); ++r)
+        out.to.push_back(reader_from_json(to.at(r), i, layers, i + 1));
+      l.side_outputs.push_back(std::move(out));
+    }
+  return l;
+}
+
+}  // namespace
+
+double tp_allreduce_bytes(const Model& m, const LayerCost& l) {
+  if (l.kernels && !l.kernels->allreduce_elements.empty()) {
+    const auto& ar = l.kernels->allreduce_elements;
+    return std::accumulate(ar.begin(), ar.end(), 0.0) * static_cast<double>(plan::dtype_size(m.dtype));
+  }
+  return l.tp_allreduces * static_cast<double>(plan::Tensor{"", l.output_shape, m.dtype}.bytes().count());
+}
+
+bool has_kernel_lists(const Model& m) {
+  if (m.hidden > 0 && m.heads > 0 && m.sequence > 0) return true;
+  return layers_list_kernels(m);
+}
+
+bool layers_list_kernels(const Model& m) {
+  return !m.layers.empty() && m.layers.front().kernels.has_value();
+}
+
+double Model::forward_flops() const {
+  double f = 0;
+  for (const auto& l : layers) f += l.forward_flops;
+  return f;
+}
+
+double Model::param_bytes() const {
+  double b = 0;
+  for (const auto& l : layers) b += l.param_bytes;
+  return b;
+}
+
+double Model::params() const {
+  return param_bytes() / static_cast<double>(plan::dtype_size(dtype));
+}
+
+Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
+                std::int64_t sequence, std::int64_t vocabulary, plan::DType dtype) {
+  if (layers < 1 || hidden < 1 || heads < 1 || sequence < 1 || vocabulary < 1)
+    throw UsageError("a GPT model needs positive layers, hidden, heads, sequence and vocabulary");
+  if (hidden % heads != 0)
+    throw UsageError(fmt::format("hidden size {} is not divisible by {} heads", hidden, heads));
+  Model m;
+  m.name = name;
+  m.dtype = dtype;
+  m.sequence = sequence;
+  m.hidden = hidden;
+  m.heads = heads;
+  const auto h = static_cast<double>(hidden);
+  const auto s = static_cast<double>(sequence);
+  const auto v = static_cast<double>(vocabulary);
+  const auto e = static_cast<double>(plan::dtype_size(dtype));
+  m.description = fmt::format("GPT: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}", layers,
+                              hidden, heads, sequence, vocabulary);
+  // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
+  m.layers.push_back(
+      {"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false, {}, {}, std::nullopt});
+  for (std::int64_t l = 0; l < layers; ++l)
+    m.layers.push_back({fmt::format("layer{}", l),
+                        24 * s * h * h + 4 * s * s * h,
+                        (12 * h * h + 13 * h) * e,
+                        s * h * (34 + 5 * static_cast<double>(heads) * s / h),
+                        {sequence, hidden},
+                        2,
+                        true,
+                        {},
+                        {},
+                        std::nullopt});
+  // LM head: the logits matmul (weights tied to the embedding: no new parameters).
+  m.layers.push_back(
+      {"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false, {}, {}, std::nullopt});
+  return m;
+}
+
+void check_tensor_parallel(const Model& m, int tp) {
+  if (tp < 1) throw UsageError("the tensor-parallel degree must be at least 1");
+  if (m.heads > 0 && m.heads % tp != 0)
+    throw UsageError(
+        fmt::format("tensor parallelism splits the attention heads: {}'s {} heads do not split "
+                    "over {} tensor ranks (the degree must divide {})",
+                    m.name, m.heads, tp, m.heads));
+}
+
+double activation_bytes(const Model& m, const LayerCost& l, int tp) {
+  if (!l.transformer || tp <= 1) return l.activation_bytes / std::max(tp, 1);
+  const auto h = static_cast<double>(m.hidden);
+  const auto s = static_cast<double>(m.sequence);
+  const auto t = static_cast<double>(tp);
+  // 16-bit activations; scale for other element sizes.
+  const double scale = static_cast<double>(plan::dtype_size(m.dtype)) / 2.0;
+  return s * h * (10 + 24 / t + 5 * static_cast<double>(m.heads) * s / (h * t)) * scale;
+}
+
+Model model_from_json(const Json& j, const std::string& file) {
+  const JsonCursor root(j, file);
+  if (!root.is_object()) root.fail("a model is a JSON object");
+  root.require_format(kFormat);
+  const std::string kind = root["kind"].as_name();
+  if (kind == "gpt") {
+    root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",
+                     "vocabulary", "dtype"});
+    const plan::DType dt = root.has("dtype") ? plan::dtype_from_json(root["dtype"]) : plan::kDefaultMathDType;
+    const auto hidden = root["hidden"].as_int_in(1, INT64_C(1) << 20);
+    const auto heads = root["heads"].as_int_in(1, 1 << 16);
+    if (hidden % heads != 0)
+      root["heads"].fail(fmt::format("hidden size {} is not divisible by {}", hidden, heads));
+    Model m = gpt_model(root["name"].as_name(), root["layers"].as_int_in(1, 100000), hidden, heads,
+                        root["sequence"].as_int_in(1, INT64_C(1) << 24),
+                        root["vocabulary"].as_int_in(1, INT64_C(1) << 24), dt);
+    if (auto d = root.find("description")) m.description = d->as_string();
+    return m;
+  }
+  if (kind != "layers") root["kind"].fail("expected \"gpt\" or \"layers\"");
+  root.allow_only({"format", "name", "description", "kind", "dtype", "layers"});
+  Model m;
+  m.name = root["name"].as_name();
+  if (auto d = root.find("description")) m.description = d->as_string();
+  if (root.has("dtype")) m.dtype = plan::dtype_from_json(root["dtype"]);
+  const JsonCursor ls = root["layers"];
+  if (ls.size() == 0) ls.fail("a model needs at least one layer");
+  for (std::size_t i = 0; i < ls.size(); ++i) {
+    m.layers.push_back(layer_from_json(ls.at(i), i, ls.size()));
+    if (m.layers.back().kernels.has_value() != m.layers.front().kernels.has_value())
+      ls.at(i).fail("every layer has \"kernels\" or none has (layer 0 " +
+                    std::string(m.layers.front().kernels ? "has" : "has not") + ")");
+  }
+  return m;
+}
+
+Model load_model_file(const std::string& file) {
+  return model_from_json(read_json_file(file), file);
+}
+
+}  // namespace meshsim::model

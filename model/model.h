@@ -1,0 +1,135 @@
+#pragma once
+// Models for pipeline training: per-layer compute, parameters and
+// activations. Format `meshsim.model/1` (configs/models/), two forms:
+//
+//   "kind": "gpt"     layers, hidden h, heads a, sequence s, vocabulary V,
+//                     dtype; expanded into an embedding, `layers`
+//                     transformer layers and the language-model head.
+//   "kind": "layers"  an explicit list, per layer: forward FLOPs, parameter
+//                     bytes, stored activation bytes and the output tensor
+//                     shape, all per sample, and optionally `skip_to`:
+//                     the later layers that also read the output (skip
+//                     connections; the U-Transformer of the MLSys'23 paper
+//                     is written this way). Layer i always feeds i + 1.
+//                     A layer may also list further tensors later layers
+//                     read (`side_outputs`: a U-Net block's skip outputs),
+//                     and its kernels (`kernels`: GEMMs, memory-bound
+//                     kernels and tensor-parallel all-reduces, per sample),
+//                     which then give its forward FLOPs. Every layer has a
+//                     kernel list or none does.
+//
+// GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron):
+//   transformer layer forward FLOPs  24·s·h² + 4·s²·h          (Narayanan et
+//                                    al., SC'21: the matmuls, ×2 FLOPs per MAC)
+//   LM head forward FLOPs            2·s·h·V
+//   backward FLOPs                   2 × forward (input and weight gradients,
+//                                    one half each: ZB-H1 splits them so)
+//   parameters per layer             12h² + 13h; embedding (V + s)·h
+//   stored activations per layer     s·h·(34 + 5·a·s/h) bytes at 16-bit
+//                                    (Korthikanti et al., 2022, no
+//                                    recomputation); under t-way tensor
+//                                    parallelism s·h·(10 + 24/t + 5·a·s/(h·t))
+//   layer output                     s·h elements (what crosses stages)
+//   tensor-parallel all-reduces      2 per layer forward, 2 backward, of
+//                                    s·h elements each
+//   weights, gradients and Adam      16 bytes per parameter (fp16 weights
+//                                    and gradients, fp32 master, m and v)
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/units.h"
+#include "plan/plan.h"
+
+namespace meshsim::model {
+
+/// A GEMM of a layer's forward pass, per sample: `shape` as a plan's kernel
+/// GEMM (sim/compute_model.h). A microbatch of b samples multiplies its
+/// rows m, or its batch count when `batch_grows` (products of activations
+/// per head, as attention's). `weights`: the second operand is a weight,
+/// whose gradient a split backward (zb-h1) computes in W.
+struct LayerGemm {
+  plan::KernelList::Gemm shape;
+  bool batch_grows = false;
+  bool weights = true;
+  friend bool operator==(const LayerGemm&, const LayerGemm&) = default;
+};
+
+/// A layer's forward kernels, per sample, in order of kind: its GEMMs, its
+/// memory-bound kernels (bytes read and written by each) and the elements
+/// of each all-reduce it needs under tensor parallelism.
+struct LayerKernels {
+  std::vector<LayerGemm> gemms;
+  std::vector<double> memory_bytes;
+  std::vector<double> allreduce_elements;
+  friend bool operator==(const LayerKernels&, const LayerKernels&) = default;
+};
+
+/// A tensor a layer makes besides its output, read only by later layers.
+struct SideOutput {
+  std::vector<std::int64_t> shape;  // per sample, elements of the model's dtype
+  std::vector<int> to;              // the layers that read it
+  friend bool operator==(const SideOutput&, const SideOutput&) = default;
+};
+
+struct LayerCost {
+  std::string name;
+  double forward_flops = 0;     // per sample, whole layer (divide by t for one tensor-parallel rank)
+  double param_bytes = 0;       // whole layer
+  double activation_bytes = 0;  // per sample, stored for the backward, on one rank at t = 1
+  std::vector<std::int64_t> output_shape;  // per sample
+  int tp_allreduces = 0;     // all-reduces of the output size per forward under tensor parallelism
+  bool transformer = false;  // activations follow Korthikanti's formula (GPT layers)
+  std::vector<int> skip_to;  // later layers that also read this output (a U-Net's skip connections)
+  std::vector<SideOutput> side_outputs;  // further tensors for later layers
+  std::optional<LayerKernels> kernels;   // layers form: the forward's kernels, per sample
+};
+
+struct Model {
+  std::string name;
+  std::string description;
+  plan::DType dtype = plan::kDefaultMathDType;
+  std::int64_t sequence = 0;  // tokens per sample (GPT); 0 for layer lists
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::vector<LayerCost> layers;
+
+  [[nodiscard]] double forward_flops() const;  // per sample
+  [[nodiscard]] double param_bytes() const;
+  [[nodiscard]] double params() const;  // parameter count
+};
+
+/// GPT-style transformer; UsageError for non-positive sizes or h not divisible by a.
+[[nodiscard]] Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden,
+                              std::int64_t heads, std::int64_t sequence, std::int64_t vocabulary,
+                              plan::DType dtype = plan::kDefaultMathDType);
+
+/// UsageError when Megatron tensor parallelism of degree `tp` cannot split
+/// the model: its attention heads (GPT models) must divide evenly.
+void check_tensor_parallel(const Model& m, int tp);
+
+/// Stored activation bytes per sample of layer `l` on one of `tp` tensor-parallel ranks.
+[[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, int tp);
+
+/// Bytes all-reduced per sample per forward pass of layer `l` under tensor
+/// parallelism: its kernel list's all-reduces, else `tp_allreduces` of its
+/// output's size.
+[[nodiscard]] double tp_allreduce_bytes(const Model& m, const LayerCost& l);
+
+/// Whether the pipeline times the model's passes kernel by kernel
+/// (pipeline/pass_kernels.h): GPT models, and layer lists with kernels.
+[[nodiscard]] bool has_kernel_lists(const Model& m);
+/// Whether `m` is a layer list whose layers list their kernels (all or none do).
+[[nodiscard]] bool layers_list_kernels(const Model& m);
+
+/// Loads meshsim.model/1; ConfigError with the file and JSON path on mistakes.
+[[nodiscard]] Model load_model_file(const std::string& file);
+[[nodiscard]] Model model_from_json(const Json& j, const std::string& file);
+
+/// Bytes of weights, gradients and Adam state per parameter (mixed precision).
+inline constexpr double kTrainingBytesPerParam = 16;
+
+}  // namespace meshsim::model

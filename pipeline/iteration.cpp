@@ -1,0 +1,499 @@
+#include "pipeline/iteration.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include <fmt/compile.h>
+#include <fmt/format.h>
+
+#include "core/append_lists.h"
+#include "core/error.h"
+#include "pipeline/layout.h"
+#include "pipeline/pass_kernels.h"
+#include "plan/builder.h"
+#include "sim/plan_devices.h"
+#include "topology/mesh.h"
+
+namespace meshsim::pipeline {
+
+namespace {
+
+using Kind = PipelineIteration::Kind;
+
+// Adam with fp32 master weights: reads the fp16 gradient and the fp32
+// master, m and v (14 bytes), writes master, m, v and the fp16 weights (14).
+constexpr double kOptimizerBytesPerParam = 28;
+
+constexpr int kComputeStream = 0;
+constexpr int kForwardStream = 1;   // + s mod 2
+constexpr int kBackwardStream = 3;  // + s mod 2
+constexpr int kDataParallelStream = 5;
+
+std::size_t at(int i) {
+  return static_cast<std::size_t>(i);
+}
+
+// A resharding plan for one transfer, ready to be stamped out per microbatch.
+struct Template {
+  plan::Plan fragment;             // its tasks' roots wait for the producing pass when stamped
+  std::vector<std::string> ids;    // its tasks' ids (kept apart: a stamp writes its own)
+  std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
+  plan::Stamp stamp;               // where its devices are in the pipeline plan
+};
+
+Template make_template(plan::Plan fragment, plan::Stamp stamp) {
+  Template t;
+  t.stamp = std::move(stamp);
+  std::vector<bool> depended(fragment.tasks.size(), false);
+  for (const plan::Task& task : fragment.tasks)
+    for (std::size_t d : task.deps) depended[d] = true;
+  for (std::size_t i = 0; i < fragment.tasks.size(); ++i)
+    if (!depended[i]) t.sinks.push_back(i);
+  for (plan::Task& task : fragment.tasks) t.ids.push_back(std::exchange(task.id, {}));
+  t.fragment = std::move(fragment);
+  return t;
+}
+
+// Emits the iteration's tasks into it.plan; pipeline_plan.h has the model.
+class PipelineBuilder {
+ public:
+  PipelineBuilder(const model::Model& model, const topology::Topology& topo, const PipelineConfig& cfg,
+                  const PipelineRanks& ranks, PipelineIteration& it,
+                  const std::vector<std::vector<PipelineOp>>& ops)
+      : model_(model),
+        topo_(topo),
+        cfg_(cfg),
+        ranks_(ranks),
+        it_(it),
+        ops_(ops),
+        device_(topo, it.plan),
+        stages_(cfg.pp * cfg.virtual_stages),
+        last_end_(at(cfg.pp) * at(cfg.dp), 0),
+        incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
+        last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
+        templates_(2 * it.transfers.size() * at(cfg.dp)) {
+    for (int p = 0; p < cfg.pp; ++p)
+      for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
+        if (ops[at(p)][k].pass != Pass::forward) last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
+  }
+
+  void emit(const ScheduleTimeline& ideal) {
+    std::size_t passes = 0;
+    for (const auto& device : ops_) passes += device.size();
+    // A pass is a compute task, its all-reduce and about one transfer.
+    it_.plan.tasks.reserve(3 * passes * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
+    it_.task_kind.reserve(it_.plan.tasks.capacity());
+    if (cfg_.overlap)
+      emit_overlapping(ideal);
+    else
+      emit_blocking();
+    emit_optimizer();
+    it_.plan.tasks.resize(used_);
+  }
+
+ private:
+  // Passes in the order of the ideal play, each with its transfers.
+  void emit_overlapping(const ScheduleTimeline& ideal) {
+    std::vector<std::size_t> computes(at(cfg_.dp));
+    for (const PassEvent& ev : play_order(ops_, ideal)) {
+      const PipelineOp& op = ops_[at(ev.device)][ev.index];
+      for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
+      release_gradients(op, ev.index, ev.device, computes);
+    }
+  }
+
+  // After the last backward of a chunk on a device (its replicas' compute
+  // tasks `computes`), the chunk's data-parallel all-reduce.
+  void release_gradients(const PipelineOp& op, std::size_t index, int device,
+                         const std::vector<std::size_t>& computes) {
+    if (last_of_chunk_[at(device)][at(op.chunk)] == index && op.pass != Pass::forward)
+      emit_dp_allreduce(op.chunk * cfg_.pp + device, device, computes);
+  }
+
+  // A blank task in the plan's next slot. A slot left by an earlier plan
+  // (build_pipeline_into) keeps the storage of its id and lists, so a
+  // search building plan after plan allocates little. The reference is
+  // good until the next call.
+  plan::Task& next_task(Kind k) {
+    auto& tasks = it_.plan.tasks;
+    if (used_ >= plan::kMaxPlanTasks)
+      throw UsageError(
+          fmt::format("the iteration's plan grows past the {} tasks a plan may have: use fewer or "
+                      "larger microbatches, or fewer virtual stages",
+                      plan::kMaxPlanTasks));
+    if (used_ == tasks.size()) {
+      tasks.emplace_back();
+    } else {
+      plan::Task& t = tasks[used_];
+      std::string id = std::move(t.id);
+      std::vector<std::size_t> devices = std::move(t.devices);
+      std::vector<std::size_t> deps = std::move(t.deps);
+      std::vector<plan::Region> payload = std::move(t.payload);
+      t = plan::Task{};
+      id.clear();
+      devices.clear();
+      deps.clear();
+      payload.clear();
+      t.id = std::move(id);
+      t.devices = std::move(devices);
+      t.deps = std::move(deps);
+      t.payload = std::move(payload);
+    }
+    it_.task_kind.push_back(k);
+    return tasks[used_++];
+  }
+
+  // The pass (forward or backward, stage, microbatch, replica) waits for
+  // the transfers that feed it: appended as they are emitted, read once.
+  std::size_t pass_key(bool backward, int stage, int mb, int d) const {
+    return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(cfg_.dp) + at(d);
+  }
+
+  // The plan's kernel set of pass `pass` of virtual stage s, made on first
+  // use; nullopt when the model has no kernel lists (pipeline_kernels.h).
+  std::optional<std::size_t> kernel_set(int s, Pass pass) {
+    if (auto found = kernel_sets_.find({s, pass}); found != kernel_sets_.end()) return found->second;
+    std::optional<std::size_t> index;
+    if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, cfg_.microbatch_size, cfg_.tp,
+                              cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute)) {
+      index = it_.plan.kernel_sets.size();
+      const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
+      it_.plan.kernel_sets.push_back({fmt::format("s{}/{}", s, name), std::move(*k)});
+    }
+    return kernel_sets_[{s, pass}] = index;
+  }
+
+  // One pass of one data replica: the compute of its tensor ranks, the
+  // tensor all-reduce, and the transfers it starts. Returns the compute task.
+  std::size_t emit_pass(const PipelineOp& op, int device, int d) {
+    const int s = op.chunk * cfg_.pp + device;
+    const VirtualStage& vs = it_.stages[at(s)];
+    const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
+    std::string& prefix = prefix_;  // formatted into the same storage pass after pass
+    prefix.clear();
+    fmt::format_to(std::back_inserter(prefix), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
+    const std::optional<std::size_t> kernels = kernel_set(s, op.pass);
+    // The tensor ranks run the same kernels in lockstep: one task on all of them.
+    const std::size_t compute = used_;
+    plan::Task& c = next_task(Kind::compute);
+    c.id = prefix;
+    c.kind = plan::TaskKind::compute;
+    for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
+    c.stream = kComputeStream;
+    if (op.pass != Pass::weight)
+      incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
+    c.kernels = kernels;
+    if (kernels) {
+      const plan::KernelList& k = it_.plan.kernel_sets[*kernels].kernels;
+      c.flops = k.flops();
+      c.mem_bytes = k.bytes();
+    } else {
+      const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
+                                      cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute);
+      c.flops = cost.flops;
+      c.mem_bytes = cost.bytes;
+    }
+    c.dtype = model_.dtype;
+    std::size_t end = compute;  // what the pass's transfers wait for
+    const double ar_bytes =
+        cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
+    if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
+      const std::size_t idx = used_;
+      plan::Task& ar = next_task(Kind::tp_allreduce);
+      name_.assign(prefix).append("/tp-allreduce");
+      allreduce(
+          ar, name_, device, ar_bytes,
+          [&](int t) {
+            return std::pair{t, d};
+          },
+          cfg_.tp);
+      ar.stream = kComputeStream;
+      ar.deps.assign(1, end);
+      end = idx;
+    }
+    last_end_[at(device) * at(cfg_.dp) + at(d)] = end;
+    if (cfg_.overlap) send(op, s, d, end, -1, end);
+    return compute;
+  }
+
+  // The transfers pass `op` of stage s (replica d; its last task `end`)
+  // sends to stage `to` (all when negative): a forward sends each tensor
+  // its stage produces; a backward returns the gradient of each tensor its
+  // stage received. Their first tasks wait for `end` and `also`; their
+  // sinks are left in sent_.
+  void send(const PipelineOp& op, int s, int d, std::size_t end, int to_stage, std::size_t also) {
+    sent_.clear();
+    if (op.pass == Pass::weight) return;
+    const bool backward = op.pass == Pass::backward;
+    for (std::size_t x = 0; x < it_.transfers.size(); ++x) {
+      const StageTransfer& tr = it_.transfers[x];
+      if ((backward ? tr.dst_stage : tr.src_stage) != s) continue;
+      const int to = backward ? tr.src_stage : tr.dst_stage;
+      if (to_stage >= 0 && to != to_stage) continue;
+      if (const Template* tpl = template_for(x, backward, d)) {
+        name_.clear();
+        fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}{}/s{}/r{}/to-s{}/l{}"),
+                       op.pass == Pass::forward ? 'F' : 'B', op.microbatch, s, d, to, tr.layer);
+        if (tr.side_output >= 0)
+          fmt::format_to(std::back_inserter(name_), FMT_COMPILE("s{}"), tr.side_output);
+        // Without overlap, on the compute stream of both ends, as NCCL calls issued there run.
+        const int stream =
+            cfg_.overlap ? (backward ? kBackwardStream : kForwardStream) + s % 2 : kComputeStream;
+        const auto& out = stamp(*tpl, name_, stream, end, also);
+        const std::size_t key = pass_key(backward, to, op.microbatch, d);
+        for (std::size_t k : out) incoming_.append(key, k);
+        sent_.insert(sent_.end(), out.begin(), out.end());
+      }
+    }
+  }
+
+  // Without overlap: passes and transfers in blocking_play's order; each
+  // transfer starts after its pass and the pass before its reader, and its
+  // sender's next pass waits for it.
+  void emit_blocking() {
+    std::vector<std::vector<int>> sends_to(at(stages_));
+    for (const StageTransfer& tr : it_.transfers) {
+      auto& to = sends_to[at(tr.src_stage)];
+      if (std::find(to.begin(), to.end(), tr.dst_stage) == to.end()) to.push_back(tr.dst_stage);
+    }
+    std::vector<std::size_t> computes(at(cfg_.dp));
+    std::vector<std::vector<std::size_t>> held(at(cfg_.pp) * at(cfg_.dp));  // a sender's transfers in flight
+    std::vector<std::vector<std::size_t>> end_of(at(cfg_.pp) * at(cfg_.dp));  // per pass, its last task
+    for (const PlayStep& step : blocking_play(ops_, cfg_.pp, sends_to)) {
+      const PipelineOp& op = ops_[at(step.device)][step.index];
+      const int s = op.chunk * cfg_.pp + step.device;
+      for (int d = 0; d < cfg_.dp; ++d) {
+        const std::size_t slot = at(step.device) * at(cfg_.dp) + at(d);
+        if (step.to < 0) {
+          const std::size_t first = used_;
+          computes[at(d)] = emit_pass(op, step.device, d);
+          auto& deps = it_.plan.tasks[first].deps;
+          deps.insert(deps.end(), held[slot].begin(), held[slot].end());
+          held[slot].clear();
+          end_of[slot].push_back(last_end_[slot]);
+          continue;
+        }
+        // The reader's device has played up to the pass before the reader.
+        const std::size_t reader = at(step.to % cfg_.pp) * at(cfg_.dp) + at(d);
+        const std::size_t end = end_of[slot][step.index];
+        send(op, s, d, end, step.to, end_of[reader].empty() ? end : last_end_[reader]);
+        held[slot].insert(held[slot].end(), sent_.begin(), sent_.end());
+      }
+      if (step.to < 0) release_gradients(op, step.index, step.device, computes);
+    }
+  }
+
+  // An all-reduce of `bytes` over `members` GPUs of pipeline device
+  // `device`; member k is (tensor rank, replica) = rank_of(k). With
+  // payloads, its bytes are a sum payload.
+  template <typename RankOf>
+  void allreduce(plan::Task& ar, const std::string& id, int device, double bytes, RankOf rank_of,
+                 int members) {
+    ar.id = id;
+    ar.kind = plan::TaskKind::collective;
+    ar.op = plan::CollectiveOp::all_reduce;
+    for (int k = 0; k < members; ++k) {
+      const auto [t, d] = rank_of(k);
+      ar.devices.push_back(device_(ranks_.gpu(t, d, device)));
+    }
+    ar.size = Bytes(static_cast<std::int64_t>(bytes));
+    ar.dtype = model_.dtype;
+    if (cfg_.payloads)
+      plan::add_sum_payload(it_.plan, ar, id, model_.dtype, ar.size.count() / plan::dtype_size(model_.dtype));
+  }
+
+  // Gradients of virtual stage s are complete: each tensor rank's share of
+  // the layers split by channels is all-reduced over the replicas; the
+  // layers split by batch, whole on every rank, over all tp·dp GPUs.
+  void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
+    const VirtualStage& vs = it_.stages[at(s)];
+    const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
+    if (cfg_.dp > 1 && channels > 0)
+      for (int t = 0; t < cfg_.tp; ++t)
+        gradient_allreduce(fmt::format("dp-allreduce/s{}/t{}", s, t), device, channels, computes, t, 1);
+    if (vs.batch_param_bytes > 0)
+      gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
+                         0, cfg_.tp);
+  }
+
+  // An all-reduce over tensor ranks [t0, t0 + ranks) of every replica, after their passes `computes`.
+  void gradient_allreduce(const std::string& id, int device, double bytes,
+                          const std::vector<std::size_t>& computes, int t0, int ranks) {
+    const std::size_t idx = used_;
+    plan::Task& ar = next_task(Kind::dp_allreduce);
+    allreduce(
+        ar, id, device, bytes,
+        [&](int k) {
+          return std::pair{t0 + k % ranks, k / ranks};
+        },
+        ranks * cfg_.dp);
+    for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
+    ar.stream = kDataParallelStream;
+    for (int d = 0; d < cfg_.dp; ++d)
+      for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
+  }
+
+  // One memory-bound Adam step per GPU after its all-reduces, over the
+  // parameters it holds (its device's weights).
+  void emit_optimizer() {
+    const double elem = static_cast<double>(plan::dtype_size(model_.dtype));
+    for (int p = 0; p < cfg_.pp; ++p) {
+      const double params = it_.memory[at(p)].weights_bytes / elem;
+      for (int d = 0; d < cfg_.dp; ++d)
+        for (int t = 0; t < cfg_.tp; ++t) {
+          const topology::NodeId g = ranks_.gpu(t, d, p);
+          plan::Task& opt = next_task(Kind::optimizer);
+          opt.id = fmt::format("optimizer/{}", topo_.node(g).name);
+          opt.kind = plan::TaskKind::compute;
+          opt.devices = {device_(g)};
+          opt.stream = kComputeStream;
+          opt.deps = dp_tasks_of_[g];
+          opt.dtype = plan::DType::f32;
+          opt.mem_bytes = Bytes(static_cast<std::int64_t>(params * kOptimizerBytesPerParam));
+        }
+    }
+  }
+
+  topology::DeviceMesh mesh_of(int p, int d) const {
+    topology::DeviceMesh mesh;
+    mesh.rows = 1;
+    mesh.cols = cfg_.tp;
+    for (int t = 0; t < cfg_.tp; ++t) mesh.devices.push_back(ranks_.gpu(t, d, p));
+    return mesh;
+  }
+
+  // The resharding plan of transfer x in one direction for replica d, made once.
+  const Template* template_for(std::size_t x, bool backward, int d) {
+    const StageTransfer& tr = it_.transfers[x];
+    const int src_dev = (backward ? tr.dst_stage : tr.src_stage) % cfg_.pp;
+    const int dst_dev = (backward ? tr.src_stage : tr.dst_stage) % cfg_.pp;
+    if (src_dev == dst_dev) return nullptr;  // the same GPUs (pp = 1): nothing moves
+    std::optional<Template>& slot = templates_[(2 * x + (backward ? 1 : 0)) * at(cfg_.dp) + at(d)];
+    if (slot) return &*slot;
+    reshard::ReshardProblem prob;
+    prob.tensor = {backward ? "grad" : "act", tr.shape, model_.dtype};
+    prob.src = mesh_of(src_dev, d);
+    prob.dst = mesh_of(dst_dev, d);
+    prob.src_spec.dims.assign(tr.shape.size(), {});
+    prob.dst_spec.dims.assign(tr.shape.size(), {});
+    const auto units = reshard::unit_tasks(prob);
+    plan::Plan sub;
+    std::string strategy;
+    if (cfg_.reshard_auto) {
+      reshard::AutoPlan a = reshard::plan_auto(topo_, prob, units);
+      sub = std::move(a.plan);
+      strategy = fmt::format("auto: {}", to_string(a.strategy));
+    } else {
+      sub = reshard::build_plan(topo_, prob, units, cfg_.reshard, cfg_.balance);
+      strategy = std::string(to_string(cfg_.reshard));
+    }
+    if (!backward && d == 0) it_.transfers[x].strategy = strategy;
+    plan::Stamp at;
+    for (const std::string& name : sub.devices) at.devices.push_back(device_(topo_.at(name)));
+    // Without payloads the stamps copy none: no regions to copy and drop per microbatch.
+    if (!cfg_.payloads)
+      for (plan::Task& task : sub.tasks) task.payload.clear();
+    return &slot.emplace(make_template(std::move(sub), std::move(at)));
+  }
+
+  // Stamps a template out under `prefix`; its roots wait for `after`. With
+  // payloads, the stamp gets its own tensor and buffers. Returns its sinks
+  // (good until the next call).
+  const std::vector<std::size_t>& stamp(const Template& tpl, const std::string& prefix, int stream,
+                                        std::size_t after, std::size_t also) {
+    const std::size_t base = used_;
+    plan::Stamp named;
+    if (cfg_.payloads) named = plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp);
+    const plan::Stamp& at = cfg_.payloads ? named : tpl.stamp;
+    for (std::size_t k = 0; k < tpl.fragment.tasks.size(); ++k) {
+      plan::Task& t = next_task(Kind::stage_transfer);
+      t = tpl.fragment.tasks[k];  // into the slot's storage
+      plan::stamp_task(t, at);
+      t.id.assign(prefix).append("/").append(tpl.ids[k]);
+      t.stream = stream;
+      if (t.deps.empty()) {
+        t.deps.assign(1, after);
+        if (also != after) t.deps.push_back(also);
+      } else {
+        for (auto& dep : t.deps) dep += base;
+      }
+    }
+    sinks_.clear();
+    for (std::size_t s : tpl.sinks) sinks_.push_back(base + s);
+    return sinks_;
+  }
+
+  const model::Model& model_;
+  const topology::Topology& topo_;
+  const PipelineConfig& cfg_;
+  const PipelineRanks& ranks_;
+  PipelineIteration& it_;
+  const std::vector<std::vector<PipelineOp>>& ops_;
+  sim::PlanDevices device_;         // GPU -> its index in it_.plan.devices
+  std::string prefix_;              // scratch: a pass's task id
+  std::string name_;                // scratch: a transfer's task id prefix
+  std::vector<std::size_t> sinks_;  // scratch: stamp()'s
+  std::vector<std::size_t> sent_;   // scratch: send()'s sinks
+  int stages_;
+  // Per (pipeline device, replica): the last task of its latest pass.
+  std::vector<std::size_t> last_end_;
+  // What each pass waits for from other stages, by (backward?, stage, microbatch, replica).
+  AppendLists incoming_;
+  // The last pass of each chunk on each device releases its DP all-reduce.
+  std::vector<std::vector<std::size_t>> last_of_chunk_;
+  std::vector<std::optional<Template>> templates_;  // by (transfer, backward?, replica), made once
+  std::map<std::pair<int, Pass>, std::optional<std::size_t>> kernel_sets_;  // by (virtual stage, pass)
+  std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;        // per GPU, its DP all-reduces
+  std::size_t used_ = 0;                                                    // tasks emitted so far
+};
+
+}  // namespace
+
+PipelineIteration build_pipeline(const model::Model& model, const topology::Topology& topo,
+                                 const PipelineConfig& cfg,
+                                 const std::vector<sim::DeviceModel>& device_models) {
+  PipelineIteration it;
+  build_pipeline_into(it, model, topo, cfg, device_models);
+  return it;
+}
+
+void build_pipeline_into(PipelineIteration& it, const model::Model& model, const topology::Topology& topo,
+                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models) {
+  if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.microbatches < 1 || cfg.microbatch_size < 1 ||
+      cfg.virtual_stages < 1 || cfg.first_gpu < 0)
+    throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
+  const PipelineRanks ranks(topo, cfg, device_models);
+  const auto ops = checked_ops(model, cfg);
+  refuse_huge_plan(ops, cfg);                                // before anything big is allocated
+  std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them
+  it = PipelineIteration{};
+  it.plan.tasks = std::move(slots);
+  it.config = cfg;
+  it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
+  it.model_flops = 3 * model.forward_flops() * it.global_batch;
+  it.stage_gpus = ranks.stage_gpus();
+  std::vector<int> stage_of;
+  it.stages = laid_out_stages(model, cfg, ops, stage_of,
+                              static_cast<double>(ranks.device_model().memory_capacity.count()));
+  it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size);
+  const ScheduleTimeline ideal = timeline(ops, cfg.pp, cfg.virtual_stages,
+                                          ideal_pass_times(it.stages, cfg, ranks.device_model(), model), 0);
+  it.ideal_bubble = ideal.bubble;
+  it.ideal_makespan_s = ideal.makespan;
+  it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}{}", model.name, cfg.dp, cfg.tp, cfg.pp,
+                             to_string(cfg.schedule), cfg.microbatches, cfg.recompute ? " recompute" : "");
+  it.memory = device_memory(model, it.stages, ops, cfg);  // the optimizer steps read it
+  PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
+}
+
+std::vector<DeviceMemory> pipeline_memory(const model::Model& model, const model::ParallelConfig& cfg,
+                                          double capacity) {
+  const auto ops = checked_ops(model, cfg);
+  std::vector<int> stage_of;
+  return device_memory(model, laid_out_stages(model, cfg, ops, stage_of, capacity), ops, cfg);
+}
+
+}  // namespace meshsim::pipeline

@@ -1,0 +1,137 @@
+#pragma once
+// One training iteration of a pipeline-, tensor- and data-parallel model as
+// a Plan (docs/design.md: the simulator scores it, the runtime can run it).
+//
+// Ranks (Megatron's order): rank = t + tp·(d + dp·p) for tensor rank t,
+// data replica d and pipeline device p, taken over the topology's GPUs from
+// `first_gpu`; so a tensor-parallel group is tp consecutive GPUs (one host
+// when tp divides the host) and stage p holds dp·tp consecutive GPUs.
+//
+// Layers: pp·v contiguous virtual stages, split to minimise the largest
+// stage's forward FLOPs (ties: the earlier split); virtual stage s runs on
+// pipeline device s mod pp (chunk s / pp), as in Megatron's interleaving.
+//
+// Per pass (F, B, W of a microbatch on a virtual stage) and data replica:
+//   compute      one task per tensor rank: FLOPs = b · stage FLOPs / tp
+//                (B = 2F, or B = W = F under zb-h1; recomputation adds F
+//                to B), memory traffic = the stage's weights / tp; stream 0
+//   tp all-reduce one ring all-reduce over the tensor group after the
+//                compute, of all the pass's all-reduce bytes (2 per
+//                transformer layer of b·s·h elements, forward and B, B
+//                twice that with recomputation; none for W; a layer
+//                list's from its layers split by channels and its
+//                gathers, layer_split.h); stream 0: Megatron's
+//                all-reduces block compute
+//   transfers    every tensor that crosses from a virtual stage to a later
+//                one (the stage's output; a layer-list model's skip
+//                connections too) goes, per microbatch, through the
+//                resharding planner: shape [b, output shape], replicated
+//                (R) over the tensor group on both sides, with the chosen
+//                strategy and balancing; gradients come back the same way.
+//                Forward transfers out of virtual stage s use stream
+//                1 + s mod 2, backward ones stream 3 + s mod 2, so what a
+//                stage sends never queues behind what it receives; without
+//                overlap, stream 0 (the compute stream)
+//   dp all-reduce per (device, chunk, tensor rank), a ring over the dp
+//                replicas of the chunk's gradients (params / tp, model
+//                dtype), once that chunk's last backward (or W) on the GPU
+//                is done; stream 5, so it overlaps the passes still to run.
+//                Layers split by batch: one all-reduce of their gradients
+//                over all the chunk's tp·dp GPUs instead
+//   optimizer    one memory-bound task per GPU after its all-reduces: Adam
+//                with fp32 master weights reads and writes 28 bytes per
+//                parameter
+// Tasks are emitted in the order of an ideal play of the schedule (no
+// communication), a topological order, so per-stream order never deadlocks.
+// The steps without tasks (ranks, stage split, transfers, pass costs,
+// memory) are in pipeline_layout.h.
+//
+// Memory per pipeline device: weights, gradients and Adam state
+// (kTrainingBytesPerParam per parameter, / tp) plus activations in flight:
+// the op order is walked, a forward holding b · Σ activation_bytes(layer,
+// tp) of its chunk until its backward (its W under zb-h1) frees them. With
+// recomputation a forward holds b · Σ its layers' input bytes instead, and
+// the peak adds b · the largest layer's activations (rebuilt in a backward).
+// Recomputation with zb-h1 is refused: its W passes need the activations
+// the backward would have rebuilt and dropped.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "pipeline/config.h"
+#include "pipeline/schedule.h"
+#include "pipeline/stages.h"
+#include "plan/plan.h"
+#include "sim/compute_model.h"
+#include "sim/executor.h"
+#include "topology/topology.h"
+
+namespace meshsim::pipeline {
+
+struct PipelineIteration {
+  plan::Plan plan;
+  PipelineConfig config;
+  std::vector<VirtualStage> stages;
+  std::vector<StageTransfer> transfers;
+  std::vector<DeviceMemory> memory;                  // per pipeline device
+  std::vector<std::vector<std::string>> stage_gpus;  // per pipeline device, its dp·tp GPU names
+  double model_flops = 0;                            // per iteration: 3 × forward FLOPs × global batch
+  double ideal_bubble = 0;                           // of the schedule played with the compute times alone
+  double ideal_makespan_s = 0;
+  int global_batch = 0;
+  // Task categories, for the exposed-communication breakdown.
+  enum class Kind : std::uint8_t { compute, tp_allreduce, stage_transfer, dp_allreduce, optimizer };
+  std::vector<Kind> task_kind;  // per plan task
+};
+
+/// UsageError when the configuration does not fit: GPUs beyond the
+/// topology, fewer layers than virtual stages, degrees below 1, a GPU
+/// without a compute model, or a schedule/microbatch mismatch.
+[[nodiscard]] PipelineIteration build_pipeline(const model::Model& model, const topology::Topology& topo,
+                                               const PipelineConfig& cfg,
+                                               const std::vector<sim::DeviceModel>& device_models = {});
+/// build_pipeline into `it`, whose tasks' storage (ids, device and
+/// dependency lists) the new plan reuses: for callers that build many
+/// plans one after another (a search, per thread).
+void build_pipeline_into(PipelineIteration& it, const model::Model& model, const topology::Topology& topo,
+                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models = {});
+
+/// The memory each pipeline device of `cfg` holds (as build_pipeline's
+/// `memory`), without building the plan; UsageError as build_pipeline for a
+/// schedule/microbatch mismatch or fewer layers than stages.
+/// `capacity`: bytes per GPU the layer splits must fit (0: no limit).
+[[nodiscard]] std::vector<DeviceMemory> pipeline_memory(const model::Model& model,
+                                                        const model::ParallelConfig& cfg,
+                                                        double capacity = 0);
+
+struct PipelineMetrics {
+  double iteration_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per GPU per second
+  // Bubble ratio, as Megatron-LM defines it ((p - 1)/m for GPipe with equal
+  // stages): mean over pipeline GPUs of idle time / pass time, where idle
+  // is the iteration less the GPU's passes (its optimizer step excluded).
+  double bubble = 0;
+  double ideal_bubble = 0;   // the same ratio of the schedule alone, without communication
+  double idle_fraction = 0;  // mean over pipeline GPUs of idle time / iteration time (0 to 1)
+  // Time on the critical path, by kind; exposed communication = the last three.
+  double critical_compute_s = 0;
+  double critical_tp_s = 0;
+  double critical_transfer_s = 0;
+  double critical_dp_s = 0;
+  double critical_optimizer_s = 0;
+  [[nodiscard]] double exposed_comm_s() const { return critical_tp_s + critical_transfer_s + critical_dp_s; }
+};
+
+[[nodiscard]] PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,
+                                               const sim::SimResult& r);
+
+/// Contiguous split of `costs` into `parts` non-empty ranges minimising the
+/// largest sum; returns the part boundaries (parts + 1 entries, first 0,
+/// last costs.size()). UsageError when there are fewer costs than parts.
+[[nodiscard]] std::vector<int> balanced_split(const std::vector<double>& costs, int parts);
+
+}  // namespace meshsim::pipeline

@@ -1,0 +1,31 @@
+#pragma once
+// Readers of the scalar fields the plan's formats share (plans, kernel
+// sets, calibrations, models): each fails at the field's JSON path.
+
+#include <cstddef>
+
+#include <fmt/format.h>
+
+#include "core/enum_names.h"
+#include "core/json.h"
+#include "core/units.h"
+#include "plan/plan.h"
+
+namespace meshsim::plan {
+
+/// The value of `names` spelled exactly as at `c` (by its name, not an
+/// alias); ConfigError listing the names otherwise.
+template <typename E, std::size_t N>
+[[nodiscard]] E named(const JsonCursor& c, const EnumNames<E, N>& names) {
+  const std::string s = c.as_string();
+  if (auto v = names.parse(s); v && names.name(*v) == s) return *v;
+  c.fail(fmt::format("unknown {} \"{}\" (expected {})", names.what(), s, names.list()));
+}
+
+/// A size at `c` that is more than zero bytes; ConfigError otherwise.
+[[nodiscard]] Bytes positive_size(const JsonCursor& c);
+
+/// A dtype name ("f32", "bf16", ...; or fp32, fp16, fp64) at `c`; ConfigError listing the names otherwise.
+[[nodiscard]] DType dtype_from_json(const JsonCursor& c);
+
+}  // namespace meshsim::plan

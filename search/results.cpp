@@ -1,0 +1,151 @@
+#include "search/results.h"
+
+#include <charconv>
+#include <cstdint>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/csv.h"
+#include "core/error.h"
+#include "core/hash.h"
+#include "core/json.h"
+#include "topology/topology_json.h"
+
+namespace meshsim::search {
+
+namespace {
+
+constexpr std::size_t kColumns = 18;
+
+// Splits one CSV line; a field may be quoted ("" inside is a quote).
+std::vector<std::string> fields_of(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool in_quotes = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_quotes && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      out.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      in_quotes = !in_quotes;
+    } else if (c == ',' && !in_quotes) {
+      out.emplace_back();
+    } else {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string csv_header() {
+  return "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,recompute,reshard,status,iteration_s,"
+         "samples_per_s,tflops_per_gpu,bubble,exposed_comm_s,peak_memory_bytes,key,reason\n";
+}
+
+std::string csv_row(const Result& r, const std::string& key) {
+  const pipeline::PipelineConfig& c = r.config;
+  const Metrics& m = r.metrics;
+  std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches,
+                                c.microbatch_size, to_string(c.schedule), c.virtual_stages,
+                                c.recompute ? 1 : 0, to_string(c.reshard), to_string(r.status));
+  out += r.status == Status::simulated ? fmt::format("{},{},{},{},{},", m.iteration_s, m.samples_per_s,
+                                                     m.tflops_per_gpu, m.bubble, m.exposed_comm_s)
+                                       : std::string(",,,,,");
+  out += fmt::format("{},{},{}\n", r.peak_memory_bytes, key,
+                     r.reason.empty() ? std::string() : csv_quoted(r.reason));
+  return out;
+}
+
+std::string results_csv(const std::vector<Result>& results, const std::vector<std::string>& keys) {
+  MESHSIM_ASSERT(results.size() == keys.size(), "one key per result");
+  std::string out = csv_header();
+  for (std::size_t i = 0; i < results.size(); ++i) out += csv_row(results[i], keys[i]);
+  return out;
+}
+
+KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::size_t line_no) {
+  const std::string where = fmt::format("line {}", line_no);
+  const auto f = fields_of(line);
+  if (f.size() != kColumns)
+    throw ConfigError(file, where, fmt::format("expected {} columns, found {}", kColumns, f.size()));
+  auto number = [&](std::size_t k, auto& v) {
+    const std::string& s = f[k];
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc{} || end != s.data() + s.size())
+      throw ConfigError(file, where, fmt::format("column {}: \"{}\" is not a number", k + 1, s));
+  };
+  KeyedResult k;
+  pipeline::PipelineConfig& c = k.result.config;
+  number(0, c.dp);
+  number(1, c.tp);
+  number(2, c.pp);
+  number(3, c.microbatches);
+  number(4, c.microbatch_size);
+  const auto sch = model::schedule_from(f[5]);
+  const auto rs = reshard::strategy_from(f[8]);
+  int recompute = 0;
+  number(6, c.virtual_stages);
+  number(7, recompute);
+  if (!sch || !rs) throw ConfigError(file, where, "unknown schedule or stage transfer");
+  c.schedule = *sch;
+  c.reshard = *rs;
+  c.recompute = recompute != 0;
+  Result& r = k.result;
+  if (f[9] == "simulated") {
+    r.status = Status::simulated;
+    number(10, r.metrics.iteration_s);
+    number(11, r.metrics.samples_per_s);
+    number(12, r.metrics.tflops_per_gpu);
+    number(13, r.metrics.bubble);
+    number(14, r.metrics.exposed_comm_s);
+  } else if (f[9] == "out_of_memory" || f[9] == "invalid") {
+    r.status = f[9] == "invalid" ? Status::invalid : Status::out_of_memory;
+  } else {
+    throw ConfigError(file, where, fmt::format("unknown status \"{}\"", f[9]));
+  }
+  number(15, r.peak_memory_bytes);
+  k.key = f[16];
+  r.reason = f[17];
+  return k;
+}
+
+std::string fingerprint(const model::Model& m, const topology::Topology& t,
+                        const std::vector<sim::DeviceModel>& device_models, std::string_view version) {
+  std::string s = fmt::format("meshsim {}|model {} {} {} {} {}|", version, m.name, plan::to_string(m.dtype),
+                              m.sequence, m.hidden, m.heads);
+  for (const model::LayerCost& l : m.layers) {
+    s += fmt::format("{} {} {} {} [{}] {} {} [{}]", l.name, l.forward_flops, l.param_bytes,
+                     l.activation_bytes, fmt::join(l.output_shape, " "), l.tp_allreduces, l.transformer,
+                     fmt::join(l.skip_to, " "));
+    for (const model::SideOutput& o : l.side_outputs)
+      s += fmt::format(" side [{}] to [{}]", fmt::join(o.shape, " "), fmt::join(o.to, " "));
+    if (l.kernels) {
+      for (const model::LayerGemm& g : l.kernels->gemms)
+        s += fmt::format(" gemm {} {} {} {} {} {}", g.shape.m, g.shape.n, g.shape.k, g.shape.batch,
+                         g.batch_grows, g.weights);
+      s += fmt::format(" memory [{}] allreduces [{}]", fmt::join(l.kernels->memory_bytes, " "),
+                       fmt::join(l.kernels->allreduce_elements, " "));
+    }
+    s += ';';
+  }
+  for (const sim::DeviceModel& d : device_models)
+    s += fmt::format("|device {} {} {} {} {} {} {} {} [{}] {}", d.name, d.fp32_flops, d.fp16_flops,
+                     d.fp64_flops, d.int8_ops, d.memory_bandwidth.bytes_per_second_f(),
+                     d.launch_overhead.count_ps(), d.efficiency, fmt::join(d.compute_efficiency, " "),
+                     d.memory_capacity.count());
+  s += "|topology " + dump_json(topology::topology_to_json(t));
+  return fmt::format("{:016x}", fnv1a(s));
+}
+
+std::string config_key(const std::string& fingerprint, const pipeline::PipelineConfig& c) {
+  const std::string cfg = fmt::format("|dp{} tp{} pp{} m{} b{} {} v{} rc{} {} auto{} {} first{}", c.dp, c.tp,
+                                      c.pp, c.microbatches, c.microbatch_size, to_string(c.schedule),
+                                      c.virtual_stages, c.recompute ? 1 : 0, to_string(c.reshard),
+                                      c.reshard_auto ? 1 : 0, to_string(c.balance), c.first_gpu);
+  return fmt::format("{:016x}", fnv1a(fingerprint + cfg));
+}
+
+}  // namespace meshsim::search

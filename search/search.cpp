@@ -1,0 +1,199 @@
+#include "search/search.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/append_lists.h"
+#include "core/error.h"
+#include "core/thread_group.h"
+
+namespace meshsim::search {
+
+namespace {
+
+std::vector<int> divisors(int n) {
+  std::vector<int> out;
+  for (int d = 1; d <= n; ++d)
+    if (n % d == 0) out.push_back(d);
+  return out;
+}
+
+// `it` is the calling thread's: each plan is built over the last one's storage.
+Result evaluate(const pipeline::PipelineConfig& cfg, const model::Model& m, const topology::Topology& t,
+                const Options& o, pipeline::PipelineIteration& it) {
+  Result r;
+  r.config = cfg;
+  try {
+    // The memory estimate needs only the stage layout and the schedule:
+    // configurations that do not fit are dropped before the plan is built.
+    for (const pipeline::DeviceMemory& d : pipeline::pipeline_memory(m, cfg, o.memory_capacity))
+      r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
+    if (o.memory_capacity > 0 && r.peak_memory_bytes > o.memory_capacity) {
+      r.status = Status::out_of_memory;
+      return r;
+    }
+    pipeline::build_pipeline_into(it, m, t, cfg, o.device_models);
+    sim::SimOptions so;
+    so.device_models = o.device_models;
+    so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
+    const pipeline::PipelineMetrics pm = pipeline::pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
+    r.metrics = {pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s()};
+    r.status = Status::simulated;
+  } catch (const UsageError& e) {
+    r.status = Status::invalid;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+// The first element of `v` equal to an earlier one, written by `name`.
+template <typename T, typename Name>
+std::optional<RepeatedValue> repeat_in(const char* list, const std::vector<T>& v, Name name) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::find(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) !=
+        v.begin() + static_cast<std::ptrdiff_t>(i))
+      return RepeatedValue{list, i, name(v[i])};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<RepeatedValue> repeated_value(const Space& s) {
+  auto number = [](int x) { return std::to_string(x); };
+  if (auto r = repeat_in("microbatch_sizes", s.microbatch_sizes, number)) return r;
+  if (auto r = repeat_in("virtual_stages", s.virtual_stages, number)) return r;
+  if (auto r =
+          repeat_in("schedules", s.schedules, [](model::Schedule x) { return std::string(to_string(x)); }))
+    return r;
+  if (auto r =
+          repeat_in("reshards", s.reshards, [](reshard::Strategy x) { return std::string(to_string(x)); }))
+    return r;
+  return repeat_in("recompute", s.recompute, [](bool x) { return std::string(x ? "true" : "false"); });
+}
+
+std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Model& m,
+                                                const topology::Topology& t) {
+  const int all = static_cast<int>(t.gpus().size());
+  const int gpus = s.gpus > 0 ? s.gpus : all;
+  if (gpus > all) throw UsageError(fmt::format("the space asks for {} GPUs; the topology has {}", gpus, all));
+  if (s.global_batch < 1) throw UsageError("the space needs a global batch of at least 1");
+  const int per_host = t.host_count() > 0 ? static_cast<int>(t.host_gpus(0).size()) : all;
+  const int layers = static_cast<int>(m.layers.size());
+  std::vector<pipeline::PipelineConfig> out;
+  for (int tp : divisors(gpus)) {
+    if (tp > per_host && !s.tp_across_hosts) continue;
+    for (int pp : divisors(gpus / tp)) {
+      if (pp > layers) continue;
+      const int dp = gpus / (tp * pp);
+      if (s.global_batch % dp != 0) continue;
+      const int replica_batch = s.global_batch / dp;
+      for (int mbs : s.microbatch_sizes) {
+        if (mbs < 1 || replica_batch % mbs != 0) continue;
+        for (model::Schedule sch : s.schedules) {
+          const std::vector<int> vs =
+              sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
+          for (int v : vs)
+            for (bool rc : s.recompute)
+              for (reshard::Strategy r : s.reshards) {
+                pipeline::PipelineConfig c;
+                c.dp = dp;
+                c.tp = tp;
+                c.pp = pp;
+                c.microbatch_size = mbs;
+                c.microbatches = replica_batch / mbs;
+                c.schedule = sch;
+                c.virtual_stages = v;
+                c.recompute = rc;
+                c.reshard = r;
+                out.push_back(c);
+              }
+        }
+      }
+    }
+  }
+  if (out.empty()) throw UsageError(fmt::format("no configuration of {} GPUs fits the space", gpus));
+  return out;
+}
+
+std::string_view to_string(Status s) {
+  switch (s) {
+    case Status::simulated: return "simulated";
+    case Status::out_of_memory: return "out_of_memory";
+    case Status::invalid: return "invalid";
+  }
+  return "?";
+}
+
+pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c) {
+  if (c.pp == 1 || (c.tp == 1 && c.reshard != reshard::Strategy::signal))
+    c.reshard = reshard::Strategy::send_recv;
+  return c;
+}
+
+std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, const model::Model& m,
+                        const topology::Topology& t, const Options& o,
+                        const std::function<void(std::size_t, std::size_t)>& progress) {
+  // Each plan class is evaluated by its first configuration; the others
+  // (its followers, in order) take a copy of that result.
+  std::vector<std::size_t> leaders;
+  AppendLists followers(configs.size());
+  {
+    std::map<pipeline::PipelineConfig, std::size_t> first;
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto [at, fresh] =
+          first.try_emplace(o.share_equal_plans ? plan_class(configs[i]) : configs[i], i);
+      if (fresh)
+        leaders.push_back(i);
+      else
+        followers.append(at->second, i);
+    }
+  }
+  std::vector<Result> results(configs.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  std::mutex report_lock;
+  auto work = [&](bool report) {
+    pipeline::PipelineIteration it;
+    std::vector<std::size_t> same;
+    for (std::size_t n = next++; n < leaders.size(); n = next++) {
+      const std::size_t i = leaders[n];
+      results[i] = evaluate(configs[i], m, t, o, it);
+      same.assign(1, i);
+      followers.read(i, same);
+      for (std::size_t k = 1; k < same.size(); ++k) {
+        results[same[k]] = results[i];
+        results[same[k]].config = configs[same[k]];
+      }
+      if (o.on_result) {
+        const std::lock_guard<std::mutex> hold(report_lock);
+        for (std::size_t k : same) o.on_result(k, results[k]);
+      }
+      const std::size_t d = done += same.size();
+      if (report && progress) progress(d, configs.size());
+    }
+  };
+  ThreadGroup workers("search threads (--threads)");
+  for (int k = 1; k < std::max(1, o.threads); ++k)
+    workers.start([&] { work(false); }, static_cast<std::size_t>(o.threads - 1));
+  work(true);
+  workers.join();
+  if (progress) progress(configs.size(), configs.size());
+  return results;
+}
+
+std::vector<std::size_t> ranking(const std::vector<Result>& results) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < results.size(); ++i)
+    if (results[i].status == Status::simulated) out.push_back(i);
+  std::stable_sort(out.begin(), out.end(), [&](std::size_t a, std::size_t b) {
+    return results[a].metrics.iteration_s < results[b].metrics.iteration_s;
+  });
+  return out;
+}
+
+}  // namespace meshsim::search

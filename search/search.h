@@ -1,0 +1,114 @@
+#pragma once
+// Parallel-strategy search (after DistIR's grid search): every training
+// configuration of a space is built as the same Plan `meshsim pipeline`
+// builds and simulated in full, in parallel threads; configurations whose
+// memory estimate exceeds the GPU's memory are filtered out before
+// simulation.
+//
+// The space, for a model on G GPUs of a topology and a global batch B:
+//   tp    divides G, at most the GPUs of one host unless tp_across_hosts
+//   pp    divides G / tp, at most the model's layers
+//   dp    = G / (tp · pp), dividing B
+//   microbatch size m in `microbatch_sizes` dividing B / dp
+//         (microbatches = B / (dp · m))
+//   schedule in `schedules` (interleaved-1f1b with each of
+//         `virtual_stages` > 1, the others with 1)
+//   recomputation in `recompute` (off, on; zb-h1 with it is invalid)
+//   stage transfer in `reshards`
+// A configuration is "simulated", "out_of_memory" (some GPU's estimate,
+// DeviceMemory::total, exceeds its memory) or "invalid" (build_pipeline
+// refuses it; the reason is kept). Results come in enumeration order
+// whatever the thread count, so a search's CSV is the same byte for byte.
+//
+// Configurations that build the same plan share one evaluation
+// (plan_class): without stage transfers (pp = 1) the stage-transfer
+// strategy names nothing that moves, and with one GPU per stage (tp = 1)
+// every strategy that moves the tensor moves it as one send, so the
+// strategies of such a configuration differ in name only.
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "pipeline/iteration.h"
+
+namespace meshsim::search {
+
+struct Space {
+  int gpus = 0;  // 0: every GPU of the topology
+  int global_batch = 0;
+  std::vector<int> microbatch_sizes{1, 2, 4, 8};
+  std::vector<model::Schedule> schedules{model::Schedule::one_f_one_b};
+  std::vector<int> virtual_stages{2};  // for interleaved-1f1b
+  std::vector<reshard::Strategy> reshards{reshard::Strategy::broadcast};
+  std::vector<bool> recompute{false};
+  bool tp_across_hosts = false;
+};
+
+/// A value one of the space's lists holds twice: every configuration with
+/// it would be searched twice. `list` is the member's name
+/// ("microbatch_sizes", "virtual_stages", "schedules", "reshards",
+/// "recompute"), `index` the repeat's place in it.
+struct RepeatedValue {
+  std::string list;
+  std::size_t index = 0;
+  std::string value;
+};
+/// The first repeated value of `s`'s lists, if any. Space files and the
+/// search command both refuse one, each naming it in its own terms.
+[[nodiscard]] std::optional<RepeatedValue> repeated_value(const Space& s);
+
+/// UsageError when the space is empty or malformed (no batch, more GPUs
+/// than the topology has).
+[[nodiscard]] std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Model& m,
+                                                              const topology::Topology& t);
+
+enum class Status { simulated, out_of_memory, invalid };
+[[nodiscard]] std::string_view to_string(Status s);
+
+/// What a search keeps of a simulated iteration (pipeline_metrics).
+struct Metrics {
+  double iteration_s = 0;
+  double samples_per_s = 0;
+  double tflops_per_gpu = 0;
+  double bubble = 0;
+  double exposed_comm_s = 0;
+};
+
+struct Result {
+  pipeline::PipelineConfig config;
+  Status status = Status::invalid;
+  std::string reason;            // invalid: why
+  double peak_memory_bytes = 0;  // the largest per-GPU estimate (0 if invalid)
+  Metrics metrics;               // simulated only
+};
+
+struct Options {
+  int threads = 1;
+  /// Evaluate a configuration once per plan_class (false: every one, for
+  /// tests that check the sharing changes nothing).
+  bool share_equal_plans = true;
+  /// Called once per finished configuration with its index into `configs`,
+  /// from one thread at a time (under a lock), in completion order.
+  std::function<void(std::size_t, const Result&)> on_result;
+  std::vector<sim::DeviceModel> device_models;  // compute models (see apply_compute_efficiency)
+  double memory_capacity = 0;                   // bytes per GPU; 0: no filter
+};
+
+/// The configuration with the same plan that stands for c: c with the
+/// first strategy among those that build it (send-recv when the strategy
+/// is immaterial, see above).
+[[nodiscard]] pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c);
+
+/// Every configuration, in order; `progress` (may be empty) is called from
+/// the calling thread with (done, total) as results come in.
+[[nodiscard]] std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs,
+                                      const model::Model& m, const topology::Topology& t, const Options& o,
+                                      const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+/// Indices of the simulated results, fastest first (ties: enumeration order).
+[[nodiscard]] std::vector<std::size_t> ranking(const std::vector<Result>& results);
+
+}  // namespace meshsim::search

@@ -1,0 +1,85 @@
+#include "search/space_file.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/input_file.h"
+#include "core/json.h"
+#include "topology/topology_json.h"
+
+namespace meshsim::search {
+
+namespace {
+
+constexpr std::string_view kFormat = "meshsim.search/1";
+
+// A non-empty array of `read(element)`.
+template <typename T, typename Read>
+std::vector<T> list_of(const JsonCursor& c, Read read) {
+  if (!c.json().is_array() || c.size() == 0) c.fail("expected a non-empty array");
+  std::vector<T> out;
+  for (std::size_t i = 0; i < c.size(); ++i) out.push_back(read(c.at(i)));
+  return out;
+}
+
+// An element naming a value of an enum with a names table.
+template <typename Names>
+auto named(const Names& names) {
+  return [&names](const JsonCursor& c) {
+    const auto v = names.parse(c.as_string());
+    if (!v) c.fail(fmt::format("unknown {} (known: {})", names.what(), fmt::join(names.names(), ", ")));
+    return *v;
+  };
+}
+
+}  // namespace
+
+bool is_search_space(const std::string& file) {
+  return has_format(read_json_file(file), kFormat);
+}
+
+SpaceFile load_space_file(const std::string& file) {
+  const Json j = read_json_file(file);
+  const JsonCursor root(j, file);
+  if (!root.is_object()) root.fail("a search space is a JSON object");
+  root.allow_only({"format", "name", "description", "model", "machine", "topology", "compute_efficiency",
+                   "global_batch", "gpus", "microbatch_sizes", "schedules", "virtual_stages", "recompute",
+                   "reshards", "tp_across_hosts"});
+  root.require_format(kFormat);
+  SpaceFile f;
+  f.name = root["name"].as_name();
+  if (auto d = root.find("description")) f.description = d->as_string();
+  f.model = resolve_beside(file, root["model"].as_name());
+  if (root.has("machine") == root.has("topology"))
+    root.fail("give either \"machine\" (a cluster of a host preset) or \"topology\" (a file or preset)");
+  if (auto m = root.find("machine")) f.machine = topology::cluster_spec_from_json(*m);
+  if (auto t = root.find("topology")) f.topology = resolve_beside(file, t->as_name());
+  if (auto e = root.find("compute_efficiency")) {
+    const double v = e->as_number();
+    if (!(v >= 0.01 && v <= 1)) e->fail("expected a fraction in [0.01, 1]");
+    f.compute_efficiency = v;
+  }
+  Space& s = f.space;
+  s.global_batch = static_cast<int>(root["global_batch"].as_int_in(1, 1 << 24));
+  if (auto g = root.find("gpus")) s.gpus = static_cast<int>(g->as_int_in(1, 1 << 24));
+  auto positive = [](const JsonCursor& c) { return static_cast<int>(c.as_int_in(1, 1 << 16)); };
+  if (auto m = root.find("microbatch_sizes")) s.microbatch_sizes = list_of<int>(*m, positive);
+  if (auto v = root.find("virtual_stages"))
+    s.virtual_stages =
+        list_of<int>(*v, [](const JsonCursor& c) { return static_cast<int>(c.as_int_in(2, 64)); });
+  if (auto sc = root.find("schedules"))
+    s.schedules = list_of<model::Schedule>(*sc, named(model::kScheduleNames));
+  if (auto r = root.find("reshards"))
+    s.reshards = list_of<reshard::Strategy>(*r, named(reshard::kStrategyNames));
+  if (auto r = root.find("recompute"))
+    s.recompute = list_of<bool>(*r, [](const JsonCursor& c) { return c.as_bool(); });
+  if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
+  // The built-in lists repeat nothing, so a repeat is in a list the file gives.
+  if (auto r = repeated_value(s))
+    root[r->list].at(r->index).fail("repeats an earlier value (each would be searched twice)");
+  return f;
+}
+
+}  // namespace meshsim::search

@@ -1,0 +1,285 @@
+// The edges of the bottleneck structure and its repair, link by link
+// (sim/kernel/bottleneck_structure.h).
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "sim/kernel/bottleneck_structure.h"
+#include "sim/kernel/numeric.h"
+#include "sim/kernel/slots.h"
+
+namespace meshsim::sim::kernel {
+
+// Flow f's hop `hop` (kept, not its bottleneck) joins the edge from its
+// bottleneck to that link: the link's F grows by w · λ_b (a passive link
+// counts it at the edge's base and shares its allowance again).
+void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
+  const LinkIndex head = link_at(f, hop);
+  const LinkIndex tail = bottleneck(f);
+  const EdgeIndex e = edge(head, tail);
+  const std::uint32_t at = flows_[f].off + hop;
+  PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
+  paths_.edge[at] = e;
+  const double w = paths_.weight[at];
+  OutEdge& o = out_of(e);
+  o.weight += w;
+  Link& H = links_[head];
+  touch(head);
+  if (edges_[e].passive) {
+    H.fixed += w * o.base;
+    H.reserve -= w * (o.base + H.allow);
+    if (H.reserve >= 0) {
+      Link& T = links_[tail];
+      T.alarm = std::min(T.alarm, o.base + H.allow);
+      return;
+    }
+    H.stale = true;
+    queue(head);
+    return;
+  }
+  const double level = links_[tail].level;
+  H.fixed += w * level;
+  H.max_in = std::max(H.max_in, level);
+}
+
+// Flow f's hop `hop` leaves its edge, where the flow ran at `rate`.
+void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate) {
+  const std::uint32_t at = flows_[f].off + hop;
+  const EdgeIndex e = paths_.edge[at];
+  Edge& E = edges_[e];
+  PathPool::unlist(E.members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
+  paths_.edge[at] = PathPool::kNoEdge;
+  const double w = paths_.weight[at];
+  OutEdge& o = out_of(e);
+  o.weight -= w;
+  Link& H = links_[E.head];
+  if (E.passive) {
+    H.fixed -= w * o.base;
+    H.reserve += w * (o.base + H.allow);
+  } else {
+    H.fixed -= w * rate;
+  }
+  touch(E.head);
+  if (E.members.empty()) drop_edge(e);
+}
+
+// The edge (head, tail), made if it does not exist.
+BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkIndex tail) {
+  const std::uint64_t key = (std::uint64_t{tail} << 32) | head;
+  EdgeIndex e = edge_at_.find(key);
+  if (e != FlatIndex::kAbsent) return e;
+  e = take_slot(edges_, free_edges_, kNone - 1, "too many edges");
+  Edge& E = edges_[e];
+  E.head = head;
+  E.tail = tail;
+  E.passive = !keep_all_ && links_[head].limited == 0;
+  std::vector<OutEdge>& out = E.passive ? lists_[tail].passive : lists_[tail].out;
+  E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
+  E.out_slot = static_cast<std::uint32_t>(out.size());
+  lists_[head].in.push_back(e);
+  out.push_back({head, e, 0.0, links_[tail].level});
+  links_[tail].leaf = lists_[tail].out.empty();
+  edge_at_.insert(key, e);
+  return e;
+}
+
+void BottleneckStructure::drop_edge(EdgeIndex e) {
+  const Edge& E = edges_[e];
+  std::vector<EdgeIndex>& in = lists_[E.head].in;
+  std::vector<OutEdge>& out = E.passive ? lists_[E.tail].passive : lists_[E.tail].out;
+  edges_[in.back()].in_slot = E.in_slot;
+  in[E.in_slot] = in.back();
+  in.pop_back();
+  edges_[out.back().edge].out_slot = E.out_slot;
+  out[E.out_slot] = out.back();
+  out.pop_back();
+  links_[E.tail].leaf = lists_[E.tail].out.empty();
+  // A link with no in-edges uses nothing of anyone: its running sum
+  // starts again from an exact zero.
+  if (in.empty()) {
+    links_[E.head].fixed = 0;
+    links_[E.head].max_in = 0;
+  }
+  edge_at_.erase((std::uint64_t{E.tail} << 32) | E.head);
+  free_edges_.push_back(e);
+}
+
+// Link l waits for repair, once until it is repaired, keyed by its
+// level: the order of the structure's edges, lowest first. Only a kept
+// link that limits flows, or a passive one that is over capacity, has
+// in-edges not counted in its allowance, or still has a level (the flows
+// it took in found lower links; keyed lowest), can break (1)-(3).
+void BottleneckStructure::queue(LinkIndex l) {
+  Link& L = links_[l];
+  if (L.queued || L.left_out) return;
+  double key = 0;
+  if (L.limited > 0)
+    key = L.level;
+  else if (L.stale || L.fixed > L.capacity * (1 + kSaturated) || L.level != kInf)
+    key = -kInf;
+  else
+    return;
+  L.queued = true;
+  if (lists_[l].waited != batch_) {
+    lists_[l].waited = batch_;
+    ++batch_waiting_;
+  }
+  if (L.leaf && L.limited > 0)
+    leaves_.push_back(l);
+  else
+    heap_.push({key, l});
+}
+
+// Repairs the waiting links: those on the heap in level order, then the
+// leaves (whose repairs may queue more). False when the batch has run
+// past kMaxRepairs repairs per link it queued: the repair is not
+// settling, and the caller builds afresh.
+bool BottleneckStructure::drain() {
+  const auto within = [&] { return ++batch_repairs_ <= kMaxRepairs * batch_waiting_; };
+  for (;;) {
+    while (!heap_.empty()) {
+      const LinkIndex l = heap_.pop().link;
+      links_[l].queued = false;
+      repair(l);
+      if (!within()) return false;
+    }
+    if (leaves_.empty()) return true;
+    draining_.swap(leaves_);
+    for (const LinkIndex l : draining_) {
+      links_[l].queued = false;
+      repair(l);
+    }
+    draining_.clear();
+    if (!within()) return false;
+  }
+}
+
+// Link l is repaired: it takes in faster in-edges if (3) or (2) is
+// broken, its level follows (1), and the flows taken in move to their
+// lowest link.
+void BottleneckStructure::repair(LinkIndex l) {
+  ++stats_.repairs;
+  if (links_[l].left_out) return;
+  double level = -kInf;  // a passive link over capacity takes flows in
+  if (links_[l].limited > 0) {
+    if (++lists_[l].repairs % kRefresh == 0) refresh(l);
+    level = (links_[l].capacity - links_[l].fixed) / links_[l].wsum;
+  } else {
+    set_level(l, kInf);
+    if (!sync(l)) return;
+  }
+  Link& L = links_[l];
+  taken_.clear();
+  if (!lists_[l].in.empty() && (level == -kInf || L.max_in > level * (1 + kRateTolerance)))
+    level = take_in(l, level);
+  set_level(l, level);
+  if (taken_.empty()) return;
+  movers_.clear();
+  for (const EdgeIndex e : taken_)
+    for (const PathPool::Entry& m : edges_[e].members) movers_.push_back(m.flow);
+  for (const FlowIndex f : movers_) move(f, lowest_hop(f));
+  queue(l);
+}
+
+// Water-filling over l's in-edges: those faster than the level l would
+// have are taken in, fastest first, each raising the level towards its
+// own, until the next is no faster. Returns the level; taken_ lists the
+// edges; max_in becomes exact for the rest.
+double BottleneckStructure::take_in(LinkIndex l, double level) {
+  Link& L = links_[l];
+  faster_.clear();
+  double rest = 0;
+  for (const EdgeIndex e : lists_[l].in) {
+    const double s = links_[edges_[e].tail].level;
+    if (level == -kInf || s > level * (1 + kRateTolerance))
+      faster_.push_back({s, e});
+    else
+      rest = std::max(rest, s);
+  }
+  std::sort(faster_.begin(), faster_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  double w = L.wsum;
+  double fixed = L.fixed;
+  std::size_t i = 0;
+  for (; i < faster_.size(); ++i) {
+    const auto [s, e] = faster_[i];
+    if (w > 0 && !(s > level * (1 + kRateTolerance))) break;
+    w += out_of(e).weight;
+    fixed -= out_of(e).weight * s;
+    level = (L.capacity - fixed) / w;
+    taken_.push_back(e);
+  }
+  for (; i < faster_.size(); ++i) rest = std::max(rest, faster_[i].first);
+  L.max_in = rest;
+  stats_.takes += taken_.size();
+  return level;
+}
+
+// Link l's level becomes `level` (kept when within the rate tolerance);
+// the change moves F at the head of every out-edge.
+void BottleneckStructure::set_level(LinkIndex l, double level) {
+  Link& L = links_[l];
+  const double old = L.level;
+  if (old == level || (old < kInf && level < kInf && same_rate(level, old))) return;
+  note_level(l);
+  L.level = level;
+  touch(l);
+  if (old == kInf || level == kInf) return;  // it limited no flow, or limits none: no out-edges
+  const double delta = level - old;
+  const std::vector<OutEdge>& out = lists_[l].out;
+  for (const OutEdge& o : out) {
+    Link& K = links_[o.head];
+    K.fixed += o.weight * delta;
+    if (level > K.max_in) K.max_in = level;
+    if (keep_all_) touch(o.head);
+    if (!K.queued) queue(o.head);
+  }
+  stats_.pushes += out.size();
+  if (level > L.alarm) trip(l);
+}
+
+// The kept hop of flow f with the lowest level (its bottleneck on ties).
+std::uint32_t BottleneckStructure::lowest_hop(FlowIndex f) const {
+  const Flow& fl = flows_[f];
+  std::uint32_t best = fl.bneck;
+  double lowest = links_[bottleneck(f)].level;
+  for (std::uint32_t h = 0; h < fl.len; ++h) {
+    if (!hop_kept(f, h)) continue;
+    const double level = links_[link_at(f, h)].level;
+    if (level < lowest) {
+      best = h;
+      lowest = level;
+    }
+  }
+  return best;
+}
+
+// Flow f becomes limited at its hop `to`: its edges now start there, and
+// its rate is that link's level.
+void BottleneckStructure::move(FlowIndex f, std::uint32_t to) {
+  Flow& fl = flows_[f];
+  const std::uint32_t from = fl.bneck;
+  if (to == from) return;
+  ++stats_.moves;
+  note_move(f, bottleneck(f));
+  const double before = links_[bottleneck(f)].level;
+  for (std::uint32_t h = 0; h < fl.len; ++h)
+    if (h != from && paths_.edge[fl.off + h] != PathPool::kNoEdge) leave_edge(f, h, before);
+  unlimit(f);
+  limit(f, to);
+  for (std::uint32_t h = 0; h < fl.len; ++h) {
+    if (!hop_kept(f, h)) continue;
+    if (h != to) join_edge(f, h);
+    queue(link_at(f, h));
+  }
+}
+
+// F summed afresh from the in-edges (the running sum drifts).
+void BottleneckStructure::refresh(LinkIndex l) {
+  double fixed = 0;
+  for (const EdgeIndex e : lists_[l].in) fixed += out_of(e).weight * links_[edges_[e].tail].level;
+  links_[l].fixed = fixed;
+}
+
+}  // namespace meshsim::sim::kernel

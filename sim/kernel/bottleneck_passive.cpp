@@ -1,0 +1,107 @@
+// Links that limit no flow: passive, kept within capacity by allowances
+// instead of by every level change (sim/kernel/bottleneck_structure.h).
+#include <algorithm>
+
+#include "sim/kernel/bottleneck_structure.h"
+#include "sim/kernel/numeric.h"
+
+namespace meshsim::sim::kernel {
+
+// Edge e moves to its tail's passive list (`base`: the tail's level that
+// its head counts) or to its list of edges to links that limit flows.
+void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
+  Edge& E = edges_[e];
+  Lists& T = lists_[E.tail];
+  std::vector<OutEdge>& from = E.passive ? T.passive : T.out;
+  std::vector<OutEdge>& to = passive ? T.passive : T.out;
+  OutEdge o = from[E.out_slot];
+  o.base = base;
+  if (E.passive == passive) {
+    from[E.out_slot] = o;
+    return;
+  }
+  edges_[from.back().edge].out_slot = E.out_slot;
+  from[E.out_slot] = from.back();
+  from.pop_back();
+  E.out_slot = static_cast<std::uint32_t>(to.size());
+  E.passive = passive;
+  to.push_back(o);
+  links_[E.tail].leaf = T.out.empty();
+}
+
+// Link l starts limiting flows: its F becomes exact (its in-edges' tails
+// at their levels now) and its in-edges move where level changes reach.
+void BottleneckStructure::activate(LinkIndex l) {
+  double fixed = 0;
+  double max_in = 0;
+  for (const EdgeIndex e : lists_[l].in) {
+    const double level = links_[edges_[e].tail].level;
+    fixed += out_of(e).weight * level;
+    max_in = std::max(max_in, level);
+    move_out(e, false, 0.0);
+  }
+  Link& L = links_[l];
+  L.fixed = fixed;
+  L.max_in = max_in;
+  L.allow = kInf;
+  L.stale = false;
+}
+
+// Link l limits no flow any more: its in-edges become passive, counted at
+// their tails' levels now. With every link kept, none is passive: level
+// changes still reach l, so that its load stays exact.
+void BottleneckStructure::deactivate(LinkIndex l) {
+  if (!keep_all_)
+    for (const EdgeIndex e : lists_[l].in) move_out(e, true, links_[edges_[e].tail].level);
+  if (sync(l)) queue(l);
+}
+
+// Passive link l counts its in-edges at their tails' levels now and
+// shares the capacity left among them: each tail may rise by `allow`
+// before l must look again, and its alarm says when. True when l is over
+// capacity: it must take flows in (repair).
+bool BottleneckStructure::sync(LinkIndex l) {
+  double fixed = 0;
+  double weight = 0;
+  double max_in = 0;
+  for (const EdgeIndex e : lists_[l].in) {
+    OutEdge& o = out_of(e);
+    const double level = links_[edges_[e].tail].level;
+    o.base = level;
+    fixed += o.weight * level;
+    weight += o.weight;
+    max_in = std::max(max_in, level);
+  }
+  Link& L = links_[l];
+  L.fixed = fixed;
+  L.max_in = max_in;
+  L.stale = false;
+  if (fixed > L.capacity * (1 + kSaturated)) {
+    L.allow = 0;
+    return true;
+  }
+  L.allow = weight > 0 ? std::max(0.0, L.capacity - fixed) / weight : kInf;
+  L.reserve = weight > 0 ? 0.0 : L.capacity - fixed;
+  for (const EdgeIndex e : lists_[l].in) {
+    Link& T = links_[edges_[e].tail];
+    T.alarm = std::min(T.alarm, T.level + L.allow);
+  }
+  return false;
+}
+
+// Link l rose past its alarm: each passive link it may now overload counts
+// it afresh; the alarm becomes exact.
+void BottleneckStructure::trip(LinkIndex l) {
+  ++stats_.trips;
+  const double level = links_[l].level;
+  double alarm = kInf;
+  const std::vector<OutEdge>& passive = lists_[l].passive;
+  for (std::size_t i = 0; i < passive.size(); ++i) {
+    const LinkIndex h = passive[i].head;
+    if (level > passive[i].base + links_[h].allow && sync(h)) queue(h);
+    alarm = std::min(alarm, passive[i].base + links_[h].allow);
+  }
+  links_[l].alarm = alarm;
+}
+
+}  // namespace meshsim::sim::kernel

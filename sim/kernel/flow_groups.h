@@ -1,0 +1,132 @@
+#pragma once
+// Progress of many flows at the cost of few: flows grouped by the link
+// that limits them.
+//
+// The rates come from the bottleneck structure (sim/kernel/bottleneck_structure.h):
+// every flow limited by link b runs at b's level λ_b. A group is the set
+// of flows limited by one link (or one flow at its cap), and its rate is
+// that link's level, so a level change costs one update per group, not
+// per flow, and the network keeps one completion timer per group.
+//
+// Service. A group's service s(t) is ∫ λ_b dt: the bytes each member has
+// moved while in the group, anchored (t0, s0) at its last rate change. A
+// member that must move R more bytes when it joins at time t has finish
+// point F = s(t) + R; it is done at t0 + ⌈(F − s0) / λ_b⌉ (the rounding
+// contract of sim/kernel/numeric.h), and the group keeps its members in a
+// binary heap by F (sim/kernel/heap.h). A flow whose bottleneck moves takes its remaining bytes
+// F − s_old(t) to the new group. A rate change re-anchors the group; no
+// member is touched.
+//
+// Ids are the structure's: a flow's once it is removed; a group's is its
+// link's.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/units.h"
+#include "sim/kernel/bottleneck_structure.h"
+#include "sim/kernel/heap.h"
+#include "sim/kernel/maxmin.h"
+
+namespace meshsim::sim::kernel {
+
+class FlowGroups {
+ public:
+  using FlowIndex = BottleneckStructure::FlowIndex;
+  using GroupIndex = BottleneckStructure::LinkIndex;
+  using LinkIndex = BottleneckStructure::LinkIndex;
+
+  /// Links with these capacities (bytes per second, each > 0).
+  explicit FlowGroups(const std::vector<double>& capacity);
+
+  /// Keeps every link in the structure, so that load() is exact on all of
+  /// them (for link timelines). Call before the first add().
+  void track_all_links() { structure_.keep_all_links(); }
+
+  /// A flow of `bytes` over `links` (distinct; weights as in
+  /// sim/kernel/maxmin.h, empty: all 1; cap 0: none), sharing from `now`. It
+  /// joins its group at the next solve().
+  FlowIndex add(std::span<const LinkIndex> links, std::span<const double> weights, double cap, double bytes,
+                Time now);
+  /// Re-rates after the additions and removals at `now`.
+  void solve(Time now);
+  /// The groups whose next completion may have moved in the last solve()
+  /// or since the one before (their rate or members changed, members taken
+  /// by take_done included; some may be empty now).
+  [[nodiscard]] const std::vector<GroupIndex>& touched() const { return touched_; }
+  /// When the group's next member is done; Time::max() when it has none.
+  [[nodiscard]] Time next_done(GroupIndex g) const;
+  /// Removes the group's members that are done at `now` and appends them
+  /// to `out`.
+  void take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out);
+
+  [[nodiscard]] double rate(FlowIndex f) const { return structure_.rate(f); }
+  [[nodiscard]] double group_rate(GroupIndex g) const { return groups_[g].rate; }
+  /// Bytes still to move at `now`.
+  [[nodiscard]] double remaining(FlowIndex f, Time now) const;
+  [[nodiscard]] GroupIndex group_of(FlowIndex f) const { return flows_[f].group; }
+  [[nodiscard]] std::size_t active() const { return structure_.active(); }
+  [[nodiscard]] double capacity(LinkIndex l) const { return structure_.capacity(l); }
+  [[nodiscard]] std::size_t link_count() const { return structure_.link_count(); }
+  /// Σ weight × rate of the link's flows (bytes per second); exact on
+  /// every link after track_all_links().
+  [[nodiscard]] double load(LinkIndex l) const { return structure_.load(l); }
+  /// The network links whose load the last solve() may have changed.
+  [[nodiscard]] const std::vector<LinkIndex>& changed_links() const { return structure_.touched_links(); }
+  [[nodiscard]] BottleneckStructure::Snapshot snapshot() const { return structure_.snapshot(); }
+
+  struct Stats {
+    std::uint64_t solves = 0;
+    std::uint64_t retimed = 0;  // groups whose rate or members changed, over all solves
+  };
+  [[nodiscard]] const Stats& stats() const { return stats_; }
+  [[nodiscard]] const BottleneckStructure::Stats& structure_stats() const { return structure_.stats(); }
+  [[nodiscard]] const BottleneckStructure& structure() const { return structure_; }
+
+ private:
+  static constexpr GroupIndex kNoGroup = UINT32_MAX;
+  struct Flow {
+    double finish = 0;  // its group's service when it is done; before it joins one: its bytes
+    GroupIndex group = kNoGroup;
+    std::uint32_t heap_pos = 0;
+  };
+  struct Group {
+    double rate = 0;  // since t0
+    double s0 = 0;    // service at t0
+    Time t0;
+    std::vector<FlowIndex> heap;  // members, a min-heap by finish
+    std::uint64_t touched = 0;    // == solves + 1: in touched_
+  };
+
+  [[nodiscard]] static double service(const Group& G, Time now);
+  [[nodiscard]] Time done_at(const Group& G, FlowIndex f) const;
+  Group& group(GroupIndex g);
+  void anchor(GroupIndex g, Time now);
+  void join(FlowIndex f, GroupIndex g, double left, Time now);
+  double leave(FlowIndex f, Time now);
+  void touch(GroupIndex g);
+  // A group's members, a binary heap (sim/kernel/heap.h) by finish, each
+  // member's place kept in its heap_pos.
+  using MemberHeap = DaryHeap<2>;
+  struct FinishesFirst {
+    const std::vector<Flow>* flows;
+    bool operator()(FlowIndex a, FlowIndex b) const { return (*flows)[a].finish < (*flows)[b].finish; }
+  };
+  struct MemberPlaced {
+    std::vector<Flow>* flows;
+    void operator()(FlowIndex f, std::size_t i) const {
+      (*flows)[f].heap_pos = static_cast<std::uint32_t>(i);
+    }
+  };
+  [[nodiscard]] FinishesFirst finishes_first() const { return {&flows_}; }
+  [[nodiscard]] MemberPlaced member_placed() { return {&flows_}; }
+
+  BottleneckStructure structure_;
+  std::vector<Flow> flows_;
+  std::vector<Group> groups_;
+  std::vector<GroupIndex> touched_;
+  Stats stats_;
+};
+
+}  // namespace meshsim::sim::kernel
