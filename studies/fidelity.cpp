@@ -43,15 +43,9 @@ std::optional<double> ablation_time(const std::string& setting, int slices) {
 void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
   t.allow_only({"topology", "compute_efficiency", "calibration", "models", "rows"});
   f.terapipe_topology = file_beside(file, t["topology"], "topology");
-  if (auto e = t.find("compute_efficiency")) {
-    const double v = e->as_number();
-    if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
-    f.terapipe_efficiency = v;
-  }
-  if (auto c = t.find("calibration")) {
-    if (f.terapipe_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
-    f.terapipe_calibration = file_beside(file, *c, "calibration");
-  }
+  const ComputeSetting compute = compute_setting(file, t);
+  f.terapipe_efficiency = compute.efficiency;
+  f.terapipe_calibration = compute.calibration;
   f.terapipe_models = resolve_beside(file, t["models"].as_string());
   const JsonCursor rows = t["rows"];
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -92,8 +86,7 @@ void load_terapipe(const std::string& file, const JsonCursor& t, Fidelity& f) {
 void load_pipeline(const std::string& file, const JsonCursor& p, Fidelity& f) {
   p.allow_only({"study", "ours", "order", "rows"});
   const std::string study = resolve_beside(file, p["study"].as_string());
-  const Json doc = read_json_file(study);
-  const PipelineStudy& s = f.pipeline.emplace(load_pipeline_study(JsonCursor(doc, study)));
+  const PipelineStudy& s = f.pipeline.emplace(load_study_file(study, load_pipeline_study));
   auto method = [&](const JsonCursor& c) {
     std::string n = c.as_string();
     for (const auto& m : s.methods)
@@ -226,9 +219,7 @@ Fidelity load_fidelity(const JsonCursor& root) {
   if (auto g = root.find("gemms")) load_fidelity_gemms(file, *g, f);
   if (auto c = root.find("collectives")) {
     c->allow_only({"study"});
-    const std::string study = resolve_beside(file, (*c)["study"].as_string());
-    const Json doc = read_json_file(study);
-    f.collectives = load_collective_study(JsonCursor(doc, study));
+    f.collectives = load_study_file(resolve_beside(file, (*c)["study"].as_string()), load_collective_study);
   }
   return f;
 }

@@ -119,15 +119,9 @@ PipelineStudy load_pipeline_study(const JsonCursor& root) {
   s.name = root["name"].as_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   s.topology = resolve_beside(file, root["topology"].as_name());
-  if (auto e = root.find("compute_efficiency")) {
-    const double v = e->as_number();
-    if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
-    s.compute_efficiency = v;
-  }
-  if (auto c = root.find("calibration")) {
-    if (s.compute_efficiency) c->fail("give a calibration or a compute_efficiency, not both");
-    s.calibration = file_beside(file, *c, "calibration");
-  }
+  const ComputeSetting compute = compute_setting(file, root);
+  s.compute_efficiency = compute.efficiency;
+  s.calibration = compute.calibration;
   const JsonCursor ms = root["methods"];
   if (ms.size() == 0) ms.fail("a pipeline study needs at least one method");
   ms.require_unique("name");

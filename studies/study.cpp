@@ -27,6 +27,20 @@ topology::Topology load_study_topology(const std::string& what) {
   return topology::load_topology_file(what);
 }
 
+ComputeSetting compute_setting(const std::string& file, const JsonCursor& c) {
+  ComputeSetting s;
+  if (auto e = c.find("compute_efficiency")) {
+    const double v = e->as_number();
+    if (!(v > 0 && v <= 1)) e->fail("must be in (0, 1]");
+    s.efficiency = v;
+  }
+  if (auto cal = c.find("calibration")) {
+    if (s.efficiency) cal->fail("give a calibration or a compute_efficiency, not both");
+    s.calibration = file_beside(file, *cal, "calibration");
+  }
+  return s;
+}
+
 void Results::add(std::vector<Cell> row) {
   MESHSIM_ASSERT(row.size() == columns_.size(), "a results row has one cell per column");
   rows_.push_back(std::move(row));

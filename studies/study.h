@@ -47,6 +47,23 @@ inline constexpr std::size_t kMaxStudyCases = 10'000;
 /// A study's topology: a host preset name (one host), else a topology file.
 [[nodiscard]] topology::Topology load_study_topology(const std::string& what);
 
+/// How a study's GPUs compute: "compute_efficiency" (a fraction of the
+/// peak, in (0, 1]) or "calibration" (a file beside the study `file`), at
+/// most one of them, members of `c`; neither: the built-in models.
+struct ComputeSetting {
+  std::optional<double> efficiency;
+  std::string calibration;  // resolved path; empty: none
+};
+[[nodiscard]] ComputeSetting compute_setting(const std::string& file, const JsonCursor& c);
+
+/// The study in `file`, read by a kind's loader (a study another one
+/// names, a test's): `load(JsonCursor)`.
+template <typename Loader>
+[[nodiscard]] auto load_study_file(const std::string& file, Loader load) {
+  const Json doc = read_json_file(file);
+  return load(JsonCursor(doc, file));
+}
+
 /// How results.csv writes a column's cells (an empty cell: nothing).
 enum class CsvFormat : std::uint8_t {
   none,      // not in results.csv

@@ -51,9 +51,8 @@ TEST_CASE("every study case, strategy and balance moves the right bytes, its NCC
   // Expectation for each (case, strategy, balance) that moves data: the
   // host run checks every destination tile and finds it right, and the
   // NCCL program has no ordering problem.
-  const std::string file = MESHSIM_SOURCE_DIR "/configs/studies/alpa-microbench.json";
-  const Json doc = read_json_file(file);
-  const studies::ReshardStudy study = studies::load_reshard_study(JsonCursor(doc, file));
+  const studies::ReshardStudy study = studies::load_study_file(
+      MESHSIM_SOURCE_DIR "/configs/studies/alpa-microbench.json", studies::load_reshard_study);
   const auto topo = topology::load_topology_file(study.topology);
   int plans = 0;
   for (const auto& c : study.cases) {

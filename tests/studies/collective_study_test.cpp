@@ -9,8 +9,7 @@ using namespace meshsim::studies;
 
 namespace {
 CollectiveStudy load_file(const std::string& file) {
-  const Json j = read_json_file(file);
-  return load_collective_study(JsonCursor(j, file));
+  return load_study_file(file, load_collective_study);
 }
 }  // namespace
 

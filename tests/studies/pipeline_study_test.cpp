@@ -17,8 +17,7 @@ using namespace meshsim::studies;
 
 namespace {
 PipelineStudy load_file(const std::string& file) {
-  const Json j = read_json_file(file);
-  return load_pipeline_study(JsonCursor(j, file));
+  return load_study_file(file, load_pipeline_study);
 }
 }  // namespace
 
