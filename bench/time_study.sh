@@ -9,5 +9,6 @@ bin=${1:-build/release/tools/meshsim}
 runs=${2:-5}
 source bench/best_of.sh
 
-t=$(best_of "$bin" study configs/studies/alpa-microbench.json --json)
-echo "alpa-microbench study, every strategy and balancing mode: best of $runs: ${t} s (target < 2 s)"
+study=$(tiny tests/data/reshard-tiny.json configs/studies/alpa-microbench.json)
+t=$(best_of "$bin" study "$study" --json)
+echo "$(basename "$study" .json) study, every strategy and balancing mode: best of $runs: ${t} s (target < 2 s)"

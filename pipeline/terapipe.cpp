@@ -227,19 +227,23 @@ double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost) {
   return sum + (K - 1) * worst;
 }
 
-TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity,
-                         int max_microbatch) {
+void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_microbatch) {
   check_sizes(tokens, batch, K, granularity);
   const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
-  // Refused before allocating: a table of every slice per microbatch size,
-  // and its slices in order of time.
   const double table_bytes = 2.0 * bmax * (static_cast<double>(units) * (units + 1) / 2) * sizeof(double);
   if (table_bytes > kMaxTableBytes)
     throw UsageError(fmt::format(
         "the slicing tables would take {:.1f} GB ({} units of {} tokens, microbatches of 1 to {} sequences); "
         "the limit is {:.0f} GB: give a coarser --granularity or a smaller batch",
         table_bytes / 1e9, units, granularity, bmax, kMaxTableBytes / 1e9));
+}
+
+TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity,
+                         int max_microbatch) {
+  check_terapipe_dp(tokens, batch, K, granularity, max_microbatch);  // before allocating
+  const int bmax = microbatch_bound(max_microbatch, batch);
+  const int units = tokens / granularity;
   std::vector<Table> tables;
   for (int b = 1; b <= bmax; ++b) tables.push_back(make_table(units, granularity, b, cost));
   const CapSearch found = search_caps(tables, units, batch, K);

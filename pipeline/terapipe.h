@@ -126,9 +126,15 @@ struct TokenSlicing {
 /// T = Σ t + (K − 1)·max t of a given slicing.
 [[nodiscard]] double slicing_time(const TokenSlicing& s, int K, const SliceCostFn& cost);
 
+/// UsageError when terapipe_dp's tables for these sizes would pass 2 GB (a
+/// table of every slice per microbatch size, and its slices in order of
+/// time), or for sizes no slicing has: what terapipe_dp refuses, checked
+/// before any slice is costed.
+void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_microbatch);
+
 /// The DP with the microbatch knapsack, over microbatches of at most
 /// `max_microbatch` sequences (0: any). `tokens` must be a multiple of
-/// `granularity`; UsageError otherwise.
+/// `granularity`; UsageError otherwise (and as check_terapipe_dp).
 [[nodiscard]] TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost,
                                        int granularity = 8, int max_microbatch = 0);
 

@@ -31,9 +31,10 @@ TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Top
           "them; --no-memory-limit ignores the limit)",
           o.capacity / 1e9, o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9));
   }
+  const auto seq = static_cast<int>(model.sequence);
+  check_terapipe_dp(seq, batch, sh.pp, sh.granularity, o.max_microbatch);  // before any slice is costed
   o.cost_model.update_s = terapipe_update_time(model, o.cost_model, *dm);
   const auto cost = slice_cost(model, o.cost_model, *dm);
-  const auto seq = static_cast<int>(model.sequence);
   o.none = uniform_slicing(seq, batch, sh.pp, cost, 1, sh.granularity, o.max_microbatch);
   o.uniform =
       uniform_slicing(seq, batch, sh.pp, cost, seq / sh.granularity, sh.granularity, o.max_microbatch);
