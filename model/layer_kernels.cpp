@@ -12,37 +12,78 @@ Bytes bytes(double b) {
 }
 }  // namespace
 
-LayerShape whole_sequences(const Model& m, int sequences, int tp) {
-  return {static_cast<double>(m.hidden),
-          static_cast<double>(m.heads),
-          static_cast<double>(sequences),
-          static_cast<double>(m.sequence),
-          0,
-          static_cast<double>(tp),
-          m.dtype};
+LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer) {
+  LayerShape s{static_cast<double>(m.hidden),
+               static_cast<double>(m.heads),
+               static_cast<double>(sequences),
+               static_cast<double>(m.sequence),
+               0,
+               static_cast<double>(tp),
+               m.dtype};
+  if (const auto& a = m.architecture) {
+    s.kv_heads = static_cast<double>(a->kv_heads);
+    s.ffn = static_cast<double>(a->ffn_hidden);
+    s.gated = a->gated_mlp();
+    if (moe_layer) s.moe = a->moe;
+  }
+  return s;
 }
 
-plan::KernelList gpt_layer_forward(const LayerShape& s) {
+namespace {
+
+// A dense MLP of hidden size `ffn` over `rows` tokens: its GEMMs and its activation's memory kernel.
+void dense_mlp(plan::KernelList& k, const LayerShape& s, double rows, double ffn, double experts) {
+  const double e = static_cast<double>(plan::dtype_size(s.dtype));
+  const double f = ffn / s.tp;
+  k.gemms.push_back({rows, (s.gated ? 2 : 1) * f, s.hidden, experts});
+  k.memory_bytes.push_back(bytes((s.gated ? 3 : 2) * rows * experts * f * e));
+  k.gemms.push_back({rows, s.hidden, f, experts});
+}
+
+void moe_mlp(plan::KernelList& k, const LayerShape& s, double T) {
+  const MoeSpec& moe = *s.moe;
+  const double e = static_cast<double>(plan::dtype_size(s.dtype));
+  const double E = static_cast<double>(moe.experts);
+  const double routed = T * static_cast<double>(moe.top_k);
+  k.gemms.push_back({T, E, s.hidden, 1});
+  k.memory_bytes.push_back(bytes(2 * T * E * e));
+  k.memory_bytes.push_back(bytes(2 * routed * s.hidden * e));
+  dense_mlp(k, s, routed / E, static_cast<double>(moe.expert_ffn), E);
+  k.memory_bytes.push_back(bytes(2 * routed * s.hidden * e));
+  if (moe.shared_experts > 0)
+    dense_mlp(
+        k, s, T,
+        static_cast<double>(moe.shared_experts * (moe.shared_ffn > 0 ? moe.shared_ffn : moe.expert_ffn)), 1);
+}
+
+}  // namespace
+
+plan::KernelList layer_forward(const LayerShape& s) {
   const double h = s.hidden;
   const double t = s.tp;
   const double T = s.sequences * s.tokens;
   const double kv = s.context + s.tokens;
   const double e = static_cast<double>(plan::dtype_size(s.dtype));
   const double heads = s.sequences * s.heads / t;  // independent attention products
+  const double head_size = h / s.heads;
+  const double kv_width = (s.kv_heads > 0 ? s.kv_heads : s.heads) * head_size;
   plan::KernelList k;
   k.dtype = s.dtype;
-  k.gemms = {{T, 3 * h / t, h, 1},
-             {s.tokens, kv, h / s.heads, heads},
-             {s.tokens, h / s.heads, kv, heads},
-             {T, h, h / t, 1},
-             {T, 4 * h / t, h, 1},
-             {T, h, 4 * h / t, 1}};
+  k.gemms = {{T, (h + 2 * kv_width) / t, h, 1},
+             {s.tokens, kv, head_size, heads},
+             {s.tokens, head_size, kv, heads},
+             {T, h, h / t, 1}};
   k.memory_bytes = {bytes(2 * T * h * e), bytes(2 * heads * s.tokens * kv * e), bytes(3 * T * h * e),
-                    bytes(2 * T * h * e), bytes(2 * T * 4 * h / t * e),         bytes(3 * T * h * e)};
+                    bytes(2 * T * h * e)};
+  if (s.moe)
+    moe_mlp(k, s, T);
+  else
+    dense_mlp(k, s, T, s.ffn > 0 ? s.ffn : 4 * h, 1);
+  k.memory_bytes.push_back(bytes(3 * T * h * e));
   return k;
 }
 
-plan::KernelList gpt_layer_backward(const plan::KernelList& f) {
+plan::KernelList layer_backward(const plan::KernelList& f) {
   plan::KernelList b;
   b.dtype = f.dtype;
   for (const auto& g : f.gemms) {
@@ -110,7 +151,7 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s, KernelPasses pa
 int terapipe_forward_kernel_count(const LayerShape& s) {
   std::size_t n = 0;
   for (const plan::KernelList& k :
-       {gpt_layer_forward(s), kv_cache_kernels(s, s.context + s.tokens, KernelPasses::forward),
+       {layer_forward(s), kv_cache_kernels(s, s.context + s.tokens, KernelPasses::forward),
         terapipe_attention_kernels(s, KernelPasses::forward)})
     n += k.gemms.size() + k.memory_bytes.size();
   return static_cast<int>(n);
@@ -127,8 +168,8 @@ std::vector<plan::KernelList> gpt_layer_kernel_lists(const Model& m, const std::
           fmt::format("tensor-parallel degree {} does not divide the {} heads of {}", t, m.heads, m.name));
     for (int b : microbatch_sizes) {
       if (b < 1) throw UsageError(fmt::format("a microbatch size is at least 1, got {}", b));
-      out.push_back(gpt_layer_forward(whole_sequences(m, b, t)));
-      out.push_back(gpt_layer_backward(out.back()));
+      out.push_back(layer_forward(whole_sequences(m, b, t)));
+      out.push_back(layer_backward(out.back()));
     }
   }
   return out;

@@ -1,30 +1,46 @@
 #pragma once
-// The kernels of one GPT transformer layer as Megatron-LM runs it with
-// tensor parallelism of degree t: b sequences of l new tokens, each after c
-// tokens whose keys and values are cached (c = 0 without token slicing),
-// hidden size h, a attention heads, T = b·l tokens.
+// The kernels of one transformer layer as Megatron-LM runs it with tensor
+// parallelism of degree t: b sequences of l new tokens, each after c tokens
+// whose keys and values are cached (c = 0 without token slicing), hidden
+// size h, a attention heads of size d = h/a, g key/value heads, MLP hidden
+// size f, T = b·l tokens, element size e (model/transformer.h names the
+// families).
 //
 // Forward, in order:
-//   layer norm                  memory: 2·T·h elements
-//   QKV projection              GEMM T × 3h/t × h
-//   attention scores            b·a/t GEMMs l × (c + l) × h/a
+//   norm                        memory: 2·T·h elements
+//   QKV projection              GEMM T × (h + 2·g·d)/t × h
+//   attention scores            b·a/t GEMMs l × (c + l) × d
 //   softmax                     memory: 2·b·(a/t)·l·(c + l)
-//   attention over values       b·a/t GEMMs l × h/a × (c + l)
+//   attention over values       b·a/t GEMMs l × d × (c + l)
 //   output projection           GEMM T × h × h/t
-//   bias, dropout and residual  memory: 3·T·h
-//   layer norm                  memory: 2·T·h
-//   first MLP GEMM              T × 4h/t × h
-//   GeLU                        memory: 2·T·4h/t
-//   second MLP GEMM             T × h × 4h/t
+//   bias, dropout and residual  memory: 3·T·h (the residual add alone
+//                               moves as much)
+//   norm                        memory: 2·T·h
+//   dense MLP                   GeLU: GEMM T × f/t × h, GeLU memory 2·T·f/t,
+//                               GEMM T × h × f/t. SwiGLU: the gate and up
+//                               GEMMs as one T × 2f/t × h, the gated
+//                               activation memory 3·T·f/t, GEMM T × h × f/t
+//   or MoE MLP (E experts,      the router GEMM T × E × h (whole on every
+//   top k, expert size f_e)     tensor rank), its softmax and top-k memory
+//                               2·T·E; tokens permuted to their experts
+//                               2·T·k·h; E expert GEMMs of T·k/E rows (uniform
+//                               routing) as one batched GEMM per MLP GEMM
+//                               (f_e split over the tensor ranks), their
+//                               activation; unpermuted and combined
+//                               2·T·k·h; shared experts as one dense MLP of
+//                               their summed size
 //   bias, dropout and residual  memory: 3·T·h
 // Backward: each GEMM m × n × k becomes the input gradient m × k × n and
 // the weight gradient k × n × m; each memory-bound kernel is counted as
 // moving twice its forward bytes (it reads the gradient and the saved
 // input and writes the gradient: an approximation).
-// FLOPs sum to 24·T·h²/t + 4·b·l·(c + l)·h/t forward and twice that
-// backward, the counts the roofline uses; the tensor-parallel all-reduces
-// are not kernels here (the caller times them on the network).
+// A GPT layer's FLOPs sum to 24·T·h²/t + 4·b·l·(c + l)·h/t forward and
+// twice that backward, the counts the roofline uses; the tensor-parallel
+// all-reduces are not kernels here (the caller times them on the network).
+// GEMM 1 and 2 are the attention products; every other GEMM multiplies by
+// weights.
 
+#include <optional>
 #include <vector>
 
 #include "model/model.h"
@@ -41,19 +57,23 @@ struct LayerShape {
   double context = 0;    // c
   double tp = 1;
   plan::DType dtype = plan::kDefaultMathDType;
+  double kv_heads = 0;                        // g; 0: a
+  double ffn = 0;                             // f; 0: 4h
+  bool gated = false;                         // SwiGLU
+  std::optional<MoeSpec> moe = std::nullopt;  // an MoE layer's experts
 };
 
-/// One layer of GPT model `m` over `sequences` whole sequences (no cached
-/// context) at tensor-parallel degree `tp`.
-[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp);
+/// One layer of transformer model `m` (an MoE layer when `moe_layer`) over
+/// `sequences` whole sequences (no cached context) at tensor-parallel degree `tp`.
+[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer = false);
 
 /// Which passes' kernels a list holds (kv_cache_kernels,
 /// terapipe_attention_kernels).
 enum class KernelPasses { both, forward, backward };
 
-[[nodiscard]] plan::KernelList gpt_layer_forward(const LayerShape& s);
+[[nodiscard]] plan::KernelList layer_forward(const LayerShape& s);
 /// The backward kernels of a layer whose forward kernels are `forward`.
-[[nodiscard]] plan::KernelList gpt_layer_backward(const plan::KernelList& forward);
+[[nodiscard]] plan::KernelList layer_backward(const plan::KernelList& forward);
 /// What a framework that accumulates gradients runs after each backward
 /// pass of a layer: one memory-bound kernel adding the pass's weight
 /// gradients into the accumulated ones, reading both and writing the sum,
@@ -87,7 +107,7 @@ enum class KernelPasses { both, forward, backward };
 [[nodiscard]] plan::KernelList terapipe_attention_kernels(const LayerShape& s,
                                                           KernelPasses passes = KernelPasses::both);
 /// How many kernels the forward pass of one TeraPipe layer slice launches:
-/// gpt_layer_forward's and the forward ones of kv_cache_kernels and
+/// layer_forward's and the forward ones of kv_cache_kernels and
 /// terapipe_attention_kernels.
 [[nodiscard]] int terapipe_forward_kernel_count(const LayerShape& s);
 /// The forward and backward kernels of one layer of GPT model `m` (whole

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "model/memory.h"
 #include "plan/json_fields.h"
 
 namespace meshsim::model {
@@ -144,42 +145,54 @@ double Model::params() const {
   return param_bytes() / static_cast<double>(plan::dtype_size(dtype));
 }
 
+Model transformer_model(const std::string& name, const TransformerSpec& spec, plan::DType dtype) {
+  check_spec(spec);
+  Model m;
+  m.name = name;
+  m.dtype = dtype;
+  m.sequence = spec.sequence;
+  m.hidden = spec.hidden;
+  m.heads = spec.heads;
+  m.architecture = spec;
+  const auto h = static_cast<double>(spec.hidden);
+  const auto s = static_cast<double>(spec.sequence);
+  const auto v = static_cast<double>(spec.vocabulary);
+  const auto e = static_cast<double>(plan::dtype_size(dtype));
+  m.description = describe(spec);
+  const std::vector<std::int64_t> hidden_shape{spec.sequence, spec.hidden};
+  // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
+  LayerCost embedding{"embedding", 0.0, (v + (spec.learned_positions() ? s : 0)) * h * e, s * h * e,
+                      hidden_shape};
+  m.layers.push_back(std::move(embedding));
+  for (std::int64_t l = 0; l < spec.layers; ++l) {
+    LayerCost layer{fmt::format("layer{}", l), layer_forward_flops(spec, l), layer_params(spec, l) * e, 0,
+                    hidden_shape};
+    layer.tp_allreduces = 2;
+    layer.transformer = true;
+    layer.moe = spec.is_moe_layer(l);
+    layer.activation_bytes = layer_activation_bytes(spec, layer.moe, e, {});
+    m.layers.push_back(std::move(layer));
+  }
+  // Output layer: the logits matmul; tied weights are the embedding's (no new parameters).
+  const double head_params = spec.tied_embeddings() ? 0.0 : (v * h + spec.norm_params()) * e;
+  m.layers.push_back({"lm_head", 2 * s * h * v, head_params, s * v * e, {spec.sequence, spec.vocabulary}});
+  return m;
+}
+
 Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden, std::int64_t heads,
                 std::int64_t sequence, std::int64_t vocabulary, plan::DType dtype) {
   if (layers < 1 || hidden < 1 || heads < 1 || sequence < 1 || vocabulary < 1)
     throw UsageError("a GPT model needs positive layers, hidden, heads, sequence and vocabulary");
-  if (hidden % heads != 0)
-    throw UsageError(fmt::format("hidden size {} is not divisible by {} heads", hidden, heads));
-  Model m;
-  m.name = name;
-  m.dtype = dtype;
-  m.sequence = sequence;
-  m.hidden = hidden;
-  m.heads = heads;
-  const auto h = static_cast<double>(hidden);
-  const auto s = static_cast<double>(sequence);
-  const auto v = static_cast<double>(vocabulary);
-  const auto e = static_cast<double>(plan::dtype_size(dtype));
-  m.description = fmt::format("GPT: {} layers, hidden {}, {} heads, sequence {}, vocabulary {}", layers,
-                              hidden, heads, sequence, vocabulary);
-  // Embedding: a lookup (no matmul FLOPs); its output, s·h, is what the first layer reads.
-  m.layers.push_back(
-      {"embedding", 0.0, (v + s) * h * e, s * h * e, {sequence, hidden}, 0, false, {}, {}, std::nullopt});
-  for (std::int64_t l = 0; l < layers; ++l)
-    m.layers.push_back({fmt::format("layer{}", l),
-                        24 * s * h * h + 4 * s * s * h,
-                        (12 * h * h + 13 * h) * e,
-                        s * h * (34 + 5 * static_cast<double>(heads) * s / h),
-                        {sequence, hidden},
-                        2,
-                        true,
-                        {},
-                        {},
-                        std::nullopt});
-  // LM head: the logits matmul (weights tied to the embedding: no new parameters).
-  m.layers.push_back(
-      {"lm_head", 2 * s * h * v, 0.0, s * v * e, {sequence, vocabulary}, 0, false, {}, {}, std::nullopt});
-  return m;
+  TransformerSpec spec;
+  spec.family = Family::gpt;
+  spec.layers = layers;
+  spec.hidden = hidden;
+  spec.heads = heads;
+  spec.kv_heads = heads;
+  spec.ffn_hidden = 4 * hidden;
+  spec.sequence = sequence;
+  spec.vocabulary = vocabulary;
+  return transformer_model(name, spec, dtype);
 }
 
 void check_tensor_parallel(const Model& m, int tp) {
@@ -191,14 +204,9 @@ void check_tensor_parallel(const Model& m, int tp) {
                     m.name, m.heads, tp, m.heads));
 }
 
-double activation_bytes(const Model& m, const LayerCost& l, int tp) {
-  if (!l.transformer || tp <= 1) return l.activation_bytes / std::max(tp, 1);
-  const auto h = static_cast<double>(m.hidden);
-  const auto s = static_cast<double>(m.sequence);
-  const auto t = static_cast<double>(tp);
-  // 16-bit activations; scale for other element sizes.
-  const double scale = static_cast<double>(plan::dtype_size(m.dtype)) / 2.0;
-  return s * h * (10 + 24 / t + 5 * static_cast<double>(m.heads) * s / (h * t)) * scale;
+double activation_bytes(const Model& m, const LayerCost& l, const ActivationOptions& o) {
+  if (!l.transformer || !m.architecture) return l.activation_bytes / std::max(o.tp, 1);
+  return layer_activation_bytes(*m.architecture, l.moe, static_cast<double>(plan::dtype_size(m.dtype)), o);
 }
 
 Model model_from_json(const Json& j, const std::string& file) {
@@ -206,21 +214,15 @@ Model model_from_json(const Json& j, const std::string& file) {
   if (!root.is_object()) root.fail("a model is a JSON object");
   root.require_format(kFormat);
   const std::string kind = root["kind"].as_name();
-  if (kind == "gpt") {
-    root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "sequence",
-                     "vocabulary", "dtype"});
+  if (const auto family = kFamilyNames.parse(kind)) {
+    root.allow_only({"format", "name", "description", "kind", "layers", "hidden", "heads", "kv_heads",
+                     "ffn_hidden", "sequence", "vocabulary", "dtype", "moe"});
     const plan::DType dt = root.has("dtype") ? plan::dtype_from_json(root["dtype"]) : plan::kDefaultMathDType;
-    const auto hidden = root["hidden"].as_int_in(1, INT64_C(1) << 20);
-    const auto heads = root["heads"].as_int_in(1, 1 << 16);
-    if (hidden % heads != 0)
-      root["heads"].fail(fmt::format("hidden size {} is not divisible by {}", hidden, heads));
-    Model m = gpt_model(root["name"].as_name(), root["layers"].as_int_in(1, 100000), hidden, heads,
-                        root["sequence"].as_int_in(1, INT64_C(1) << 24),
-                        root["vocabulary"].as_int_in(1, INT64_C(1) << 24), dt);
+    Model m = transformer_model(root["name"].as_name(), transformer_spec_from_json(root, *family), dt);
     if (auto d = root.find("description")) m.description = d->as_string();
     return m;
   }
-  if (kind != "layers") root["kind"].fail("expected \"gpt\" or \"layers\"");
+  if (kind != "layers") root["kind"].fail("expected \"gpt\", \"llama\" or \"layers\"");
   root.allow_only({"format", "name", "description", "kind", "dtype", "layers"});
   Model m;
   m.name = root["name"].as_name();

@@ -1,10 +1,16 @@
 #pragma once
 // Models for pipeline training: per-layer compute, parameters and
-// activations. Format `meshsim.model/1` (configs/models/), two forms:
+// activations. Format `meshsim.model/1` (configs/models/), three forms:
 //
 //   "kind": "gpt"     layers, hidden h, heads a, sequence s, vocabulary V,
-//                     dtype; expanded into an embedding, `layers`
+//                     dtype; optionally kv_heads, ffn_hidden and an "moe"
+//                     block; expanded into an embedding, `layers`
 //                     transformer layers and the language-model head.
+//   "kind": "llama"   the same sizes with ffn_hidden required: a Llama-style
+//                     transformer (SwiGLU, grouped-query attention, RMSNorm,
+//                     rotary positions, an untied output layer); with an
+//                     "moe" block, Mixtral's form. model/transformer.h has
+//                     both families' parameter and FLOP counts.
 //   "kind": "layers"  an explicit list, per layer: forward FLOPs, parameter
 //                     bytes, stored activation bytes and the output tensor
 //                     shape, all per sample, and optionally `skip_to`:
@@ -18,17 +24,22 @@
 //                     which then give its forward FLOPs. Every layer has a
 //                     kernel list or none does.
 //
-// GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron):
+// GPT formulas, per sample (batch 1), t-way tensor parallel (Megatron;
+// transformer.h writes them for every family):
 //   transformer layer forward FLOPs  24·s·h² + 4·s²·h          (Narayanan et
 //                                    al., SC'21: the matmuls, ×2 FLOPs per MAC)
 //   LM head forward FLOPs            2·s·h·V
 //   backward FLOPs                   2 × forward (input and weight gradients,
 //                                    one half each: ZB-H1 splits them so)
-//   parameters per layer             12h² + 13h; embedding (V + s)·h
+//   parameters per layer             12h² + 13h; embedding (V + s)·h (the
+//                                    final LayerNorm's 2h left out, as in
+//                                    Narayanan et al.'s count); a Llama's
+//                                    output layer V·h + h (its RMSNorm)
 //   stored activations per layer     s·h·(34 + 5·a·s/h) bytes at 16-bit
 //                                    (Korthikanti et al., 2022, no
 //                                    recomputation); under t-way tensor
-//                                    parallelism s·h·(10 + 24/t + 5·a·s/(h·t))
+//                                    parallelism s·h·(10 + 24/t + 5·a·s/(h·t));
+//                                    every family's in model/memory.h
 //   layer output                     s·h elements (what crosses stages)
 //   tensor-parallel all-reduces      2 per layer forward, 2 backward, of
 //                                    s·h elements each
@@ -42,6 +53,8 @@
 
 #include "core/json.h"
 #include "core/units.h"
+#include "model/memory.h"
+#include "model/transformer.h"
 #include "plan/plan.h"
 
 namespace meshsim::model {
@@ -81,11 +94,12 @@ struct LayerCost {
   double param_bytes = 0;       // whole layer
   double activation_bytes = 0;  // per sample, stored for the backward, on one rank at t = 1
   std::vector<std::int64_t> output_shape;  // per sample
-  int tp_allreduces = 0;     // all-reduces of the output size per forward under tensor parallelism
-  bool transformer = false;  // activations follow Korthikanti's formula (GPT layers)
-  std::vector<int> skip_to;  // later layers that also read this output (a U-Net's skip connections)
-  std::vector<SideOutput> side_outputs;  // further tensors for later layers
-  std::optional<LayerKernels> kernels;   // layers form: the forward's kernels, per sample
+  int tp_allreduces = 0;          // all-reduces of the output size per forward under tensor parallelism
+  bool transformer = false;       // a layer of Model::architecture (its activations: model/memory.h)
+  std::vector<int> skip_to = {};  // later layers that also read this output (a U-Net's skip connections)
+  std::vector<SideOutput> side_outputs = {};           // further tensors for later layers
+  std::optional<LayerKernels> kernels = std::nullopt;  // layers form: the forward's kernels, per sample
+  bool moe = false;  // a transformer layer with experts (TransformerSpec::moe)
 };
 
 struct Model {
@@ -95,12 +109,18 @@ struct Model {
   std::int64_t sequence = 0;  // tokens per sample (GPT); 0 for layer lists
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
+  std::optional<TransformerSpec> architecture;  // gpt and llama forms
   std::vector<LayerCost> layers;
 
   [[nodiscard]] double forward_flops() const;  // per sample
   [[nodiscard]] double param_bytes() const;
   [[nodiscard]] double params() const;  // parameter count
 };
+
+/// The model of a transformer spec: an embedding, its layers and the output
+/// layer; UsageError as check_spec.
+[[nodiscard]] Model transformer_model(const std::string& name, const TransformerSpec& spec,
+                                      plan::DType dtype = plan::kDefaultMathDType);
 
 /// GPT-style transformer; UsageError for non-positive sizes or h not divisible by a.
 [[nodiscard]] Model gpt_model(const std::string& name, std::int64_t layers, std::int64_t hidden,
@@ -111,8 +131,9 @@ struct Model {
 /// the model: its attention heads (GPT models) must divide evenly.
 void check_tensor_parallel(const Model& m, int tp);
 
-/// Stored activation bytes per sample of layer `l` on one of `tp` tensor-parallel ranks.
-[[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, int tp);
+/// Stored activation bytes per sample of layer `l` on one tensor-parallel
+/// rank: a transformer layer's by model/memory.h, any other's ÷ tp.
+[[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, const ActivationOptions& o);
 
 /// Bytes all-reduced per sample per forward pass of layer `l` under tensor
 /// parallelism: its kernel list's all-reduces, else `tp_allreduces` of its
@@ -130,6 +151,6 @@ void check_tensor_parallel(const Model& m, int tp);
 [[nodiscard]] Model model_from_json(const Json& j, const std::string& file);
 
 /// Bytes of weights, gradients and Adam state per parameter (mixed precision).
-inline constexpr double kTrainingBytesPerParam = 16;
+inline constexpr double kTrainingBytesPerParam = kMixedPrecision.total();
 
 }  // namespace meshsim::model

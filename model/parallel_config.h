@@ -14,8 +14,28 @@
 //   schedule         the order each pipeline device runs its passes in
 //                    (pipeline/schedule.h); it fixes the activations in flight
 //   virtual_stages   chunks per pipeline device (interleaved 1F1B)
-//   recompute        full activation recomputation: a forward keeps only
-//                    each layer's input; the backward runs the forward again
+//   recompute        activation recomputation (model/memory.h): none;
+//                    selective, the attention's scores and softmax are
+//                    dropped after the forward and the backward recomputes
+//                    them (its score GEMMs and softmax run again); full, a
+//                    forward keeps only each layer's input and the backward
+//                    runs the whole forward again
+//   sequence_parallel with tp > 1 (Korthikanti et al. 2022): the norms,
+//                    dropouts and residuals run on s/tp tokens of each rank,
+//                    so their activations ÷ tp; each tensor-parallel
+//                    all-reduce becomes a reduce-scatter and an all-gather
+//                    of the same bytes
+//   zero             how the data-parallel ranks shard the training state
+//                    (model/memory.h): 0 replicated, gradients all-reduced;
+//                    1 the distributed optimizer (ZeRO-1, Megatron's
+//                    --use-distributed-optimizer): gradients reduce-scattered,
+//                    each rank updates its 1/dp and the weights are
+//                    all-gathered; 2 gradients sharded too (same
+//                    communication); 3 weights too (FSDP's full sharding):
+//                    each pass first all-gathers its stage's weights
+//   flash_attention  fused attention (FlashAttention; Megatron-Core's
+//                    default): the scores are never stored, only their
+//                    softmax's log-sum-exp
 //   stage_starts     the first layer of each virtual stage (a split as a run
 //                    fixed it); empty: stages of balanced forward FLOPs
 //   layer_split      under tensor parallelism, how layers that list their
@@ -28,6 +48,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "model/memory.h"
 
 namespace meshsim::model {
 
@@ -63,9 +84,19 @@ struct ParallelConfig {
   int microbatch_size = 1;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;
-  bool recompute = false;
+  Recompute recompute = Recompute::none;
   std::vector<int> stage_starts;
   std::optional<LayerSplit> layer_split;
+  bool sequence_parallel = false;
+  ZeroStage zero = ZeroStage::none;
+  bool flash_attention = false;
+  [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
+  /// What the activations of a stage's layers depend on; full recomputation
+  /// is the pipeline's own (a stage keeps its layers' inputs), so the layers
+  /// are counted as stored.
+  [[nodiscard]] ActivationOptions activation_options() const {
+    return {tp, sequence_parallel, full_recompute() ? Recompute::none : recompute, flash_attention};
+  }
   friend auto operator<=>(const ParallelConfig&, const ParallelConfig&) = default;
 };
 

@@ -31,6 +31,12 @@ struct PipelineConfig : model::ParallelConfig {
   /// microbatch; every all-reduce gets a sum payload (plan/builder.h). The
   /// simulator ignores them; they make the plan larger and slower to build.
   bool payloads = false;
+  /// What each GPU keeps beyond the model's tensors (model/memory.h): a
+  /// layout fits when its memory and this stay within the GPU's.
+  Bytes memory_reserve = model::kDefaultReserve;
+  [[nodiscard]] double usable_memory(double capacity) const {
+    return capacity > 0 ? capacity - static_cast<double>(memory_reserve.count()) : 0;
+  }
   friend auto operator<=>(const PipelineConfig&, const PipelineConfig&) = default;
 };
 

@@ -1,9 +1,12 @@
 #include "pipeline/iteration.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <iterator>
 #include <map>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include <fmt/compile.h>
@@ -28,9 +31,14 @@ using Kind = PipelineIteration::Kind;
 constexpr double kOptimizerBytesPerParam = 28;
 
 constexpr int kComputeStream = 0;
+constexpr plan::CollectiveOp kTensorParallelOps[] = {plan::CollectiveOp::all_reduce};
+constexpr plan::CollectiveOp kSequenceParallelOps[] = {plan::CollectiveOp::all_gather,
+                                                       plan::CollectiveOp::reduce_scatter};
 constexpr int kForwardStream = 1;   // + s mod 2
 constexpr int kBackwardStream = 3;  // + s mod 2
 constexpr int kDataParallelStream = 5;
+constexpr int kWeightGatherStream = 6;  // ZeRO-3's gathers, ahead of the passes
+constexpr std::size_t kNone = SIZE_MAX;
 
 std::size_t at(int i) {
   return static_cast<std::size_t>(i);
@@ -74,7 +82,8 @@ class PipelineBuilder {
         last_end_(at(cfg.pp) * at(cfg.dp), 0),
         incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
         last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
-        templates_(2 * it.transfers.size() * at(cfg.dp)) {
+        templates_(2 * it.transfers.size() * at(cfg.dp)),
+        computes_before_(at(cfg.pp) * at(cfg.dp), {kNone, kNone}) {
     for (int p = 0; p < cfg.pp; ++p)
       for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
         if (ops[at(p)][k].pass != Pass::forward) last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
@@ -100,6 +109,7 @@ class PipelineBuilder {
     std::vector<std::size_t> computes(at(cfg_.dp));
     for (const PassEvent& ev : play_order(ops_, ideal)) {
       const PipelineOp& op = ops_[at(ev.device)][ev.index];
+      gather_weights(op, ev.device);
       for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
       release_gradients(op, ev.index, ev.device, computes);
     }
@@ -185,6 +195,9 @@ class PipelineBuilder {
     c.stream = kComputeStream;
     if (op.pass != Pass::weight)
       incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
+    c.deps.insert(c.deps.end(), pass_gathers_.begin(), pass_gathers_.end());
+    auto& before = computes_before_[at(device) * at(cfg_.dp) + at(d)];  // the last two passes' computes
+    before = {before[1], compute};
     c.kernels = kernels;
     if (kernels) {
       const plan::KernelList& k = it_.plan.kernel_sets[*kernels].kernels;
@@ -192,27 +205,32 @@ class PipelineBuilder {
       c.mem_bytes = k.bytes();
     } else {
       const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
-                                      cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute);
+                                      cfg_.schedule == model::Schedule::zb_h1, cfg_.full_recompute());
       c.flops = cost.flops;
       c.mem_bytes = cost.bytes;
     }
     c.dtype = model_.dtype;
     std::size_t end = compute;  // what the pass's transfers wait for
-    const double ar_bytes =
-        cfg_.microbatch_size * vs.tp_allreduce_bytes * (cfg_.recompute && op.pass == Pass::backward ? 2 : 1);
+    const double ar_bytes = cfg_.microbatch_size * vs.tp_allreduce_bytes *
+                            (cfg_.full_recompute() && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
-      const std::size_t idx = used_;
-      plan::Task& ar = next_task(Kind::tp_allreduce);
-      name_.assign(prefix).append("/tp-allreduce");
-      allreduce(
-          ar, name_, device, ar_bytes,
-          [&](int t) {
-            return std::pair{t, d};
-          },
-          cfg_.tp);
-      ar.stream = kComputeStream;
-      ar.deps.assign(1, end);
-      end = idx;
+      // Sequence parallelism: an all-gather and a reduce-scatter of the same bytes in place of the
+      // all-reduce.
+      const auto tensor_rank = [&](int t) { return std::pair{t, d}; };
+      const std::span<const plan::CollectiveOp> ops =
+          cfg_.sequence_parallel ? std::span<const plan::CollectiveOp>(kSequenceParallelOps)
+                                 : std::span<const plan::CollectiveOp>(kTensorParallelOps);
+      for (plan::CollectiveOp cop : ops) {
+        const std::size_t idx = used_;
+        plan::Task& ar = next_task(Kind::tp_allreduce);
+        name_.assign(prefix).append(cop == plan::CollectiveOp::all_reduce   ? "/tp-allreduce"
+                                    : cop == plan::CollectiveOp::all_gather ? "/tp-allgather"
+                                                                            : "/tp-reducescatter");
+        collective(ar, name_, cop, device, ar_bytes, tensor_rank, cfg_.tp);
+        ar.stream = kComputeStream;
+        ar.deps.assign(1, end);
+        end = idx;
+      }
     }
     last_end_[at(device) * at(cfg_.dp) + at(d)] = end;
     if (cfg_.overlap) send(op, s, d, end, -1, end);
@@ -265,6 +283,7 @@ class PipelineBuilder {
     for (const PlayStep& step : blocking_play(ops_, cfg_.pp, sends_to)) {
       const PipelineOp& op = ops_[at(step.device)][step.index];
       const int s = op.chunk * cfg_.pp + step.device;
+      if (step.to < 0) gather_weights(op, step.device);
       for (int d = 0; d < cfg_.dp; ++d) {
         const std::size_t slot = at(step.device) * at(cfg_.dp) + at(d);
         if (step.to < 0) {
@@ -286,34 +305,46 @@ class PipelineBuilder {
     }
   }
 
-  // An all-reduce of `bytes` over `members` GPUs of pipeline device
-  // `device`; member k is (tensor rank, replica) = rank_of(k). With
-  // payloads, its bytes are a sum payload.
+  // A collective `op` of `bytes` (nccl-tests' size: all-reduce the
+  // buffer, all-gather its output, reduce-scatter its input) over `members`
+  // GPUs of pipeline device `device`; member k is (tensor rank, replica) =
+  // rank_of(k). With payloads, it carries what it moves (plan/builder.h).
   template <typename RankOf>
-  void allreduce(plan::Task& ar, const std::string& id, int device, double bytes, RankOf rank_of,
-                 int members) {
-    ar.id = id;
-    ar.kind = plan::TaskKind::collective;
-    ar.op = plan::CollectiveOp::all_reduce;
+  void collective(plan::Task& c, const std::string& id, plan::CollectiveOp op, int device, double bytes,
+                  RankOf rank_of, int members) {
+    c.id = id;
+    c.kind = plan::TaskKind::collective;
+    c.op = op;
     for (int k = 0; k < members; ++k) {
       const auto [t, d] = rank_of(k);
-      ar.devices.push_back(device_(ranks_.gpu(t, d, device)));
+      c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     }
-    ar.size = Bytes(static_cast<std::int64_t>(bytes));
-    ar.dtype = model_.dtype;
-    if (cfg_.payloads)
-      plan::add_sum_payload(it_.plan, ar, id, model_.dtype, ar.size.count() / plan::dtype_size(model_.dtype));
+    c.size = Bytes(static_cast<std::int64_t>(bytes));
+    c.dtype = model_.dtype;
+    if (!cfg_.payloads) return;
+    const std::int64_t elements = c.size.count() / plan::dtype_size(model_.dtype);
+    if (op == plan::CollectiveOp::all_reduce)
+      plan::add_sum_payload(it_.plan, c, id, model_.dtype, elements);
+    else
+      plan::add_sharded_payload(it_.plan, c, id, model_.dtype, elements);
   }
 
   // Gradients of virtual stage s are complete: each tensor rank's share of
-  // the layers split by channels is all-reduced over the replicas; the
-  // layers split by batch, whole on every rank, over all tp·dp GPUs.
+  // the layers split by channels is all-reduced over the replicas (under
+  // ZeRO, reduce-scattered, and the updated weights all-gathered after the
+  // optimizer step: emit_weight_allgathers); the layers split by batch,
+  // whole on every rank, are all-reduced over all tp·dp GPUs.
   void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
     const VirtualStage& vs = it_.stages[at(s)];
     const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
+    const bool sharded = cfg_.zero != model::ZeroStage::none;
     if (cfg_.dp > 1 && channels > 0)
-      for (int t = 0; t < cfg_.tp; ++t)
-        gradient_allreduce(fmt::format("dp-allreduce/s{}/t{}", s, t), device, channels, computes, t, 1);
+      for (int t = 0; t < cfg_.tp; ++t) {
+        gradient_allreduce(fmt::format("{}/s{}/t{}", sharded ? "dp-reducescatter" : "dp-allreduce", s, t),
+                           device, channels, computes, t, 1,
+                           sharded ? plan::CollectiveOp::reduce_scatter : plan::CollectiveOp::all_reduce);
+        if (sharded) weight_allgathers_.push_back({s, device, t, channels});
+      }
     if (vs.batch_param_bytes > 0)
       gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
                          0, cfg_.tp);
@@ -321,11 +352,12 @@ class PipelineBuilder {
 
   // An all-reduce over tensor ranks [t0, t0 + ranks) of every replica, after their passes `computes`.
   void gradient_allreduce(const std::string& id, int device, double bytes,
-                          const std::vector<std::size_t>& computes, int t0, int ranks) {
+                          const std::vector<std::size_t>& computes, int t0, int ranks,
+                          plan::CollectiveOp op = plan::CollectiveOp::all_reduce) {
     const std::size_t idx = used_;
     plan::Task& ar = next_task(Kind::dp_allreduce);
-    allreduce(
-        ar, id, device, bytes,
+    collective(
+        ar, id, op, device, bytes,
         [&](int k) {
           return std::pair{t0 + k % ranks, k / ranks};
         },
@@ -339,9 +371,9 @@ class PipelineBuilder {
   // One memory-bound Adam step per GPU after its all-reduces, over the
   // parameters it holds (its device's weights).
   void emit_optimizer() {
-    const double elem = static_cast<double>(plan::dtype_size(model_.dtype));
     for (int p = 0; p < cfg_.pp; ++p) {
-      const double params = it_.memory[at(p)].weights_bytes / elem;
+      const double params =
+          it_.memory[at(p)].params / (cfg_.zero >= model::ZeroStage::optimizer ? cfg_.dp : 1);
       for (int d = 0; d < cfg_.dp; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
@@ -353,7 +385,58 @@ class PipelineBuilder {
           opt.deps = dp_tasks_of_[g];
           opt.dtype = plan::DType::f32;
           opt.mem_bytes = Bytes(static_cast<std::int64_t>(params * kOptimizerBytesPerParam));
+          optimizer_of_[g] = used_ - 1;
         }
+    }
+    emit_weight_allgathers();
+  }
+
+  // ZeRO: each rank updated its 1/dp of the weights; every tensor rank's
+  // share of a stage is all-gathered over the replicas once their steps are done.
+  void emit_weight_allgathers() {
+    for (const WeightGather& w : weight_allgathers_) {
+      plan::Task& ag = next_task(Kind::dp_allreduce);
+      collective(
+          ag, fmt::format("dp-allgather/s{}/t{}", w.stage, w.tensor_rank), plan::CollectiveOp::all_gather,
+          w.device, w.bytes,
+          [&](int d) {
+            return std::pair{w.tensor_rank, d};
+          },
+          cfg_.dp);
+      ag.stream = kDataParallelStream;
+      for (int d = 0; d < cfg_.dp; ++d)
+        ag.deps.push_back(optimizer_of_.at(ranks_.gpu(w.tensor_rank, d, w.device)));
+    }
+  }
+
+  // ZeRO-3: before a forward or backward pass of virtual stage s on
+  // `device`, each tensor rank's share of the stage's weights is
+  // all-gathered over the replicas, prefetched one pass ahead: it may start
+  // once the pass before the previous one is done (as the previous pass
+  // starts), so it overlaps the previous pass.
+  void gather_weights(const PipelineOp& op, int device) {
+    pass_gathers_.clear();
+    if (cfg_.zero != model::ZeroStage::parameters || cfg_.dp < 2 || op.pass == Pass::weight) return;
+    const int s = op.chunk * cfg_.pp + device;
+    const VirtualStage& vs = it_.stages[at(s)];
+    const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
+    if (channels <= 0) return;
+    for (int t = 0; t < cfg_.tp; ++t) {
+      pass_gathers_.push_back(used_);
+      plan::Task& ag = next_task(Kind::dp_allreduce);
+      collective(
+          ag,
+          fmt::format("{}{}/s{}/t{}/weight-allgather", op.pass == Pass::forward ? 'F' : 'B', op.microbatch, s,
+                      t),
+          plan::CollectiveOp::all_gather, device, channels,
+          [&](int d) {
+            return std::pair{t, d};
+          },
+          cfg_.dp);
+      ag.stream = kWeightGatherStream;
+      for (int d = 0; d < cfg_.dp; ++d)
+        if (const std::size_t before = computes_before_[at(device) * at(cfg_.dp) + at(d)][0]; before != kNone)
+          ag.deps.push_back(before);
     }
   }
 
@@ -448,6 +531,18 @@ class PipelineBuilder {
   std::map<std::pair<int, Pass>, std::optional<std::size_t>> kernel_sets_;  // by (virtual stage, pass)
   std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;        // per GPU, its DP all-reduces
   std::size_t used_ = 0;                                                    // tasks emitted so far
+  // ZeRO: the weight all-gathers that follow the optimizer steps, per (stage, tensor rank).
+  struct WeightGather {
+    int stage = 0;
+    int device = 0;
+    int tensor_rank = 0;
+    double bytes = 0;
+  };
+  std::vector<WeightGather> weight_allgathers_;
+  std::map<topology::NodeId, std::size_t> optimizer_of_;  // per GPU, its optimizer step
+  // ZeRO-3: the current pass's weight gathers, and per (device, replica) the computes of its last two passes.
+  std::vector<std::size_t> pass_gathers_;
+  std::vector<std::array<std::size_t, 2>> computes_before_;
 };
 
 }  // namespace
@@ -475,16 +570,21 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
   it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
   it.stage_gpus = ranks.stage_gpus();
+  it.placement_notes = ranks.placement_notes();
   std::vector<int> stage_of;
-  it.stages = laid_out_stages(model, cfg, ops, stage_of,
-                              static_cast<double>(ranks.device_model().memory_capacity.count()));
+  it.stages =
+      laid_out_stages(model, cfg, ops, stage_of,
+                      cfg.usable_memory(static_cast<double>(ranks.device_model().memory_capacity.count())));
   it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size);
   const ScheduleTimeline ideal = timeline(ops, cfg.pp, cfg.virtual_stages,
                                           ideal_pass_times(it.stages, cfg, ranks.device_model(), model), 0);
   it.ideal_bubble = ideal.bubble;
   it.ideal_makespan_s = ideal.makespan;
   it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}{}", model.name, cfg.dp, cfg.tp, cfg.pp,
-                             to_string(cfg.schedule), cfg.microbatches, cfg.recompute ? " recompute" : "");
+                             to_string(cfg.schedule), cfg.microbatches,
+                             cfg.full_recompute()                           ? " recompute"
+                             : cfg.recompute == model::Recompute::selective ? " selective recompute"
+                                                                            : "");
   it.memory = device_memory(model, it.stages, ops, cfg);  // the optimizer steps read it
   PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
 }

@@ -21,7 +21,8 @@
 //                twice that with recomputation; none for W; a layer
 //                list's from its layers split by channels and its
 //                gathers, layer_split.h); stream 0: Megatron's
-//                all-reduces block compute
+//                all-reduces block compute. With sequence parallelism an
+//                all-gather then a reduce-scatter of those bytes instead
 //   transfers    every tensor that crosses from a virtual stage to a later
 //                one (the stage's output; a layer-list model's skip
 //                connections too) goes, per microbatch, through the
@@ -37,21 +38,31 @@
 //                dtype), once that chunk's last backward (or W) on the GPU
 //                is done; stream 5, so it overlaps the passes still to run.
 //                Layers split by batch: one all-reduce of their gradients
-//                over all the chunk's tp·dp GPUs instead
+//                over all the chunk's tp·dp GPUs instead. Under ZeRO (any
+//                stage) a reduce-scatter of those bytes instead, and after
+//                the optimizer steps an all-gather of the updated weights
+//                (stream 5)
 //   optimizer    one memory-bound task per GPU after its all-reduces: Adam
 //                with fp32 master weights reads and writes 28 bytes per
-//                parameter
+//                parameter, of the GPU's parameters (÷ dp under ZeRO)
+//   ZeRO-3       before each F and B pass, per tensor rank, an all-gather
+//                over the replicas of the stage's weights (÷ tp), on stream
+//                6, waiting for the pass before the previous one: gathered
+//                one pass ahead, as FSDP prefetches (FSDP gathers layer by
+//                layer; one gather per pass moves the same bytes)
 // Tasks are emitted in the order of an ideal play of the schedule (no
 // communication), a topological order, so per-stream order never deadlocks.
 // The steps without tasks (ranks, stage split, transfers, pass costs,
 // memory) are in pipeline_layout.h.
 //
-// Memory per pipeline device: weights, gradients and Adam state
-// (kTrainingBytesPerParam per parameter, / tp) plus activations in flight:
+// Memory per pipeline device: weights, gradients and Adam state (per
+// parameter ÷ tp, sharded over dp by the ZeRO stage: model/memory.h; under
+// ZeRO-3 also two layers' gathered weights) plus activations in flight:
 // the op order is walked, a forward holding b · Σ activation_bytes(layer,
-// tp) of its chunk until its backward (its W under zb-h1) frees them. With
-// recomputation a forward holds b · Σ its layers' input bytes instead, and
-// the peak adds b · the largest layer's activations (rebuilt in a backward).
+// activation options) of its chunk until its backward (its W under zb-h1)
+// frees them. With full recomputation a forward holds b · Σ its layers'
+// input bytes instead, and the peak adds b · the largest layer's
+// activations (rebuilt in a backward).
 // Recomputation with zb-h1 is refused: its W passes need the activations
 // the backward would have rebuilt and dropped.
 
@@ -82,6 +93,7 @@ struct PipelineIteration {
   double ideal_bubble = 0;                           // of the schedule played with the compute times alone
   double ideal_makespan_s = 0;
   int global_batch = 0;
+  std::vector<std::string> placement_notes;  // PipelineRanks::placement_notes
   // Task categories, for the exposed-communication breakdown.
   enum class Kind : std::uint8_t { compute, tp_allreduce, stage_transfer, dp_allreduce, optimizer };
   std::vector<Kind> task_kind;  // per plan task

@@ -69,6 +69,25 @@ std::vector<std::vector<std::string>> PipelineRanks::stage_gpus() const {
   return out;
 }
 
+std::vector<std::string> PipelineRanks::placement_notes() const {
+  std::vector<std::string> out;
+  const auto all = topo_.gpus().size();
+  if (gpus_.size() < all)
+    out.push_back(fmt::format("dp {} x tp {} x pp {} uses {} of the topology's {} GPUs: {} stay idle",
+                              cfg_.dp, cfg_.tp, cfg_.pp, gpus_.size(), all, all - gpus_.size()));
+  for (int p = 0; p < cfg_.pp; ++p)
+    for (int d = 0; d < cfg_.dp; ++d)
+      for (int t = 1; t < cfg_.tp; ++t)
+        if (topo_.node(gpu(t, d, p)).host != topo_.node(gpu(0, d, p)).host) {
+          out.push_back(fmt::format(
+              "tensor parallelism of {} spans hosts ({} and {} are in one group): its all-reduces cross the "
+              "network",
+              cfg_.tp, name(0, d, p), name(t, d, p)));
+          return out;
+        }
+  return out;
+}
+
 std::vector<int> balanced_split(const std::vector<double>& costs, int parts) {
   const int n = static_cast<int>(costs.size());
   if (parts < 1 || n < parts)
@@ -115,7 +134,7 @@ std::vector<std::vector<PipelineOp>> checked_ops(const model::Model& model,
                                  model.layers.size(), stages));
   model::check_tensor_parallel(model, cfg.tp);
   check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
-  if (cfg.recompute && cfg.schedule == model::Schedule::zb_h1)
+  if (cfg.full_recompute() && cfg.schedule == model::Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
         "backward rebuilds and drops");
@@ -136,8 +155,11 @@ void check_stage_starts(const std::vector<int>& starts, int stages, int layers) 
                       layers, s, starts[s]));
 }
 
-std::vector<VirtualStage> split_stages(const model::Model& model, int stages, int tp,
-                                       std::vector<int>& stage_of, const std::vector<int>& starts) {
+std::vector<VirtualStage> split_stages(const model::Model& model, int stages,
+                                       const model::ActivationOptions& o, std::vector<int>& stage_of,
+                                       const std::vector<int>& starts) {
+  model::ActivationOptions inputs_only = o;
+  inputs_only.recompute = model::Recompute::full;
   std::vector<int> bounds = starts;
   if (bounds.empty()) {
     std::vector<double> costs;
@@ -157,10 +179,12 @@ std::vector<VirtualStage> split_stages(const model::Model& model, int stages, in
       stage_of[at(l)] = s;
       vs.forward_flops += lc.forward_flops;
       vs.param_bytes += lc.param_bytes;
-      const double act = model::activation_bytes(model, lc, tp);
+      const double act = model::activation_bytes(model, lc, o);
       vs.activation_bytes += act;
       vs.largest_layer_activation_bytes = std::max(vs.largest_layer_activation_bytes, act);
-      if (l > 0) vs.checkpoint_bytes += output_bytes(model, model.layers[at(l - 1)]);
+      if (l > 0)
+        vs.checkpoint_bytes += lc.transformer ? model::activation_bytes(model, lc, inputs_only)
+                                              : output_bytes(model, model.layers[at(l - 1)]);
       vs.tp_allreduce_bytes += model::tp_allreduce_bytes(model, lc);
     }
     out.push_back(vs);
@@ -228,18 +252,38 @@ std::vector<DeviceMemory> device_memory(const model::Model& model, const std::ve
                                         const std::vector<std::vector<PipelineOp>>& ops,
                                         const model::ParallelConfig& cfg) {
   const double elem = static_cast<double>(plan::dtype_size(model.dtype));
+  const model::StatePrecision state = model::state_precision(elem);
   const Pass frees = cfg.schedule == model::Schedule::zb_h1 ? Pass::weight : Pass::backward;
   std::vector<DeviceMemory> out;
   for (int p = 0; p < cfg.pp; ++p) {
     DeviceMemory mem;
     for (int c = 0; c < cfg.virtual_stages; ++c)
-      mem.weights_bytes += rank_param_bytes(stages[at(c * cfg.pp + p)], cfg.tp);
-    mem.training_state_bytes = mem.weights_bytes / elem * model::kTrainingBytesPerParam;
+      mem.params += rank_param_bytes(stages[at(c * cfg.pp + p)], cfg.tp);
+    mem.params /= elem;
+    auto sharded = [&](double bytes, model::ZeroStage from) {
+      return cfg.zero >= from ? bytes / cfg.dp : bytes;
+    };
+    mem.weights_bytes = sharded(mem.params * state.weights, model::ZeroStage::parameters);
+    mem.gradient_bytes = sharded(mem.params * state.gradients, model::ZeroStage::gradients);
+    mem.optimizer_bytes = sharded(mem.params * state.optimizer, model::ZeroStage::optimizer);
+    if (cfg.zero == model::ZeroStage::parameters && cfg.dp > 1) {
+      // FSDP holds a layer's gathered weights while it runs and the next
+      // layer's, prefetched: twice the largest layer's share of one tensor rank.
+      double largest = 0;
+      for (int c = 0; c < cfg.virtual_stages; ++c) {
+        const VirtualStage& vs = stages[at(c * cfg.pp + p)];
+        for (int l = vs.first_layer; l < vs.end_layer; ++l)
+          largest = std::max(largest, model.layers[at(l)].param_bytes / cfg.tp / elem);
+      }
+      mem.weights_bytes += 2 * largest * state.weights;
+    }
+    mem.training_state_bytes = mem.weights_bytes + mem.gradient_bytes + mem.optimizer_bytes;
     double held = 0;
     int count = 0;
     for (const PipelineOp& op : ops[at(p)]) {
       const VirtualStage& vs = stages[at(op.chunk * cfg.pp + p)];
-      const double act = cfg.microbatch_size * (cfg.recompute ? vs.checkpoint_bytes : vs.activation_bytes);
+      const double act =
+          cfg.microbatch_size * (cfg.full_recompute() ? vs.checkpoint_bytes : vs.activation_bytes);
       if (op.pass == Pass::forward) {
         held += act;
         ++count;
@@ -252,7 +296,7 @@ std::vector<DeviceMemory> device_memory(const model::Model& model, const std::ve
         --count;
       }
     }
-    if (cfg.recompute) {  // a backward rebuilds one layer's activations at a time
+    if (cfg.full_recompute()) {  // a backward rebuilds one layer's activations at a time
       double rebuilt = 0;
       for (int c = 0; c < cfg.virtual_stages; ++c)
         rebuilt = std::max(rebuilt, stages[at(c * cfg.pp + p)].largest_layer_activation_bytes);
@@ -267,7 +311,7 @@ std::vector<VirtualStage> laid_out_stages(const model::Model& model, const model
                                           const std::vector<std::vector<PipelineOp>>& ops,
                                           std::vector<int>& stage_of, double capacity) {
   std::vector<VirtualStage> stages =
-      split_stages(model, cfg.pp * cfg.virtual_stages, cfg.tp, stage_of, cfg.stage_starts);
+      split_stages(model, cfg.pp * cfg.virtual_stages, cfg.activation_options(), stage_of, cfg.stage_starts);
   std::vector<double> free;
   if (capacity > 0 && layers_can_split(model, cfg))  // else nothing to fit
     for (const DeviceMemory& d : device_memory(model, stages, ops, cfg)) free.push_back(capacity - d.total());
@@ -295,7 +339,7 @@ std::vector<PassTimes> ideal_pass_times(const std::vector<VirtualStage>& stages,
     auto time_of = [&](Pass p) {
       if (auto k = pass_kernels(model, vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute))
         return dm.kernels_time(*k).seconds();
-      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute);
+      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.full_recompute());
       return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
     };
     PassTimes pt;

@@ -30,6 +30,10 @@ class PipelineRanks {
   [[nodiscard]] const sim::DeviceModel& device_model() const { return *model_; }
   /// Per pipeline device, its dp·tp GPU names in rank order.
   [[nodiscard]] std::vector<std::vector<std::string>> stage_gpus() const;
+  /// What a user should know of where the ranks land, one sentence each:
+  /// GPUs of the topology the layout leaves idle, and tensor-parallel
+  /// groups that span hosts (their all-reduces then cross the network).
+  [[nodiscard]] std::vector<std::string> placement_notes() const;
 
  private:
   const topology::Topology& topo_;
@@ -41,7 +45,8 @@ class PipelineRanks {
 /// `stages` contiguous virtual stages starting at the layers `starts`
 /// names, or balancing forward FLOPs (balanced_split) when it is empty;
 /// `stage_of` gets each layer's stage.
-[[nodiscard]] std::vector<VirtualStage> split_stages(const model::Model& model, int stages, int tp,
+[[nodiscard]] std::vector<VirtualStage> split_stages(const model::Model& model, int stages,
+                                                     const model::ActivationOptions& act,
                                                      std::vector<int>& stage_of,
                                                      const std::vector<int>& starts = {});
 

@@ -12,8 +12,9 @@ namespace meshsim::pipeline {
 
 namespace {
 
-// The GEMMs of gpt_layer_forward that multiply by weights (QKV, output
-// projection, the two MLP GEMMs); the others are the attention products.
+// The GEMMs of layer_forward that multiply by weights (QKV, output
+// projection, the MLP's or the router's and experts'); the others are the
+// attention products.
 bool weight_gemm(std::size_t i) {
   return i == 0 || i >= 3;
 }
@@ -24,12 +25,16 @@ void append(plan::KernelList& to, const plan::KernelList& from) {
 }
 
 // A transformer layer's kernels in `pass`.
-void transformer(plan::KernelList& out, const model::Model& m, Pass pass, int b, int tp, bool split,
-                 bool recompute) {
-  const plan::KernelList forward = model::gpt_layer_forward(model::whole_sequences(m, b, tp));
+void transformer(plan::KernelList& out, const model::Model& m, const model::LayerCost& l, Pass pass, int b,
+                 int tp, bool split, model::Recompute recompute) {
+  const plan::KernelList forward = model::layer_forward(model::whole_sequences(m, b, tp, l.moe));
   if (pass == Pass::forward) return append(out, forward);
-  if (pass == Pass::backward && recompute) append(out, forward);
-  const plan::KernelList backward = model::gpt_layer_backward(forward);
+  if (pass == Pass::backward && recompute == model::Recompute::full) append(out, forward);
+  if (pass == Pass::backward && recompute == model::Recompute::selective) {  // the scores and softmax again
+    out.gemms.insert(out.gemms.end(), forward.gemms.begin() + 1, forward.gemms.begin() + 3);
+    out.memory_bytes.push_back(forward.memory_bytes[1]);
+  }
+  const plan::KernelList backward = model::layer_backward(forward);
   if (!split) return append(out, backward);
   // backward.gemms holds, per forward GEMM i, its input gradient (2i) and
   // its weight or second operand's gradient (2i + 1).
@@ -95,7 +100,8 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
 
 std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs, Pass pass,
                                              int microbatch_size, int tp, bool split_backward,
-                                             bool recompute) {
+                                             model::Recompute recompute) {
+  const bool full = recompute == model::Recompute::full;
   if (!model::has_kernel_lists(m)) return std::nullopt;
   plan::KernelList out;
   out.dtype = m.dtype;
@@ -105,11 +111,11 @@ std::optional<plan::KernelList> pass_kernels(const model::Model& m, const Virtua
     const model::LayerSplit by =
         in_stage < vs.splits.size() ? vs.splits[in_stage] : model::LayerSplit::channels;
     if (l.kernels)
-      listed(out, *l.kernels, pass, microbatch_size, tp, by, split_backward, recompute);
+      listed(out, *l.kernels, pass, microbatch_size, tp, by, split_backward, full);
     else if (l.transformer)
-      transformer(out, m, pass, microbatch_size, tp, split_backward, recompute);
+      transformer(out, m, l, pass, microbatch_size, tp, split_backward, recompute);
     else
-      other(out, l, m, pass, microbatch_size, tp, split_backward, recompute);
+      other(out, l, m, pass, microbatch_size, tp, split_backward, full);
   }
   if (out.gemms.empty() && out.memory_bytes.empty()) return std::nullopt;  // nothing to list: the roofline's
   return out;
@@ -144,7 +150,8 @@ std::vector<plan::KernelList> calibration_kernel_lists(const model::Model& m, co
         if (by == model::LayerSplit::batch && (t == 1 || b % t != 0)) continue;
         whole.splits.assign(m.layers.size(), by);
         for (Pass pass : {Pass::forward, Pass::backward})
-          if (auto k = pass_kernels(m, whole, pass, b, t, false, false)) out.push_back(std::move(*k));
+          if (auto k = pass_kernels(m, whole, pass, b, t, false, model::Recompute::none))
+            out.push_back(std::move(*k));
       }
     }
   return out;

@@ -19,7 +19,9 @@
 //                       kernels ÷ t; backward: each GEMM's two gradients (of
 //                       a weight in W when split), each memory kernel twice
 //                       its bytes.
-//   With recomputation every layer's backward first repeats its forward.
+//   With full recomputation every layer's backward first repeats its
+//   forward; with selective recomputation a transformer layer's backward
+//   first repeats its attention scores, softmax and values GEMMs.
 //   layer without FLOPs one memory-bound kernel writing and reading its
 //                       output, b·(its output elements)·element size each
 //                       way (the embedding's lookup); backward twice that.
@@ -45,7 +47,7 @@ namespace meshsim::pipeline {
 /// of layers without weights).
 [[nodiscard]] std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs,
                                                            Pass pass, int microbatch_size, int tp,
-                                                           bool split_backward, bool recompute);
+                                                           bool split_backward, model::Recompute recompute);
 
 /// What `meshsim calibrate --layers` times for model `m`, for every
 /// tensor-parallel degree in `tps` and microbatch size in `microbatch_sizes`:

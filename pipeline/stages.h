@@ -44,8 +44,11 @@ struct StageTransfer {
 };
 
 struct DeviceMemory {
-  double weights_bytes = 0;         // model-dtype weights, per GPU
-  double training_state_bytes = 0;  // weights + gradients + optimizer (kTrainingBytesPerParam)
+  double params = 0;                // parameters of the GPU's tensor shard (before ZeRO's sharding)
+  double weights_bytes = 0;         // model-dtype weights, per GPU (÷ dp under ZeRO-3)
+  double gradient_bytes = 0;        // (÷ dp under ZeRO-2 and 3)
+  double optimizer_bytes = 0;       // Adam's moments and master weights (÷ dp under ZeRO-1 to 3)
+  double training_state_bytes = 0;  // weights + gradients + optimizer (model/memory.h)
   double activation_bytes = 0;      // peak of activations in flight
   int peak_in_flight = 0;           // microbatch-chunks held at that peak
   [[nodiscard]] double total() const { return training_state_bytes + activation_bytes; }

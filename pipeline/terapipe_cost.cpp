@@ -56,7 +56,7 @@ void stage_memory(const model::Model& m, SliceCostModel& c) {
   for (const auto& l : m.layers) {
     if (!l.transformer || seen++ >= c.layers_per_stage) continue;
     c.state_bytes += l.param_bytes / elem / c.tp * model::kTrainingBytesPerParam;
-    c.activation_bytes += model::activation_bytes(m, l, c.tp);
+    c.activation_bytes += model::activation_bytes(m, l, {.tp = c.tp});
   }
 }
 
@@ -194,8 +194,8 @@ SliceCostFn slice_cost(const model::Model& m, const SliceCostModel& c, const sim
     s.tokens = len;
     s.context = ctx;
     const double bl = b * static_cast<double>(len);
-    const plan::KernelList forward = model::gpt_layer_forward(s);
-    const plan::KernelList backward = model::gpt_layer_backward(forward);
+    const plan::KernelList forward = model::layer_forward(s);
+    const plan::KernelList backward = model::layer_backward(forward);
     const plan::KernelList cache = model::kv_cache_kernels(s, static_cast<double>(m.sequence));
     const plan::KernelList attention = model::terapipe_attention_kernels(s);
     const double gpu = timer->seconds(forward) + timer->seconds(backward) + accumulate +

@@ -1,5 +1,7 @@
 #include "plan/builder.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -26,6 +28,43 @@ void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dt
   const auto at = [&](int k) { return first + 2 * static_cast<std::size_t>(k); };
   for (int k = 0; k < n; ++k)
     for (int j = 0; j < n; ++j) task.payload.push_back({ti, box, at(j), Bytes(0), at(k) + 1, Bytes(0), true});
+}
+
+void add_sharded_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype,
+                         std::int64_t elements) {
+  const bool reduce = task.op == CollectiveOp::reduce_scatter;
+  MESHSIM_ASSERT(task.kind == TaskKind::collective && (reduce || task.op == CollectiveOp::all_gather),
+                 "sharded payloads are reduce-scatter and all-gather payloads");
+  const auto n = static_cast<int>(task.devices.size());
+  if (reduce && n > kMaxParts)
+    throw UsageError(fmt::format("a sum payload adds at most {} parts; reduce-scatter \"{}\" has {} members",
+                                 kMaxParts, task.id, n));
+  const std::int64_t shard = std::max<std::int64_t>(1, (elements + n - 1) / n);
+  const Box whole{{0, shard * n}};
+  auto shard_box = [&](int k) { return Box{{k * shard, (k + 1) * shard}}; };
+  const std::int64_t e = dtype_size(dtype);
+  const std::size_t ti = plan.tensors.size();
+  plan.tensors.push_back({tensor, {shard * n}, dtype, reduce ? n : 1});
+  const std::size_t first = plan.buffers.size();  // member k: input at first + 2k, output at first + 2k + 1
+  for (int k = 0; k < n; ++k) {
+    const std::size_t dev = task.devices[static_cast<std::size_t>(k)];
+    if (reduce) {
+      plan.buffers.push_back({fmt::format("{}/part{}", tensor, k), dev, Bytes(shard * n * e), ti, whole, k});
+      plan.buffers.push_back({fmt::format("{}/shard{}", tensor, k), dev, Bytes(shard * e), ti, shard_box(k)});
+    } else {
+      plan.buffers.push_back({fmt::format("{}/shard{}", tensor, k), dev, Bytes(shard * e), ti, shard_box(k)});
+      plan.buffers.push_back({fmt::format("{}/whole{}", tensor, k), dev, Bytes(shard * n * e), ti, whole});
+    }
+  }
+  // Boxes find their place in a buffer by its declared box: no offsets.
+  const auto in = [&](int k) { return first + 2 * static_cast<std::size_t>(k); };
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j) {
+      if (reduce)  // member k's shard adds member j's part of it
+        task.payload.push_back({ti, shard_box(k), in(j), Bytes(0), in(k) + 1, Bytes(0), true});
+      else  // member k's shard lands in member j's whole (its own too: NCCL's output holds every shard)
+        task.payload.push_back({ti, shard_box(k), in(k), Bytes(0), in(j) + 1, Bytes(0), false});
+    }
 }
 
 Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s) {

@@ -23,6 +23,18 @@ namespace meshsim::plan {
 /// the tensor and its buffers to `plan`. UsageError for more members than kMaxParts.
 void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype, std::int64_t elements);
 
+/// Gives `task` (a reduce_scatter or an all_gather over its n devices) the
+/// payload of `elements` elements of `dtype` named `tensor`, cut in n
+/// shards of ceil(elements / n) (the tensor padded to n shards), shard k
+/// the k-th member's: reduce_scatter, a tensor of n parts, each member's
+/// part buffer whole and its output buffer shard k, the sum of every
+/// part's shard k (n × n sum regions); all_gather, each member's input
+/// buffer shard k and its output buffer whole, every member's shard copied
+/// into every member's output, its own included (n × n regions). UsageError for a
+/// reduce_scatter of more members than kMaxParts.
+void add_sharded_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype,
+                         std::int64_t elements);
+
 /// Where a fragment's tables land in a plan.
 struct Stamp {
   std::vector<std::size_t> devices;  // per fragment device, its index in the plan

@@ -50,7 +50,7 @@ std::string csv_row(const Result& r, const std::string& key) {
   const Metrics& m = r.metrics;
   std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches,
                                 c.microbatch_size, to_string(c.schedule), c.virtual_stages,
-                                c.recompute ? 1 : 0, to_string(c.reshard), to_string(r.status));
+                                c.full_recompute() ? 1 : 0, to_string(c.reshard), to_string(r.status));
   out += r.status == Status::simulated ? fmt::format("{},{},{},{},{},", m.iteration_s, m.samples_per_s,
                                                      m.tflops_per_gpu, m.bubble, m.exposed_comm_s)
                                        : std::string(",,,,,");
@@ -92,7 +92,7 @@ KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::s
   if (!sch || !rs) throw ConfigError(file, where, "unknown schedule or stage transfer");
   c.schedule = *sch;
   c.reshard = *rs;
-  c.recompute = recompute != 0;
+  c.recompute = recompute != 0 ? model::Recompute::full : model::Recompute::none;
   Result& r = k.result;
   if (f[9] == "simulated") {
     r.status = Status::simulated;
@@ -143,8 +143,12 @@ std::string fingerprint(const model::Model& m, const topology::Topology& t,
 std::string config_key(const std::string& fingerprint, const pipeline::PipelineConfig& c) {
   const std::string cfg = fmt::format("|dp{} tp{} pp{} m{} b{} {} v{} rc{} {} auto{} {} first{}", c.dp, c.tp,
                                       c.pp, c.microbatches, c.microbatch_size, to_string(c.schedule),
-                                      c.virtual_stages, c.recompute ? 1 : 0, to_string(c.reshard),
+                                      c.virtual_stages, c.full_recompute() ? 1 : 0, to_string(c.reshard),
                                       c.reshard_auto ? 1 : 0, to_string(c.balance), c.first_gpu);
+  // A reserve other than the default joins the key (keys made with the default stay as they were).
+  if (c.memory_reserve != model::kDefaultReserve)
+    return fmt::format("{:016x}",
+                       fnv1a(fingerprint + cfg + fmt::format(" reserve{}", c.memory_reserve.count())));
   return fmt::format("{:016x}", fnv1a(fingerprint + cfg));
 }
 

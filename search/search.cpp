@@ -31,9 +31,10 @@ Result evaluate(const pipeline::PipelineConfig& cfg, const model::Model& m, cons
   try {
     // The memory estimate needs only the stage layout and the schedule:
     // configurations that do not fit are dropped before the plan is built.
-    for (const pipeline::DeviceMemory& d : pipeline::pipeline_memory(m, cfg, o.memory_capacity))
+    for (const pipeline::DeviceMemory& d :
+         pipeline::pipeline_memory(m, cfg, cfg.usable_memory(o.memory_capacity)))
       r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
-    if (o.memory_capacity > 0 && r.peak_memory_bytes > o.memory_capacity) {
+    if (!model::fits_in(r.peak_memory_bytes, o.memory_capacity, cfg.memory_reserve)) {
       r.status = Status::out_of_memory;
       return r;
     }
@@ -108,8 +109,9 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
                 c.microbatches = replica_batch / mbs;
                 c.schedule = sch;
                 c.virtual_stages = v;
-                c.recompute = rc;
+                c.recompute = rc ? model::Recompute::full : model::Recompute::none;
                 c.reshard = r;
+                c.memory_reserve = s.memory_reserve;
                 out.push_back(c);
               }
         }

@@ -45,6 +45,7 @@ struct Space {
   std::vector<reshard::Strategy> reshards{reshard::Strategy::broadcast};
   std::vector<bool> recompute{false};
   bool tp_across_hosts = false;
+  Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
 };
 
 /// A value one of the space's lists holds twice: every configuration with

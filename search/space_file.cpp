@@ -46,7 +46,7 @@ SpaceFile load_space_file(const std::string& file) {
   if (!root.is_object()) root.fail("a search space is a JSON object");
   root.allow_only({"format", "name", "description", "model", "machine", "topology", "compute_efficiency",
                    "global_batch", "gpus", "microbatch_sizes", "schedules", "virtual_stages", "recompute",
-                   "reshards", "tp_across_hosts"});
+                   "reshards", "tp_across_hosts", "memory_reserve"});
   root.require_format(kFormat);
   SpaceFile f;
   f.name = root["name"].as_name();
@@ -76,6 +76,7 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto r = root.find("recompute"))
     s.recompute = list_of<bool>(*r, [](const JsonCursor& c) { return c.as_bool(); });
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
+  if (auto r = root.find("memory_reserve")) s.memory_reserve = r->as_bytes();
   // The built-in lists repeat nothing, so a repeat is in a list the file gives.
   if (auto r = repeated_value(s))
     root[r->list].at(r->index).fail("repeats an earlier value (each would be searched twice)");

@@ -83,9 +83,9 @@ PipelineStudyCase case_from_json(const JsonCursor& c, const std::string& file,
                                 cfg.microbatches));
   cfg.microbatch_size = static_cast<int>(batch / split);
   if (auto rc = c.find("recompute")) {
-    cfg.recompute = rc->as_bool();
+    cfg.recompute = rc->as_bool() ? model::Recompute::full : model::Recompute::none;
     for (const PipelineMethod& m : methods)
-      if (cfg.recompute && m.schedule == model::Schedule::zb_h1)
+      if (cfg.full_recompute() && m.schedule == model::Schedule::zb_h1)
         rc->fail(fmt::format("method \"{}\" runs zb-h1, which does not combine with recomputation", m.name));
   }
   if (auto st = c.find("stage_starts")) {
@@ -212,7 +212,7 @@ Results pipeline_results(const PipelineStudy& s, const std::vector<PipelineStudy
                                 [&](const PipelineStudyCase& x) { return x.name == r.case_name; });
     MESHSIM_ASSERT(c != s.cases.end(), "a row of a case of the study");
     out.add({r.group, r.case_name, r.method, r.iteration_s, r.samples_per_s, r.tflops_per_gpu,
-             r.exposed_comm_s, r.gain, c->config.recompute,
+             r.exposed_comm_s, r.gain, c->config.full_recompute(),
              c->config.stage_starts.empty() ? Cell() : Cell(Json(c->config.stage_starts)),
              c->paper_gain ? Cell(*c->paper_gain) : Cell()});
   }

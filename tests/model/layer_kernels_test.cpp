@@ -13,8 +13,8 @@ TEST_CASE("a GPT layer's kernels do the FLOPs of the textbook count", "[layer-ke
   const LayerShape s{2048, 16, 2, 64, 128, 2, plan::DType::f16};
   const double T = 128;
   const double expected = 24 * T * 2048 * 2048 / 2 + 4 * 2 * 64 * (128 + 64) * 2048 / 2.0;
-  const plan::KernelList forward = gpt_layer_forward(s);
-  const plan::KernelList backward = gpt_layer_backward(forward);
+  const plan::KernelList forward = layer_forward(s);
+  const plan::KernelList backward = layer_backward(forward);
   CHECK(forward.flops() == Approx(expected));
   CHECK(backward.flops() == Approx(2 * expected));
   CHECK(backward.bytes() == forward.bytes() * 2);
@@ -49,7 +49,7 @@ TEST_CASE("a thin slice costs a layer more than its FLOPs at the peak", "[layer-
   d.compute_efficiency.fill(1.0);
   auto seconds = [&](double tokens) {
     const LayerShape s{2048, 16, 1, tokens, 0, 1, plan::DType::f16};
-    return d.kernels_time(gpt_layer_forward(s)).seconds();
+    return d.kernels_time(layer_forward(s)).seconds();
   };
   const double flops_at_peak = 24 * 64 * 2048.0 * 2048 / 125e12;
   CHECK(seconds(64) > 3 * flops_at_peak);
@@ -65,8 +65,8 @@ TEST_CASE("calibrate --layers measures each layer shape's forward and backward G
   REQUIRE(lists.size() == 8);
   // tp 2, microbatch 4: T = 8192 tokens, the QKV GEMM 8192 x 3h/2 x h.
   const LayerShape s{2048, 16, 4, 2048, 0, 2, plan::DType::f16};
-  CHECK(lists[6] == gpt_layer_forward(s));
-  CHECK(lists[7] == gpt_layer_backward(lists[6]));
+  CHECK(lists[6] == layer_forward(s));
+  CHECK(lists[7] == layer_backward(lists[6]));
   CHECK(lists[6].gemms[0] == plan::KernelList::Gemm{8192, 3072, 2048, 1});
   CHECK_THROWS_AS(gpt_layer_kernel_lists(m, {3}, {1}), UsageError);  // 3 does not divide 16 heads
   CHECK_THROWS_AS(gpt_layer_kernel_lists(m, {1}, {0}), UsageError);

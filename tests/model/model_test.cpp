@@ -20,7 +20,7 @@ TEST_CASE("GPT layer costs follow the Megatron formulas on a small model", "[mod
   CHECK(l.forward_flops == 1'638'400);
   CHECK(l.param_bytes == 99'968);
   CHECK(l.activation_bytes == 39'936);
-  CHECK(activation_bytes(m, l, 2) == 25'088);
+  CHECK(activation_bytes(m, l, {.tp = 2}) == 25'088);
   CHECK(l.output_shape == std::vector<std::int64_t>{16, 64});
   CHECK(m.layers.back().forward_flops == 204'800);
   CHECK(m.layers.front().param_bytes == (100 + 16) * 64 * 2);

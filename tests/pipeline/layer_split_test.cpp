@@ -44,7 +44,7 @@ PipelineConfig tp2() {
 
 std::vector<VirtualStage> one_stage(const Model& m) {
   std::vector<int> stage_of;
-  return split_stages(m, 1, 2, stage_of);
+  return split_stages(m, 1, {.tp = 2}, stage_of);
 }
 
 }  // namespace
@@ -130,7 +130,7 @@ TEST_CASE("a batch-split layer runs the microbatch's share, and its gradients ar
   auto stages = one_stage(m);
   stages[0].splits = {LayerSplit::batch, LayerSplit::channels};
   using G = plan::KernelList::Gemm;
-  const auto f = pass_kernels(m, stages[0], Pass::forward, 2, 2, false, false);
+  const auto f = pass_kernels(m, stages[0], Pass::forward, 2, 2, false, model::Recompute::none);
   REQUIRE(f);
   CHECK(f->gemms == std::vector<G>{{1, 8, 8, 1}, {2, 4, 8, 1}});
 

@@ -147,8 +147,8 @@ TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]")
   const PipelineStudy s = load_file(file);
   REQUIRE(s.cases.size() == 2);
   CHECK(s.bound.empty());  // no bound: every method may be the best
-  CHECK_FALSE(s.cases[0].config.recompute);
-  CHECK(s.cases[1].config.recompute);
+  CHECK_FALSE(s.cases[0].config.full_recompute());
+  CHECK(s.cases[1].config.full_recompute());
   topology::ClusterSpec spec;
   spec.host_preset = "dgx-h100";
   const auto topo = topology::build_cluster(spec);

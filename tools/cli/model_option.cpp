@@ -17,8 +17,9 @@ std::filesystem::path models_dir() {
 
 void add_model_option(CLI::App& cmd, std::string& model) {
   cmd.add_option("--model", model,
-                 "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-1.3b, gpt3-2.6b, "
-                 "gpt3-13b, gpt3-39b, gpt3-44b, gpt3-175b, u-transformer-..., unet-...)")
+                 "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-1.3b ... gpt3-175b, "
+                 "llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b, mixtral-8x22b, u-transformer-..., "
+                 "unet-...)")
       ->required();
 }
 

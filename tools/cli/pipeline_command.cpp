@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/json.h"
@@ -45,10 +46,13 @@ struct PipelineArgs {
   std::string plot;
   bool json = false;
   bool chunked_broadcasts = false;
+  std::string recompute = "none";
+  int zero = 0;
+  std::string memory_reserve = exact_string(model::kDefaultReserve);
 };
 
-std::string gb(double bytes) {
-  return fmt::format("{:.2f}", bytes / 1e9);
+std::string gib(double bytes) {
+  return fmt::format("{:.2f}", bytes / static_cast<double>(Bytes::GiB(1).count()));
 }
 
 // One built and simulated iteration, for the printers.
@@ -66,7 +70,7 @@ struct PipelineRun {
   double capacity = 0;  // its memory in bytes (0: unknown)
 
   [[nodiscard]] bool fits(const pipeline::DeviceMemory& m) const {
-    return capacity <= 0 || m.total() <= capacity;
+    return model::fits_in(m.total(), capacity, cfg.memory_reserve);
   }
 };
 
@@ -81,6 +85,9 @@ PipelineRun build_and_simulate(PipelineArgs& a) {
   cfg.balance = *reshard::balance_from(a.balance);
   cfg.layer_split = model::kLayerSplitNames.parse(a.layer_split);  // nullopt for auto
   cfg.payloads = !a.plan_out.empty();  // a plan for the runtime carries what it verifies
+  cfg.recompute = a.recompute.empty() ? model::Recompute::full : *model::kRecomputeNames.parse(a.recompute);
+  cfg.zero = static_cast<model::ZeroStage>(a.zero);
+  cfg.memory_reserve = option_value("--memory-reserve", a.memory_reserve, parse_bytes);
   run.compute_models =
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
   const auto t0 = std::chrono::steady_clock::now();
@@ -126,10 +133,13 @@ Json memory_json(const PipelineRun& run) {
   for (const pipeline::DeviceMemory& m : run.it.memory) {
     Json o{{"device", device}, {"gpus", run.it.stage_gpus[device++]}};
     o["weights_bytes"] = m.weights_bytes;
+    o["gradient_bytes"] = m.gradient_bytes;
+    o["optimizer_bytes"] = m.optimizer_bytes;
     o["training_state_bytes"] = m.training_state_bytes;
     o["activation_bytes"] = m.activation_bytes;
     o["peak_in_flight"] = m.peak_in_flight;
     o["total_bytes"] = m.total();
+    o["reserve_bytes"] = run.cfg.memory_reserve.count();
     o["fits"] = run.fits(m);
     memory.push_back(std::move(o));
   }
@@ -155,10 +165,14 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"gpus", cfg.dp * cfg.tp * cfg.pp},
                                   {"schedule", a.schedule},
                                   {"virtual_stages", cfg.virtual_stages},
-                                  {"recompute", cfg.recompute},
+                                  {"recompute", model::kRecomputeNames.name(cfg.recompute)},
+                                  {"sequence_parallel", cfg.sequence_parallel},
+                                  {"zero", static_cast<int>(cfg.zero)},
+                                  {"flash_attention", cfg.flash_attention},
                                   {"microbatches", cfg.microbatches},
                                   {"microbatch_size", cfg.microbatch_size},
                                   {"global_batch", it.global_batch},
+                                  {"placement_notes", it.placement_notes},
                                   {"reshard", a.reshard},
                                   {"balance", a.balance},
                                   {"overlap", cfg.overlap},
@@ -185,11 +199,22 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"simulate_s", run.sim_s}}));
 }
 
+// The training options beyond the layout, as a phrase (", with ...": empty when none is set).
+std::string describe_training(const pipeline::PipelineConfig& cfg) {
+  std::vector<std::string> parts;
+  if (cfg.full_recompute()) parts.emplace_back("activation recomputation");
+  if (cfg.recompute == model::Recompute::selective) parts.emplace_back("selective recomputation");
+  if (cfg.sequence_parallel) parts.emplace_back("sequence parallelism");
+  if (cfg.zero != model::ZeroStage::none) parts.push_back(fmt::format("ZeRO-{}", static_cast<int>(cfg.zero)));
+  if (cfg.flash_attention) parts.emplace_back("fused attention");
+  return parts.empty() ? std::string() : fmt::format(" with {}", fmt::join(parts, ", "));
+}
+
 // Per pipeline device: its GPUs, layers, FLOPs and memory.
 Table device_table(const PipelineRun& run) {
   const auto& [it, cfg] = std::tie(run.it, run.cfg);
-  Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GB", "grads+Adam GB", "activations GB",
-            "in flight", "total GB", "fits"});
+  Table st({"device", "GPUs", "layers", "GFLOP/sample", "weights GiB", "grads GiB", "optimizer GiB",
+            "activations GiB", "in flight", "total GiB", "fits"});
   for (int p = 0; p < cfg.pp; ++p) {
     std::string layers;
     double flops = 0;
@@ -202,9 +227,8 @@ Table device_table(const PipelineRun& run) {
     const auto& m = it.memory[static_cast<std::size_t>(p)];
     const auto& g = it.stage_gpus[static_cast<std::size_t>(p)];
     st.add({std::to_string(p), g.size() == 1 ? g.front() : fmt::format("{}..{}", g.front(), g.back()), layers,
-            fmt::format("{:.1f}", flops / 1e9), gb(m.weights_bytes),
-            gb(m.training_state_bytes - m.weights_bytes), gb(m.activation_bytes),
-            std::to_string(m.peak_in_flight), gb(m.total()),
+            fmt::format("{:.1f}", flops / 1e9), gib(m.weights_bytes), gib(m.gradient_bytes),
+            gib(m.optimizer_bytes), gib(m.activation_bytes), std::to_string(m.peak_in_flight), gib(m.total()),
             run.capacity <= 0 ? std::string("?")
             : run.fits(m)     ? std::string("yes")
                               : std::string("NO")});
@@ -226,9 +250,14 @@ Table results_table(const PipelineRun& run) {
            fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
   res.add(
       {"exposed communication", fmt::format("{} ({})", time(pm.exposed_comm_s()), pct(pm.exposed_comm_s()))});
-  res.add({"  tensor-parallel all-reduce", time(pm.critical_tp_s)});
+  const auto& cfg = run.cfg;
+  res.add(
+      {cfg.sequence_parallel ? "  tensor-parallel all-gather/reduce-scatter" : "  tensor-parallel all-reduce",
+       time(pm.critical_tp_s)});
   res.add({"  stage transfers", time(pm.critical_transfer_s)});
-  res.add({"  data-parallel all-reduce", time(pm.critical_dp_s)});
+  res.add({cfg.zero != model::ZeroStage::none ? "  data-parallel reduce-scatter/all-gather"
+                                              : "  data-parallel all-reduce",
+           time(pm.critical_dp_s)});
   res.add({"critical-path compute",
            fmt::format("{} (+ optimizer {})", time(pm.critical_compute_s), time(pm.critical_optimizer_s))});
   return res;
@@ -243,15 +272,20 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
       (cfg.overlap ? "" : ", each holding both ends on the compute stream (no overlap)");
   fmt::print("schedule {}{}{}, {} microbatches of {} (global batch {}), stage transfers {}\n", a.schedule,
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
-             cfg.recompute ? " with activation recomputation" : "", cfg.microbatches, cfg.microbatch_size,
-             it.global_batch, transfers);
+             describe_training(cfg), cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
   fmt::print("compute {}\n", run.compute_models);
+  for (const std::string& note : it.placement_notes) fmt::print("note: {}\n", note);
   for (std::size_t s = 0; s < it.stages.size(); ++s)
     if (const std::string d = pipeline::describe_splits(it.stages[s]); !d.empty())
       fmt::print("stage {} layers over the tensor ranks: {}\n", s, d);
   fmt::print("\n");
-  fmt::print("{}\n",
-             device_table(run).render({false, false, false, true, true, true, true, true, true, false}));
+  fmt::print("{}\n", device_table(run).render(
+                         {false, false, false, true, true, true, true, true, true, true, false}));
+  if (run.capacity > 0)
+    fmt::print(
+        "fits: total + {} GiB reserve (CUDA context, NCCL buffers, allocator; --memory-reserve) within "
+        "the {} GiB of a {}\n\n",
+        gib(static_cast<double>(run.cfg.memory_reserve.count())), gib(run.capacity), run.gpu);
   if (!it.transfers.empty()) {
     const auto& x = it.transfers.front();
     fmt::print("stage transfers: {} per microbatch each way, e.g. stage {} -> {}: {} ({})\n\n",
@@ -262,8 +296,9 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              run.build_s, run.sim_s, run.r.events);
   for (std::size_t p = 0; p < it.memory.size(); ++p)
     if (!run.fits(it.memory[p]))
-      fmt::print("warning: pipeline device {} needs {} GB, more than the {} GB of a {}\n", p,
-                 gb(it.memory[p].total()), gb(run.capacity), run.gpu);
+      fmt::print("warning: pipeline device {} needs {} GiB with the reserve, more than the {} GiB of a {}\n",
+                 p, gib(it.memory[p].total() + static_cast<double>(run.cfg.memory_reserve.count())),
+                 gib(run.capacity), run.gpu);
   if (!a.trace.empty()) fmt::print("trace: {} (open in ui.perfetto.dev)\n", a.trace);
 }
 
@@ -274,7 +309,8 @@ void run_all_schedules(const PipelineArgs& a) {
   if (!a.trace.empty() || !a.plan_out.empty())
     throw UsageError("--trace and --plan-out write one iteration: name one --schedule");
   GanttRows gantt;  // --plot: every schedule's iteration, one above the other
-  Table tab({"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GB", "fits"});
+  Table tab(
+      {"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GiB", "fits"});
   Json rows = Json::array();
   std::string best;
   double best_s = 0;
@@ -289,10 +325,10 @@ void run_all_schedules(const PipelineArgs& a) {
       const PipelineRun run = build_and_simulate(one);
       if (!a.plot.empty()) gantt.add(label, run.it, run.topo, run.r);
       if (header.empty())
-        header = fmt::format(
-            "pipeline {} on {}: dp {} x tp {} x pp {}, {} microbatches of {}{}\ncompute {}\n\n",
-            run.model.name, run.topo.name, a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches,
-            a.cfg.microbatch_size, a.cfg.recompute ? ", activation recomputation" : "", run.compute_models);
+        header =
+            fmt::format("pipeline {} on {}: dp {} x tp {} x pp {}, {} microbatches of {}{}\ncompute {}\n\n",
+                        run.model.name, run.topo.name, a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches,
+                        a.cfg.microbatch_size, describe_training(run.cfg), run.compute_models);
       double peak = 0;
       bool fits = true;
       for (const auto& m : run.it.memory) {
@@ -302,7 +338,7 @@ void run_all_schedules(const PipelineArgs& a) {
       const auto& pm = run.pm;
       tab.add({label, human_string(run.r.makespan), fmt::format("{:.2f}", pm.samples_per_s),
                fmt::format("{:.1f}", pm.tflops_per_gpu), fmt::format("{:.1f} %", 100 * pm.idle_fraction),
-               fmt::format("{:.3f}", pm.bubble), gb(peak), fits ? "yes" : "NO"});
+               fmt::format("{:.3f}", pm.bubble), gib(peak), fits ? "yes" : "NO"});
       rows.push_back(Json{{"schedule", name},
                           {"virtual_stages", one.cfg.virtual_stages},
                           {"iteration_s", pm.iteration_s},
@@ -412,9 +448,30 @@ void add_pipeline_command(CLI::App& app) {
                 "Stage transfers run on the compute stream of both ends, one at a time with the passes: a "
                 "transfer starts once its pass and the pass before its reader are done, and its sender waits "
                 "for it (default: transfers overlap the passes)");
-  cmd->add_flag("--recompute", a->cfg.recompute,
-                "Full activation recomputation: keep only each layer's input, run the forward again in the "
-                "backward (not with zb-h1)");
+  cmd->add_option("--recompute", a->recompute,
+                  "Activation recomputation: none; selective (the attention's scores and softmax are "
+                  "recomputed in the backward, not stored); full (keep only each layer's input, run the "
+                  "forward again in the backward; not with zb-h1). Given alone: full")
+      ->expected(0, 1)
+      ->check(CLI::IsMember(with(model::kRecomputeNames.names(), {""})));
+  cmd->add_flag(
+      "--sequence-parallel", a->cfg.sequence_parallel,
+      "Sequence parallelism with --tp (Megatron): norms and dropouts on 1/tp of the tokens, their "
+      "activations / tp; every tensor-parallel all-reduce becomes an all-gather and a reduce-scatter");
+  cmd->add_option("--zero", a->zero,
+                  "ZeRO stage of the data-parallel ranks: 0 replicated state, gradients all-reduced; 1 the "
+                  "distributed optimizer (optimizer state / dp; gradients reduce-scattered, weights "
+                  "all-gathered after the step); 2 gradients / dp too; 3 weights / dp too (FSDP), gathered "
+                  "before every pass")
+      ->check(CLI::Range(0, 3))
+      ->default_val(0);
+  cmd->add_flag("--flash-attention", a->cfg.flash_attention,
+                "Fused attention (FlashAttention): the attention scores are never stored");
+  cmd->add_option(
+         "--memory-reserve", a->memory_reserve,
+         "Memory each GPU keeps beyond the model's tensors: the CUDA context, NCCL's buffers and the "
+         "allocator's fragmentation (docs/training.md)")
+      ->capture_default_str();
   cmd->add_option("--reshard", a->reshard, "How activations and gradients cross stages")
       ->check(CLI::IsMember(with(reshard::kStrategyNames.names(), {"auto"})))
       ->capture_default_str();

@@ -45,6 +45,7 @@ struct SearchArgs {
   std::vector<std::string> schedules{"1f1b"};
   std::vector<std::string> reshards{"broadcast"};
   std::string recompute = "off";
+  std::optional<std::string> memory_reserve;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   int top = 10;
   std::string out;
@@ -57,7 +58,7 @@ std::string config_name(const pipeline::PipelineConfig& c) {
   return fmt::format("dp{} tp{} pp{} x{}x{} {}{}{} {}", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
                      model::to_string(c.schedule),
                      c.virtual_stages > 1 ? fmt::format(" v{}", c.virtual_stages) : "",
-                     c.recompute ? " rc" : "", reshard::to_string(c.reshard));
+                     c.full_recompute() ? " rc" : "", reshard::to_string(c.reshard));
 }
 
 Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top) {
@@ -72,7 +73,7 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"microbatch_size", c.microbatch_size},
                        {"schedule", model::to_string(c.schedule)},
                        {"virtual_stages", c.virtual_stages},
-                       {"recompute", c.recompute},
+                       {"recompute", c.full_recompute()},
                        {"reshard", reshard::to_string(c.reshard)},
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
@@ -126,6 +127,8 @@ SearchJob make_job(SearchArgs& a) {
       throw UsageError(fmt::format("{}: {} is given twice (each would be searched twice)", option, r->value));
     }
   }
+  if (a.memory_reserve)
+    j.space.memory_reserve = option_value("--memory-reserve", *a.memory_reserve, parse_bytes);
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   return j;
@@ -298,6 +301,11 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::IsMember(reshard::kStrategyNames.names()))
       ->capture_default_str();
   cmd->add_flag("--tp-across-hosts", a->space.tp_across_hosts, "Also try tensor parallelism across hosts");
+  cmd->add_option(
+      "--memory-reserve", a->memory_reserve,
+      "Memory each GPU keeps beyond the model's tensors: the CUDA context, NCCL's buffers and the "
+      "allocator's fragmentation (default " +
+          exact_string(model::kDefaultReserve) + "; docs/training.md)");
   cmd->add_option("--threads", a->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 256));
   cmd->add_option("--top", a->top, "Rows of the ranking to print")
       ->check(CLI::Range(1, 100000))

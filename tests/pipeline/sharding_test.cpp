@@ -1,0 +1,138 @@
+// Sequence parallelism, ZeRO's sharding and selective recomputation in the
+// iteration's plan and memory, by hand on a small GPT.
+#include <catch2/catch.hpp>
+
+#include "pipeline/iteration.h"
+#include "pipeline/pass_kernels.h"
+#include "topology/cluster.h"
+
+using namespace meshsim;
+using namespace meshsim::model;
+using namespace meshsim::pipeline;
+
+namespace {
+
+topology::Topology dgx_a100() {
+  topology::ClusterSpec spec;
+  spec.host_preset = "dgx-a100";
+  spec.hosts = 1;
+  return topology::build_cluster(spec);
+}
+
+// h = 64, a = 4, s = 32, V = 128, 4 layers, f16 (the small GPT of
+// iteration_test.cpp): stage 0 = [embedding, l0, l1], 110,208 parameters;
+// stage 1 = [l2, l3, head], 99,968.
+const Model& tiny() {
+  static const Model m = gpt_model("tiny", 4, 64, 4, 32, 128);
+  return m;
+}
+
+PipelineConfig dp2_tp2_pp2() {
+  PipelineConfig cfg;
+  cfg.dp = 2;
+  cfg.tp = 2;
+  cfg.pp = 2;
+  cfg.microbatches = 4;
+  return cfg;
+}
+
+std::size_t count_ops(const plan::Plan& p, plan::CollectiveOp op, std::string_view id_part) {
+  std::size_t n = 0;
+  for (const plan::Task& t : p.tasks)
+    if (t.kind == plan::TaskKind::collective && t.op == op && t.id.find(id_part) != std::string::npos) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO shards the training state over the replicas, stage by stage", "[pipeline-plan]") {
+  // Stage 0 on one of t = 2 ranks: 110,208 / 2 = 55,104 parameters, 16 B
+  // each before sharding (2 + 2 + 12), d = 2:
+  //   ZeRO-0: 2, 2, 12 B          ZeRO-1: 2, 2, 6
+  //   ZeRO-2: 2, 1, 6             ZeRO-3: 1, 1, 6, plus two layers' gathered
+  //   weights: the largest layer of stage 0, 49,984 / 2 parameters at 2 B.
+  const auto t = dgx_a100();
+  PipelineConfig cfg = dp2_tp2_pp2();
+  const double p = 55'104;
+  const double expected[4][3] = {
+      {2 * p, 2 * p, 12 * p}, {2 * p, 2 * p, 6 * p}, {2 * p, p, 6 * p}, {p, p, 6 * p}};
+  for (int z = 0; z < 4; ++z) {
+    cfg.zero = static_cast<ZeroStage>(z);
+    const DeviceMemory m = build_pipeline(tiny(), t, cfg).memory[0];
+    INFO("ZeRO-" << z);
+    CHECK(m.params == Approx(p));
+    const double gathered = z == 3 ? 2 * (49'984 / 2.0) * 2 : 0;
+    CHECK(m.weights_bytes == Approx(expected[z][0] + gathered));
+    CHECK(m.gradient_bytes == Approx(expected[z][1]));
+    CHECK(m.optimizer_bytes == Approx(expected[z][2]));
+  }
+}
+
+TEST_CASE("ZeRO reduce-scatters gradients and all-gathers weights in place of the all-reduce",
+          "[pipeline-plan]") {
+  const auto t = dgx_a100();
+  PipelineConfig cfg = dp2_tp2_pp2();
+  const PipelineIteration plain = build_pipeline(tiny(), t, cfg);
+  // Without ZeRO: one gradient all-reduce per (stage, tensor rank): 4.
+  CHECK(count_ops(plain.plan, plan::CollectiveOp::all_reduce, "dp-allreduce") == 4);
+  cfg.zero = ZeroStage::optimizer;
+  const PipelineIteration z1 = build_pipeline(tiny(), t, cfg);
+  CHECK(count_ops(z1.plan, plan::CollectiveOp::all_reduce, "dp-allreduce") == 0);
+  CHECK(count_ops(z1.plan, plan::CollectiveOp::reduce_scatter, "dp-reducescatter") == 4);
+  CHECK(count_ops(z1.plan, plan::CollectiveOp::all_gather, "dp-allgather") == 4);
+  // The gradient bytes are the all-reduce's, and each gather follows both replicas' optimizer steps.
+  for (const plan::Task& task : z1.plan.tasks) {
+    if (task.id == "dp-reducescatter/s0/t0") CHECK(task.size.count() == 55'104 * 2);
+    if (task.id == "dp-allgather/s0/t0") {
+      CHECK(task.size.count() == 55'104 * 2);
+      REQUIRE(task.deps.size() == 2);
+      for (std::size_t d : task.deps) CHECK(z1.plan.tasks[d].id.starts_with("optimizer/"));
+    }
+  }
+  // ZeRO-3 adds, per forward and backward pass and tensor rank, a gather
+  // of the stage's weights: 4 microbatches x 2 passes x 2 stages x 2 ranks.
+  cfg.zero = ZeroStage::parameters;
+  const PipelineIteration z3 = build_pipeline(tiny(), t, cfg);
+  CHECK(count_ops(z3.plan, plan::CollectiveOp::all_gather, "weight-allgather") == 32);
+  // Sharding moves bytes, it does not remove them: never faster than without.
+  sim::SimOptions o;
+  CHECK(sim::simulate(z3.plan, t, o).makespan >= sim::simulate(z1.plan, t, o).makespan);
+}
+
+TEST_CASE("sequence parallelism: an all-gather and a reduce-scatter per pass, activations / tp",
+          "[pipeline-plan]") {
+  const auto t = dgx_a100();
+  PipelineConfig cfg = dp2_tp2_pp2();
+  const PipelineIteration tp = build_pipeline(tiny(), t, cfg);
+  cfg.sequence_parallel = true;
+  const PipelineIteration sp = build_pipeline(tiny(), t, cfg);
+  // Each forward and backward of each replica: one all-reduce, or one of each.
+  const std::size_t passes = 4 * 2 * 2 * 2;
+  CHECK(count_ops(tp.plan, plan::CollectiveOp::all_reduce, "tp-allreduce") == passes);
+  CHECK(count_ops(sp.plan, plan::CollectiveOp::all_gather, "tp-allgather") == passes);
+  CHECK(count_ops(sp.plan, plan::CollectiveOp::reduce_scatter, "tp-reducescatter") == passes);
+  CHECK(count_ops(sp.plan, plan::CollectiveOp::all_reduce, "tp-allreduce") == 0);
+  // A layer's activations per sample: s·h·(10 + 24/2 + 5·a·s/(h·2)) = 2,048·27
+  // without, 2,048·(34 + 10)/2 = 2,048·22 with (Korthikanti's Table 2).
+  CHECK(tp.stages[0].activation_bytes == Approx(4'096 / 2.0 + 2 * 2'048 * 27));
+  CHECK(sp.stages[0].activation_bytes == Approx(4'096 / 2.0 + 2 * 2'048 * 22));
+}
+
+TEST_CASE("selective recomputation reruns the attention products and drops the scores", "[pipeline-plan]") {
+  PipelineConfig cfg = dp2_tp2_pp2();
+  cfg.recompute = Recompute::selective;
+  const auto t = dgx_a100();
+  const PipelineIteration it = build_pipeline(tiny(), t, cfg);
+  // A layer at t = 2 stores 2,048·(10 + 24/2) bytes, the scores not.
+  CHECK(it.stages[0].activation_bytes == Approx(4'096 / 2.0 + 2 * 2'048 * 22));
+  // Its backward: the two attention GEMMs and the softmax again, then the
+  // 12 gradient GEMMs; without recomputation 12 alone.
+  const VirtualStage& vs = it.stages[1];  // l2, l3 and the head
+  const auto none = pass_kernels(tiny(), vs, Pass::backward, 1, 2, false, Recompute::none);
+  const auto selective = pass_kernels(tiny(), vs, Pass::backward, 1, 2, false, Recompute::selective);
+  REQUIRE(none);
+  REQUIRE(selective);
+  CHECK(selective->gemms.size() == none->gemms.size() + 2 * 2);
+  CHECK(selective->memory_bytes.size() == none->memory_bytes.size() + 2);
+  CHECK(selective->flops() - none->flops() == Approx(2 * 2 * (2.0 * 32 * 32 * 16 * 2)));
+}
