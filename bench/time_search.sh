@@ -9,7 +9,10 @@
 # configurations simulated in full. Prints the configurations enumerated,
 # simulated, filtered (out of memory) and invalid, and the rate of fully
 # simulated configurations.
-# Target: >= 2,500 fully simulated configurations in <= 30 s on 2 cores.
+# Target: >= 2,500 fully simulated configurations in <= 30 s on 2 cores;
+# and the bundled Llama 3 70B space on 1,024 H100 (sequence parallelism,
+# ZeRO, selective recomputation and fused attention as dimensions): >= 2,000
+# fully simulated in <= 60 s.
 #   bench/time_search.sh [build/release/tools/meshsim] [runs]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +40,8 @@ report "gpt3-13b on 64 GPUs, batch 512" search --model gpt3-13b -t dgx-a100-80gb
   --recompute both
 report "gpt3-39b on 128 GPUs, batch 1024 (configs/studies/search-gpt3-39b.json)" search \
   configs/studies/search-gpt3-39b.json
+report "llama3-70b on 1,024 H100, batch 256, sp, ZeRO 0-3, recomputation, fused attention (configs/studies/search-llama3-70b.json)" \
+  search configs/studies/search-llama3-70b.json
 report "gpt3-13b on 64 GPUs, batch 512, microbatch sizes 1-16, v 2, 4 and 8, four strategies" search \
   --model gpt3-13b -t dgx-a100-80gb --hosts 8 --fabric rail --global-batch 512 \
   --schedules 1f1b,interleaved-1f1b,gpipe,eager-1f1b,zb-h1 --microbatch-sizes 1,2,4,8,16 --virtual-stages 2 4 8 \

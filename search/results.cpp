@@ -16,7 +16,7 @@ namespace meshsim::search {
 
 namespace {
 
-constexpr std::size_t kColumns = 18;
+constexpr std::size_t kColumns = 21;
 
 // Splits one CSV line; a field may be quoted ("" inside is a quote).
 std::vector<std::string> fields_of(std::string_view line) {
@@ -41,16 +41,19 @@ std::vector<std::string> fields_of(std::string_view line) {
 }  // namespace
 
 std::string csv_header() {
-  return "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,recompute,reshard,status,iteration_s,"
-         "samples_per_s,tflops_per_gpu,bubble,exposed_comm_s,peak_memory_bytes,key,reason\n";
+  return "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,recompute,sequence_parallel,zero,"
+         "flash_attention,reshard,status,iteration_s,samples_per_s,tflops_per_gpu,bubble,exposed_comm_s,"
+         "peak_memory_bytes,key,reason\n";
 }
 
 std::string csv_row(const Result& r, const std::string& key) {
   const pipeline::PipelineConfig& c = r.config;
   const Metrics& m = r.metrics;
-  std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches,
+  std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp, c.microbatches,
                                 c.microbatch_size, to_string(c.schedule), c.virtual_stages,
-                                c.full_recompute() ? 1 : 0, to_string(c.reshard), to_string(r.status));
+                                model::kRecomputeNames.name(c.recompute), c.sequence_parallel ? 1 : 0,
+                                static_cast<int>(c.zero), c.flash_attention ? 1 : 0, to_string(c.reshard),
+                                to_string(r.status));
   out += r.status == Status::simulated ? fmt::format("{},{},{},{},{},", m.iteration_s, m.samples_per_s,
                                                      m.tflops_per_gpu, m.bubble, m.exposed_comm_s)
                                        : std::string(",,,,,");
@@ -85,37 +88,45 @@ KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::s
   number(3, c.microbatches);
   number(4, c.microbatch_size);
   const auto sch = model::schedule_from(f[5]);
-  const auto rs = reshard::strategy_from(f[8]);
-  int recompute = 0;
+  const auto rc = model::kRecomputeNames.parse(f[7]);
+  const auto rs = reshard::strategy_from(f[11]);
+  int sp = 0, zero = 0, flash = 0;
   number(6, c.virtual_stages);
-  number(7, recompute);
-  if (!sch || !rs) throw ConfigError(file, where, "unknown schedule or stage transfer");
+  number(8, sp);
+  number(9, zero);
+  number(10, flash);
+  if (!sch || !rs || !rc || zero < 0 || zero > 3)
+    throw ConfigError(file, where, "unknown schedule, recomputation, ZeRO stage or stage transfer");
   c.schedule = *sch;
   c.reshard = *rs;
-  c.recompute = recompute != 0 ? model::Recompute::full : model::Recompute::none;
+  c.recompute = *rc;
+  c.sequence_parallel = sp != 0;
+  c.zero = static_cast<model::ZeroStage>(zero);
+  c.flash_attention = flash != 0;
   Result& r = k.result;
-  if (f[9] == "simulated") {
+  if (f[12] == "simulated") {
     r.status = Status::simulated;
-    number(10, r.metrics.iteration_s);
-    number(11, r.metrics.samples_per_s);
-    number(12, r.metrics.tflops_per_gpu);
-    number(13, r.metrics.bubble);
-    number(14, r.metrics.exposed_comm_s);
-  } else if (f[9] == "out_of_memory" || f[9] == "invalid") {
-    r.status = f[9] == "invalid" ? Status::invalid : Status::out_of_memory;
+    number(13, r.metrics.iteration_s);
+    number(14, r.metrics.samples_per_s);
+    number(15, r.metrics.tflops_per_gpu);
+    number(16, r.metrics.bubble);
+    number(17, r.metrics.exposed_comm_s);
+  } else if (f[12] == "out_of_memory" || f[12] == "invalid") {
+    r.status = f[12] == "invalid" ? Status::invalid : Status::out_of_memory;
   } else {
-    throw ConfigError(file, where, fmt::format("unknown status \"{}\"", f[9]));
+    throw ConfigError(file, where, fmt::format("unknown status \"{}\"", f[12]));
   }
-  number(15, r.peak_memory_bytes);
-  k.key = f[16];
-  r.reason = f[17];
+  number(18, r.peak_memory_bytes);
+  k.key = f[19];
+  r.reason = f[20];
   return k;
 }
 
 std::string fingerprint(const model::Model& m, const topology::Topology& t,
                         const std::vector<sim::DeviceModel>& device_models, std::string_view version) {
-  std::string s = fmt::format("meshsim {}|model {} {} {} {} {}|", version, m.name, plan::to_string(m.dtype),
-                              m.sequence, m.hidden, m.heads);
+  std::string s =
+      fmt::format("meshsim {}|model {} {} {} {} {} {}|", version, m.name, plan::to_string(m.dtype),
+                  m.sequence, m.hidden, m.heads, m.architecture ? describe(*m.architecture) : "");
   for (const model::LayerCost& l : m.layers) {
     s += fmt::format("{} {} {} {} [{}] {} {} [{}]", l.name, l.forward_flops, l.param_bytes,
                      l.activation_bytes, fmt::join(l.output_shape, " "), l.tp_allreduces, l.transformer,
@@ -145,11 +156,15 @@ std::string config_key(const std::string& fingerprint, const pipeline::PipelineC
                                       c.pp, c.microbatches, c.microbatch_size, to_string(c.schedule),
                                       c.virtual_stages, c.full_recompute() ? 1 : 0, to_string(c.reshard),
                                       c.reshard_auto ? 1 : 0, to_string(c.balance), c.first_gpu);
-  // A reserve other than the default joins the key (keys made with the default stay as they were).
-  if (c.memory_reserve != model::kDefaultReserve)
-    return fmt::format("{:016x}",
-                       fnv1a(fingerprint + cfg + fmt::format(" reserve{}", c.memory_reserve.count())));
-  return fmt::format("{:016x}", fnv1a(fingerprint + cfg));
+  // What a configuration sets beyond those joins the key only when set, so
+  // keys of configurations without it stay as they were.
+  std::string more;
+  if (c.recompute == model::Recompute::selective) more += " selective";
+  if (c.sequence_parallel) more += " sp";
+  if (c.zero != model::ZeroStage::none) more += fmt::format(" zero{}", static_cast<int>(c.zero));
+  if (c.flash_attention) more += " flash";
+  if (c.memory_reserve != model::kDefaultReserve) more += fmt::format(" reserve{}", c.memory_reserve.count());
+  return fmt::format("{:016x}", fnv1a(fingerprint + cfg + more));
 }
 
 }  // namespace meshsim::search

@@ -23,33 +23,42 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
-// `it` is the calling thread's: each plan is built over the last one's storage.
-Result evaluate(const pipeline::PipelineConfig& cfg, const model::Model& m, const topology::Topology& t,
-                const Options& o, pipeline::PipelineIteration& it) {
+// The memory estimate needs only the stage layout and the schedule:
+// configurations that do not fit are dropped before a plan is built. The
+// result is out_of_memory, invalid (with the reason), or simulated with
+// its metrics still to come (simulate_into).
+Result check_memory(const pipeline::PipelineConfig& cfg, const model::Model& m, const Options& o) {
   Result r;
   r.config = cfg;
+  r.status = Status::simulated;
   try {
-    // The memory estimate needs only the stage layout and the schedule:
-    // configurations that do not fit are dropped before the plan is built.
     for (const pipeline::DeviceMemory& d :
          pipeline::pipeline_memory(m, cfg, cfg.usable_memory(o.memory_capacity)))
       r.peak_memory_bytes = std::max(r.peak_memory_bytes, d.total());
-    if (!model::fits_in(r.peak_memory_bytes, o.memory_capacity, cfg.memory_reserve)) {
+    if (!model::fits_in(r.peak_memory_bytes, o.memory_capacity, cfg.memory_reserve))
       r.status = Status::out_of_memory;
-      return r;
-    }
-    pipeline::build_pipeline_into(it, m, t, cfg, o.device_models);
-    sim::SimOptions so;
-    so.device_models = o.device_models;
-    so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
-    const pipeline::PipelineMetrics pm = pipeline::pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
-    r.metrics = {pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s()};
-    r.status = Status::simulated;
   } catch (const UsageError& e) {
     r.status = Status::invalid;
     r.reason = e.what();
   }
   return r;
+}
+
+// Builds and simulates r's configuration; `it` is the calling thread's:
+// each plan is built over the last one's storage.
+void simulate_into(Result& r, const model::Model& m, const topology::Topology& t, const Options& o,
+                   pipeline::PipelineIteration& it) {
+  try {
+    pipeline::build_pipeline_into(it, m, t, r.config, o.device_models);
+    sim::SimOptions so;
+    so.device_models = o.device_models;
+    so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
+    const pipeline::PipelineMetrics pm = pipeline::pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
+    r.metrics = {pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s()};
+  } catch (const UsageError& e) {
+    r.status = Status::invalid;
+    r.reason = e.what();
+  }
 }
 
 // The first element of `v` equal to an earlier one, written by `name`.
@@ -74,8 +83,42 @@ std::optional<RepeatedValue> repeated_value(const Space& s) {
   if (auto r =
           repeat_in("reshards", s.reshards, [](reshard::Strategy x) { return std::string(to_string(x)); }))
     return r;
-  return repeat_in("recompute", s.recompute, [](bool x) { return std::string(x ? "true" : "false"); });
+  if (auto r = repeat_in("recompute", s.recompute,
+                         [](model::Recompute x) { return std::string(model::kRecomputeNames.name(x)); }))
+    return r;
+  auto boolean = [](bool x) { return std::string(x ? "true" : "false"); };
+  if (auto r = repeat_in("sequence_parallel", s.sequence_parallel, boolean)) return r;
+  if (auto r = repeat_in("flash_attention", s.flash_attention, boolean)) return r;
+  if (auto r =
+          repeat_in("zero", s.zero, [](model::ZeroStage x) { return std::to_string(static_cast<int>(x)); }))
+    return r;
+  if (auto r = repeat_in("tp", s.tp, number)) return r;
+  if (auto r = repeat_in("pp", s.pp, number)) return r;
+  return repeat_in("dp", s.dp, number);
 }
+
+namespace {
+
+bool allowed(const std::vector<int>& fixed, int degree) {
+  return fixed.empty() || std::find(fixed.begin(), fixed.end(), degree) != fixed.end();
+}
+
+// The training options of a layout of degrees tp and dp: sequence
+// parallelism only where there is tensor parallelism, ZeRO only where there
+// are replicas (elsewhere they would repeat a configuration).
+template <typename Emit>
+void each_training_option(const Space& s, int tp, int dp, Emit emit) {
+  for (model::Recompute rc : s.recompute)
+    for (bool sp : s.sequence_parallel) {
+      if (sp && tp == 1) continue;
+      for (model::ZeroStage z : s.zero) {
+        if (z != model::ZeroStage::none && dp == 1) continue;
+        for (bool fa : s.flash_attention) emit(rc, sp, z, fa);
+      }
+    }
+}
+
+}  // namespace
 
 std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Model& m,
                                                 const topology::Topology& t) {
@@ -87,11 +130,11 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
   const int layers = static_cast<int>(m.layers.size());
   std::vector<pipeline::PipelineConfig> out;
   for (int tp : divisors(gpus)) {
-    if (tp > per_host && !s.tp_across_hosts) continue;
+    if ((tp > per_host && !s.tp_across_hosts) || !allowed(s.tp, tp)) continue;
     for (int pp : divisors(gpus / tp)) {
-      if (pp > layers) continue;
+      if (pp > layers || !allowed(s.pp, pp)) continue;
       const int dp = gpus / (tp * pp);
-      if (s.global_batch % dp != 0) continue;
+      if (s.global_batch % dp != 0 || !allowed(s.dp, dp)) continue;
       const int replica_batch = s.global_batch / dp;
       for (int mbs : s.microbatch_sizes) {
         if (mbs < 1 || replica_batch % mbs != 0) continue;
@@ -99,7 +142,7 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
           const std::vector<int> vs =
               sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
           for (int v : vs)
-            for (bool rc : s.recompute)
+            each_training_option(s, tp, dp, [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa) {
               for (reshard::Strategy r : s.reshards) {
                 pipeline::PipelineConfig c;
                 c.dp = dp;
@@ -109,11 +152,15 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
                 c.microbatches = replica_batch / mbs;
                 c.schedule = sch;
                 c.virtual_stages = v;
-                c.recompute = rc ? model::Recompute::full : model::Recompute::none;
+                c.recompute = rc;
+                c.sequence_parallel = sp;
+                c.zero = z;
+                c.flash_attention = fa;
                 c.reshard = r;
                 c.memory_reserve = s.memory_reserve;
                 out.push_back(c);
               }
+            });
         }
       }
     }
@@ -131,9 +178,13 @@ std::string_view to_string(Status s) {
   return "?";
 }
 
-pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c) {
+pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c, bool memory_only) {
   if (c.pp == 1 || (c.tp == 1 && c.reshard != reshard::Strategy::signal))
     c.reshard = reshard::Strategy::send_recv;
+  if (memory_only) {
+    if (c.zero == model::ZeroStage::gradients) c.zero = model::ZeroStage::optimizer;
+    c.flash_attention = false;
+  }
   return c;
 }
 
@@ -145,10 +196,11 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
   std::vector<std::size_t> leaders;
   AppendLists followers(configs.size());
   {
+    const bool memory_only = !model::layers_list_kernels(m);
     std::map<pipeline::PipelineConfig, std::size_t> first;
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto [at, fresh] =
-          first.try_emplace(o.share_equal_plans ? plan_class(configs[i]) : configs[i], i);
+          first.try_emplace(o.share_equal_plans ? plan_class(configs[i], memory_only) : configs[i], i);
       if (fresh)
         leaders.push_back(i);
       else
@@ -164,12 +216,21 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
     std::vector<std::size_t> same;
     for (std::size_t n = next++; n < leaders.size(); n = next++) {
       const std::size_t i = leaders[n];
-      results[i] = evaluate(configs[i], m, t, o, it);
       same.assign(1, i);
       followers.read(i, same);
-      for (std::size_t k = 1; k < same.size(); ++k) {
-        results[same[k]] = results[i];
-        results[same[k]].config = configs[same[k]];
+      // Each its memory verdict; the plan, simulated once by the first that fits, serves all that fit.
+      const Result* simulated = nullptr;
+      for (std::size_t k : same) {
+        results[k] = check_memory(configs[k], m, o);
+        if (results[k].status != Status::simulated) continue;
+        if (simulated == nullptr) {
+          simulate_into(results[k], m, t, o, it);
+          simulated = &results[k];
+        } else {
+          results[k].status = simulated->status;
+          results[k].metrics = simulated->metrics;
+          results[k].reason = simulated->reason;
+        }
       }
       if (o.on_result) {
         const std::lock_guard<std::mutex> hold(report_lock);

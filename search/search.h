@@ -9,22 +9,33 @@
 //   tp    divides G, at most the GPUs of one host unless tp_across_hosts
 //   pp    divides G / tp, at most the model's layers
 //   dp    = G / (tp · pp), dividing B
+//         (each of the three only among `tp`, `pp`, `dp` when those are given)
 //   microbatch size m in `microbatch_sizes` dividing B / dp
 //         (microbatches = B / (dp · m))
 //   schedule in `schedules` (interleaved-1f1b with each of
 //         `virtual_stages` > 1, the others with 1)
-//   recomputation in `recompute` (off, on; zb-h1 with it is invalid)
+//   recomputation in `recompute` (none, selective, full; zb-h1 with full
+//         is invalid)
+//   sequence parallelism in `sequence_parallel` (true only with tp > 1)
+//   ZeRO stage in `zero` (above 0 only with dp > 1)
+//   fused attention in `flash_attention`
 //   stage transfer in `reshards`
+// (pipeline/config.h and docs/training.md say what each does.)
 // A configuration is "simulated", "out_of_memory" (some GPU's estimate,
 // DeviceMemory::total, exceeds its memory) or "invalid" (build_pipeline
 // refuses it; the reason is kept). Results come in enumeration order
 // whatever the thread count, so a search's CSV is the same byte for byte.
 //
-// Configurations that build the same plan share one evaluation
+// Configurations that build the same plan share one simulation
 // (plan_class): without stage transfers (pp = 1) the stage-transfer
 // strategy names nothing that moves, and with one GPU per stage (tp = 1)
 // every strategy that moves the tensor moves it as one send, so the
-// strategies of such a configuration differ in name only.
+// strategies of such a configuration differ in name only. ZeRO-2 builds
+// ZeRO-1's plan (the same collectives; only the memory differs), and fused
+// attention builds the plan without it (it changes what is stored, not what
+// runs), unless the model's layers list their kernels (their split over the
+// tensor ranks depends on the memory left). Each configuration keeps its
+// own memory verdict.
 
 #include <functional>
 #include <optional>
@@ -43,7 +54,11 @@ struct Space {
   std::vector<model::Schedule> schedules{model::Schedule::one_f_one_b};
   std::vector<int> virtual_stages{2};  // for interleaved-1f1b
   std::vector<reshard::Strategy> reshards{reshard::Strategy::broadcast};
-  std::vector<bool> recompute{false};
+  std::vector<model::Recompute> recompute{model::Recompute::none};
+  std::vector<bool> sequence_parallel{false};
+  std::vector<model::ZeroStage> zero{model::ZeroStage::none};
+  std::vector<bool> flash_attention{false};
+  std::vector<int> tp, pp, dp;  // empty: every degree that fits
   bool tp_across_hosts = false;
   Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
 };
@@ -51,7 +66,8 @@ struct Space {
 /// A value one of the space's lists holds twice: every configuration with
 /// it would be searched twice. `list` is the member's name
 /// ("microbatch_sizes", "virtual_stages", "schedules", "reshards",
-/// "recompute"), `index` the repeat's place in it.
+/// "recompute", "sequence_parallel", "zero", "flash_attention", "tp", "pp",
+/// "dp"), `index` the repeat's place in it.
 struct RepeatedValue {
   std::string list;
   std::size_t index = 0;
@@ -100,8 +116,9 @@ struct Options {
 
 /// The configuration with the same plan that stands for c: c with the
 /// first strategy among those that build it (send-recv when the strategy
-/// is immaterial, see above).
-[[nodiscard]] pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c);
+/// is immaterial, see above); with `memory_only` also with ZeRO-1 for
+/// ZeRO-2 and without fused attention.
+[[nodiscard]] pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c, bool memory_only = false);
 
 /// Every configuration, in order; `progress` (may be empty) is called from
 /// the calling thread with (done, total) as results come in.

@@ -44,9 +44,28 @@ SpaceFile load_space_file(const std::string& file) {
   const Json j = read_json_file(file);
   const JsonCursor root(j, file);
   if (!root.is_object()) root.fail("a search space is a JSON object");
-  root.allow_only({"format", "name", "description", "model", "machine", "topology", "compute_efficiency",
-                   "global_batch", "gpus", "microbatch_sizes", "schedules", "virtual_stages", "recompute",
-                   "reshards", "tp_across_hosts", "memory_reserve"});
+  root.allow_only({"format",
+                   "name",
+                   "description",
+                   "model",
+                   "machine",
+                   "topology",
+                   "compute_efficiency",
+                   "global_batch",
+                   "gpus",
+                   "microbatch_sizes",
+                   "schedules",
+                   "virtual_stages",
+                   "recompute",
+                   "reshards",
+                   "tp_across_hosts",
+                   "memory_reserve",
+                   "sequence_parallel",
+                   "zero",
+                   "flash_attention",
+                   "tp",
+                   "pp",
+                   "dp"});
   root.require_format(kFormat);
   SpaceFile f;
   f.name = root["name"].as_name();
@@ -73,8 +92,20 @@ SpaceFile load_space_file(const std::string& file) {
     s.schedules = list_of<model::Schedule>(*sc, named(model::kScheduleNames));
   if (auto r = root.find("reshards"))
     s.reshards = list_of<reshard::Strategy>(*r, named(reshard::kStrategyNames));
-  if (auto r = root.find("recompute"))
-    s.recompute = list_of<bool>(*r, [](const JsonCursor& c) { return c.as_bool(); });
+  if (auto r = root.find("recompute"))  // true and false stand for full and none
+    s.recompute = list_of<model::Recompute>(*r, [](const JsonCursor& c) {
+      if (c.json().is_boolean()) return c.as_bool() ? model::Recompute::full : model::Recompute::none;
+      return named(model::kRecomputeNames)(c);
+    });
+  auto flag = [](const JsonCursor& c) { return c.as_bool(); };
+  if (auto v = root.find("sequence_parallel")) s.sequence_parallel = list_of<bool>(*v, flag);
+  if (auto v = root.find("flash_attention")) s.flash_attention = list_of<bool>(*v, flag);
+  if (auto v = root.find("zero"))
+    s.zero = list_of<model::ZeroStage>(
+        *v, [](const JsonCursor& c) { return static_cast<model::ZeroStage>(c.as_int_in(0, 3)); });
+  if (auto v = root.find("tp")) s.tp = list_of<int>(*v, positive);
+  if (auto v = root.find("pp")) s.pp = list_of<int>(*v, positive);
+  if (auto v = root.find("dp")) s.dp = list_of<int>(*v, positive);
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
   if (auto r = root.find("memory_reserve")) s.memory_reserve = r->as_bytes();
   // The built-in lists repeat nothing, so a repeat is in a list the file gives.

@@ -8,8 +8,11 @@
 //  "compute_efficiency": 0.5,                                   (optional)
 //  "global_batch": 1536, "gpus": 1024,                          (gpus optional: all)
 //  "microbatch_sizes": [1, 2, 4], "schedules": ["1f1b", ...],
-//  "virtual_stages": [2, 4], "recompute": [false, true],
-//  "reshards": ["broadcast", ...], "tp_across_hosts": false}   (all optional but global_batch)
+//  "virtual_stages": [2, 4], "recompute": ["none", "selective", "full"] (or false/true),
+//  "sequence_parallel": [false, true], "zero": [0, 1], "flash_attention": [true],
+//  "tp": [8], "pp": [4, 8], "dp": [...],                        (fixed degrees; default: all)
+//  "reshards": ["broadcast", ...], "tp_across_hosts": false,
+//  "memory_reserve": "2GiB"}                                    (all optional but global_batch)
 // search.h says what each dimension means.
 
 #include <optional>

@@ -44,8 +44,14 @@ def label(r) -> str:
         parts.append(f"v{r['virtual_stages']}")
     if r.get("reshard"):
         parts.append(r["reshard"])
-    if r.get("recompute") not in (None, "", "0"):
-        parts.append("recompute")
+    if r.get("recompute") not in (None, "", "0", "none"):
+        parts.append(f"recompute {r['recompute']}")
+    if r.get("sequence_parallel") == "1":
+        parts.append("sp")
+    if r.get("zero") not in (None, "", "0"):
+        parts.append(f"zero{r['zero']}")
+    if r.get("flash_attention") == "1":
+        parts.append("flash")
     return " ".join(parts)
 
 

@@ -154,6 +154,17 @@ TEST_CASE("search: configurations that build the same plan share one evaluation,
   CHECK(plan_of(wide, Strategy::broadcast) != plan_of(wide, Strategy::send_recv));
   wide.reshard = Strategy::broadcast;
   CHECK(plan_class(wide).reshard == Strategy::broadcast);
+  // ZeRO-2 builds ZeRO-1's plan and fused attention the plan without it;
+  // ZeRO-3 does not.
+  auto with = [&](PipelineConfig c, ZeroStage z, bool flash) {
+    c.zero = z;
+    c.flash_attention = flash;
+    return plan_of(c, Strategy::send_recv);
+  };
+  CHECK(with(one_gpu_stages, ZeroStage::gradients, true) ==
+        with(one_gpu_stages, ZeroStage::optimizer, false));
+  CHECK(with(one_gpu_stages, ZeroStage::parameters, false) !=
+        with(one_gpu_stages, ZeroStage::optimizer, false));
 
   // A search over the four strategies gives the same rows with sharing as
   // without, and reports every configuration once.
@@ -161,6 +172,8 @@ TEST_CASE("search: configurations that build the same plan share one evaluation,
   s.global_batch = 8;
   s.microbatch_sizes = {1, 2};
   s.reshards = {std::begin(kMovingStrategies), std::end(kMovingStrategies)};
+  s.zero = {ZeroStage::none, ZeroStage::optimizer, ZeroStage::gradients};
+  s.flash_attention = {false, true};
   const auto configs = enumerate(s, m, t);
   Options o;
   o.threads = 2;
@@ -176,8 +189,15 @@ TEST_CASE("search: configurations that build the same plan share one evaluation,
   const auto apart = run(configs, m, t, o);
   CHECK(csv(shared) == csv(apart));
   std::set<PipelineConfig> classes;
-  for (const auto& c : configs) classes.insert(plan_class(c));
+  for (const auto& c : configs) classes.insert(plan_class(c, true));
   CHECK(classes.size() < configs.size());
+  // Configurations that share a plan keep their own memory: ZeRO-2 needs less than ZeRO-1.
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    for (std::size_t k = 0; k < configs.size(); ++k)
+      if (configs[k].zero == ZeroStage::gradients &&
+          plan_class(configs[k], true) == plan_class(configs[i], true) &&
+          configs[i].zero == ZeroStage::optimizer && configs[i].flash_attention == configs[k].flash_attention)
+        CHECK(shared[k].peak_memory_bytes < shared[i].peak_memory_bytes);
 }
 
 TEST_CASE("search: with tensor parallelism across hosts allowed, the best configurations keep it inside",
@@ -290,7 +310,7 @@ TEST_CASE("search space files: every dimension read, mistakes named by JSON path
   CHECK(f.machine->hosts == 2);
   CHECK(f.space.global_batch == 16);
   CHECK(f.space.schedules == std::vector<Schedule>{Schedule::one_f_one_b, Schedule::zb_h1});
-  CHECK(f.space.recompute == std::vector<bool>{false, true});
+  CHECK(f.space.recompute == std::vector<model::Recompute>{model::Recompute::none, model::Recompute::full});
   CHECK(f.space.microbatch_sizes == std::vector<int>{1, 2});
   const std::string dir = std::string(MESHSIM_SOURCE_DIR) + "/configs/studies/";
   for (const char* name : {"search-gpt3-39b.json", "search-gpt3-175b.json"}) {
@@ -313,7 +333,7 @@ TEST_CASE("search lists: a value given twice is found with its list and place, i
   CHECK(r->index == 2);
   CHECK(r->value == "1f1b");
   s.schedules.pop_back();
-  s.recompute = {true, true};
+  s.recompute = {model::Recompute::full, model::Recompute::full};
   REQUIRE(repeated_value(s));
   CHECK(repeated_value(s)->list == "recompute");
   // The file's third reshard repeats its first.

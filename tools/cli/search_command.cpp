@@ -44,7 +44,10 @@ struct SearchArgs {
   ps::Space space;
   std::vector<std::string> schedules{"1f1b"};
   std::vector<std::string> reshards{"broadcast"};
-  std::string recompute = "off";
+  std::vector<std::string> recompute{"off"};
+  std::string sequence_parallel = "off";
+  std::string flash_attention = "off";
+  std::vector<int> zero{0};
   std::optional<std::string> memory_reserve;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   int top = 10;
@@ -58,7 +61,34 @@ std::string config_name(const pipeline::PipelineConfig& c) {
   return fmt::format("dp{} tp{} pp{} x{}x{} {}{}{} {}", c.dp, c.tp, c.pp, c.microbatches, c.microbatch_size,
                      model::to_string(c.schedule),
                      c.virtual_stages > 1 ? fmt::format(" v{}", c.virtual_stages) : "",
-                     c.full_recompute() ? " rc" : "", reshard::to_string(c.reshard));
+                     c.full_recompute()                           ? " rc"
+                     : c.recompute == model::Recompute::selective ? " sel"
+                                                                  : "",
+                     reshard::to_string(c.reshard)) +
+         (c.sequence_parallel ? " sp" : "") +
+         (c.zero != model::ZeroStage::none ? fmt::format(" z{}", static_cast<int>(c.zero)) : "") +
+         (c.flash_attention ? " fa" : "");
+}
+
+// --sequence-parallel and --flash-attention: off, on or both.
+std::vector<bool> off_on(const std::string& v) {
+  return v == "both" ? std::vector<bool>{false, true} : std::vector<bool>{v == "on"};
+}
+
+// --recompute: off, on or both (none and full), or a list of none, selective and full.
+std::vector<model::Recompute> recompute_list(const std::vector<std::string>& v) {
+  if (v.size() == 1 && v[0] == "off") return {model::Recompute::none};
+  if (v.size() == 1 && v[0] == "on") return {model::Recompute::full};
+  if (v.size() == 1 && v[0] == "both") return {model::Recompute::none, model::Recompute::full};
+  std::vector<model::Recompute> out;
+  for (const std::string& name : v) {
+    const auto r = model::kRecomputeNames.parse(name);
+    if (!r)
+      throw UsageError(
+          fmt::format("--recompute: \"{}\" is not off, on, both, none, selective or full", name));
+    out.push_back(*r);
+  }
+  return out;
 }
 
 Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top) {
@@ -73,7 +103,10 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"microbatch_size", c.microbatch_size},
                        {"schedule", model::to_string(c.schedule)},
                        {"virtual_stages", c.virtual_stages},
-                       {"recompute", c.full_recompute()},
+                       {"recompute", model::kRecomputeNames.name(c.recompute)},
+                       {"sequence_parallel", c.sequence_parallel},
+                       {"zero", static_cast<int>(c.zero)},
+                       {"flash_attention", c.flash_attention},
                        {"reshard", reshard::to_string(c.reshard)},
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
@@ -119,8 +152,11 @@ SearchJob make_job(SearchArgs& a) {
     for (const auto& s : a.schedules) j.space.schedules.push_back(*model::schedule_from(s));
     j.space.reshards.clear();
     for (const auto& r : a.reshards) j.space.reshards.push_back(*reshard::strategy_from(r));
-    j.space.recompute =
-        a.recompute == "both" ? std::vector<bool>{false, true} : std::vector<bool>{a.recompute == "on"};
+    j.space.recompute = recompute_list(a.recompute);
+    j.space.sequence_parallel = off_on(a.sequence_parallel);
+    j.space.flash_attention = off_on(a.flash_attention);
+    j.space.zero.clear();
+    for (int z : a.zero) j.space.zero.push_back(static_cast<model::ZeroStage>(z));
     if (auto r = ps::repeated_value(j.space)) {
       std::string option = "--" + r->list;
       std::replace(option.begin(), option.end(), '_', '-');
@@ -168,7 +204,9 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
              human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))});
   }
   fmt::print("{}", tab.render({true, false, true, true, true, true, true, true}));
-  fmt::print("(x MxB: M microbatches of B samples; rc: activation recomputation)\n");
+  fmt::print(
+      "(x MxB: M microbatches of B samples; rc: full, sel: selective recomputation; sp: sequence "
+      "parallelism; zN: ZeRO-N; fa: fused attention)\n");
   if (!dir.empty())
     fmt::print("\nresults: {}{}\n", (std::filesystem::path(dir) / "results.csv").string(), plots);
 }
@@ -293,9 +331,31 @@ void add_search_command(CLI::App& app) {
       ->check(CLI::Range(2, 64))
       ->capture_default_str();
   cmd->add_option("--recompute", a->recompute,
-                  "Activation recomputation: off, on, or both (each configuration with and without)")
+                  "Activation recomputation to try: off, on (full), both (none and full), or a list of none, "
+                  "selective and full")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"off", "on", "both", "none", "selective", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--sequence-parallel", a->sequence_parallel,
+                  "Sequence parallelism (with tp > 1): off, on or both")
       ->check(CLI::IsMember({"off", "on", "both"}))
       ->capture_default_str();
+  cmd->add_option("--zero", a->zero, "ZeRO stages to try (with dp > 1), e.g. 0,1,3")
+      ->delimiter(',')
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  cmd->add_option("--flash-attention", a->flash_attention, "Fused attention: off, on or both")
+      ->check(CLI::IsMember({"off", "on", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--tp", a->space.tp, "Only these tensor-parallel degrees (default: every one that fits)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--pp", a->space.pp, "Only these pipeline degrees (default: every one that fits)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--dp", a->space.dp, "Only these data-parallel degrees (default: every one that fits)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--reshards", a->reshards, "Stage transfer strategies to try")
       ->delimiter(',')
       ->check(CLI::IsMember(reshard::kStrategyNames.names()))
