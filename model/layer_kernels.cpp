@@ -12,7 +12,8 @@ Bytes bytes(double b) {
 }
 }  // namespace
 
-LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer) {
+LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer, int ep,
+                           double expert_skew) {
   LayerShape s{static_cast<double>(m.hidden),
                static_cast<double>(m.heads),
                static_cast<double>(sequences),
@@ -26,6 +27,8 @@ LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer
     s.gated = a->gated_mlp();
     if (moe_layer) s.moe = a->moe;
   }
+  s.ep = ep;
+  s.expert_skew = expert_skew;
   return s;
 }
 
@@ -48,7 +51,7 @@ void moe_mlp(plan::KernelList& k, const LayerShape& s, double T) {
   k.gemms.push_back({T, E, s.hidden, 1});
   k.memory_bytes.push_back(bytes(2 * T * E * e));
   k.memory_bytes.push_back(bytes(2 * routed * s.hidden * e));
-  dense_mlp(k, s, routed / E, static_cast<double>(moe.expert_ffn), E);
+  dense_mlp(k, s, s.expert_skew * s.ep * routed / E, static_cast<double>(moe.expert_ffn), E / s.ep);
   k.memory_bytes.push_back(bytes(2 * routed * s.hidden * e));
   if (moe.shared_experts > 0)
     dense_mlp(

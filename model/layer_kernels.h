@@ -23,9 +23,11 @@
 //   or MoE MLP (E experts,      the router GEMM T × E × h (whole on every
 //   top k, expert size f_e)     tensor rank), its softmax and top-k memory
 //                               2·T·E; tokens permuted to their experts
-//                               2·T·k·h; E expert GEMMs of T·k/E rows (uniform
-//                               routing) as one batched GEMM per MLP GEMM
-//                               (f_e split over the tensor ranks), their
+//                               2·T·k·h; the rank's E/ep expert GEMMs of
+//                               skew·ep·T·k/E rows each (ep ranks send it
+//                               their tokens; uniform routing at skew 1) as
+//                               one batched GEMM per MLP GEMM (f_e split
+//                               over the tensor ranks), their
 //                               activation; unpermuted and combined
 //                               2·T·k·h; shared experts as one dense MLP of
 //                               their summed size
@@ -61,11 +63,15 @@ struct LayerShape {
   double ffn = 0;                             // f; 0: 4h
   bool gated = false;                         // SwiGLU
   std::optional<MoeSpec> moe = std::nullopt;  // an MoE layer's experts
+  double ep = 1;                              // expert-parallel ranks sharing the experts
+  double expert_skew = 1;                     // the busiest rank's tokens over the mean
 };
 
-/// One layer of transformer model `m` (an MoE layer when `moe_layer`) over
+/// One layer of transformer model `m` (an MoE layer when `moe_layer`, its
+/// experts over `ep` ranks with the busiest at `expert_skew`) over
 /// `sequences` whole sequences (no cached context) at tensor-parallel degree `tp`.
-[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer = false);
+[[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer = false,
+                                         int ep = 1, double expert_skew = 1);
 
 /// Which passes' kernels a list holds (kv_cache_kernels,
 /// terapipe_attention_kernels).

@@ -170,6 +170,9 @@ Model transformer_model(const std::string& name, const TransformerSpec& spec, pl
     layer.tp_allreduces = 2;
     layer.transformer = true;
     layer.moe = spec.is_moe_layer(l);
+    if (layer.moe)
+      layer.expert_param_bytes = static_cast<double>(spec.moe->experts) *
+                                 spec.mlp_params(static_cast<double>(spec.moe->expert_ffn)) * e;
     layer.activation_bytes = layer_activation_bytes(spec, layer.moe, e, {});
     m.layers.push_back(std::move(layer));
   }

@@ -99,7 +99,8 @@ struct LayerCost {
   std::vector<int> skip_to = {};  // later layers that also read this output (a U-Net's skip connections)
   std::vector<SideOutput> side_outputs = {};           // further tensors for later layers
   std::optional<LayerKernels> kernels = std::nullopt;  // layers form: the forward's kernels, per sample
-  bool moe = false;  // a transformer layer with experts (TransformerSpec::moe)
+  bool moe = false;               // a transformer layer with experts (TransformerSpec::moe)
+  double expert_param_bytes = 0;  // of param_bytes, the routed experts' (split by expert parallelism)
 };
 
 struct Model {

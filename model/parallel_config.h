@@ -33,6 +33,16 @@
 //                    all-gathered; 2 gradients sharded too (same
 //                    communication); 3 weights too (FSDP's full sharding):
 //                    each pass first all-gathers its stage's weights
+//   ep               expert parallelism (MoE models; Megatron-Core's
+//                    expert_model_parallel_size): each group of ep
+//                    consecutive data replicas shares the experts, E/ep on
+//                    each; per MoE layer and pass the tokens go to their
+//                    experts' ranks and back (two all-to-alls); the experts'
+//                    gradients are reduced over the dp/ep replicas that hold
+//                    the same experts. ep divides dp and the expert count
+//   expert_skew      routing: the tokens of the busiest expert-parallel rank
+//                    over the mean (1: uniform, the default); that rank's
+//                    expert GEMMs set the pace
 //   flash_attention  fused attention (FlashAttention; Megatron-Core's
 //                    default): the scores are never stored, only their
 //                    softmax's log-sum-exp
@@ -90,6 +100,8 @@ struct ParallelConfig {
   bool sequence_parallel = false;
   ZeroStage zero = ZeroStage::none;
   bool flash_attention = false;
+  int ep = 1;
+  double expert_skew = 1;
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
   /// What the activations of a stage's layers depend on; full recomputation
   /// is the pipeline's own (a stage keeps its layers' inputs), so the layers

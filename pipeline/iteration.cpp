@@ -65,6 +65,14 @@ Template make_template(plan::Plan fragment, plan::Stamp stamp) {
   return t;
 }
 
+// Data replicas first, first + stride, ... (count of them; 0: every one).
+struct Replicas {
+  int first = 0;
+  int stride = 1;
+  int count = 0;
+  [[nodiscard]] int replica(int k) const { return first + k * stride; }
+};
+
 // Emits the iteration's tasks into it.plan; pipeline_plan.h has the model.
 class PipelineBuilder {
  public:
@@ -110,6 +118,7 @@ class PipelineBuilder {
     for (const PassEvent& ev : play_order(ops_, ideal)) {
       const PipelineOp& op = ops_[at(ev.device)][ev.index];
       gather_weights(op, ev.device);
+      exchange_tokens(op, ev.device);
       for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
       release_gradients(op, ev.index, ev.device, computes);
     }
@@ -168,7 +177,8 @@ class PipelineBuilder {
     if (auto found = kernel_sets_.find({s, pass}); found != kernel_sets_.end()) return found->second;
     std::optional<std::size_t> index;
     if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, cfg_.microbatch_size, cfg_.tp,
-                              cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute)) {
+                              cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute, cfg_.ep,
+                              cfg_.expert_skew)) {
       index = it_.plan.kernel_sets.size();
       const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
       it_.plan.kernel_sets.push_back({fmt::format("s{}/{}", s, name), std::move(*k)});
@@ -196,6 +206,8 @@ class PipelineBuilder {
     if (op.pass != Pass::weight)
       incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
     c.deps.insert(c.deps.end(), pass_gathers_.begin(), pass_gathers_.end());
+    if (!pass_exchanges_.empty())  // its group's all-to-all per tensor rank
+      for (int t = 0; t < cfg_.tp; ++t) c.deps.push_back(pass_exchanges_[at((d / cfg_.ep) * cfg_.tp + t)]);
     auto& before = computes_before_[at(device) * at(cfg_.dp) + at(d)];  // the last two passes' computes
     before = {before[1], compute};
     c.kernels = kernels;
@@ -283,7 +295,10 @@ class PipelineBuilder {
     for (const PlayStep& step : blocking_play(ops_, cfg_.pp, sends_to)) {
       const PipelineOp& op = ops_[at(step.device)][step.index];
       const int s = op.chunk * cfg_.pp + step.device;
-      if (step.to < 0) gather_weights(op, step.device);
+      if (step.to < 0) {
+        gather_weights(op, step.device);
+        exchange_tokens(op, step.device);
+      }
       for (int d = 0; d < cfg_.dp; ++d) {
         const std::size_t slot = at(step.device) * at(cfg_.dp) + at(d);
         if (step.to < 0) {
@@ -325,6 +340,8 @@ class PipelineBuilder {
     const std::int64_t elements = c.size.count() / plan::dtype_size(model_.dtype);
     if (op == plan::CollectiveOp::all_reduce)
       plan::add_sum_payload(it_.plan, c, id, model_.dtype, elements);
+    else if (op == plan::CollectiveOp::all_to_all)
+      plan::add_all_to_all_payload(it_.plan, c, id, model_.dtype, elements);
     else
       plan::add_sharded_payload(it_.plan, c, id, model_.dtype, elements);
   }
@@ -336,44 +353,57 @@ class PipelineBuilder {
   // whole on every rank, are all-reduced over all tp·dp GPUs.
   void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
     const VirtualStage& vs = it_.stages[at(s)];
-    const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
+    // With expert parallelism, the experts' gradients go apart: over the
+    // replicas j, j + ep, ... that hold the same experts.
+    const double experts = cfg_.ep > 1 ? vs.expert_param_bytes : 0;
+    const double channels = (vs.param_bytes - vs.batch_param_bytes - experts) / cfg_.tp;
     const bool sharded = cfg_.zero != model::ZeroStage::none;
-    if (cfg_.dp > 1 && channels > 0)
+    auto reduce = [&](const char* what, double bytes, Replicas r) {
+      if (r.count < 2 || bytes <= 0) return;
       for (int t = 0; t < cfg_.tp; ++t) {
-        gradient_allreduce(fmt::format("{}/s{}/t{}", sharded ? "dp-reducescatter" : "dp-allreduce", s, t),
-                           device, channels, computes, t, 1,
-                           sharded ? plan::CollectiveOp::reduce_scatter : plan::CollectiveOp::all_reduce);
-        if (sharded) weight_allgathers_.push_back({s, device, t, channels});
+        gradient_allreduce(fmt::format("{}-{}/s{}/t{}{}", what, sharded ? "reducescatter" : "allreduce", s, t,
+                                       r.stride > 1 ? fmt::format("/r{}", r.first) : std::string()),
+                           device, bytes, computes, t, 1,
+                           sharded ? plan::CollectiveOp::reduce_scatter : plan::CollectiveOp::all_reduce, r);
+        if (sharded) weight_allgathers_.push_back({s, device, t, bytes, r});
       }
+    };
+    reduce("dp", channels, {0, 1, cfg_.dp});
+    for (int j = 0; j < cfg_.ep && experts > 0; ++j)
+      reduce("expert-dp", experts / (cfg_.tp * cfg_.ep), {j, cfg_.ep, cfg_.dp / cfg_.ep});
     if (vs.batch_param_bytes > 0)
       gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
                          0, cfg_.tp);
   }
 
-  // An all-reduce over tensor ranks [t0, t0 + ranks) of every replica, after their passes `computes`.
+  // An all-reduce over tensor ranks [t0, t0 + ranks) of the replicas `r`
+  // (default: every one), after their passes `computes`.
   void gradient_allreduce(const std::string& id, int device, double bytes,
                           const std::vector<std::size_t>& computes, int t0, int ranks,
-                          plan::CollectiveOp op = plan::CollectiveOp::all_reduce) {
+                          plan::CollectiveOp op = plan::CollectiveOp::all_reduce, Replicas r = {}) {
+    if (r.count == 0) r.count = cfg_.dp;
     const std::size_t idx = used_;
     plan::Task& ar = next_task(Kind::dp_allreduce);
     collective(
         ar, id, op, device, bytes,
         [&](int k) {
-          return std::pair{t0 + k % ranks, k / ranks};
+          return std::pair{t0 + k % ranks, r.replica(k / ranks)};
         },
-        ranks * cfg_.dp);
-    for (int d = 0; d < cfg_.dp; ++d) ar.deps.push_back(computes[at(d)]);
+        ranks * r.count);
+    for (int k = 0; k < r.count; ++k) ar.deps.push_back(computes[at(r.replica(k))]);
     ar.stream = kDataParallelStream;
-    for (int d = 0; d < cfg_.dp; ++d)
-      for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, d, device)].push_back(idx);
+    for (int k = 0; k < r.count; ++k)
+      for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, r.replica(k), device)].push_back(idx);
   }
 
   // One memory-bound Adam step per GPU after its all-reduces, over the
   // parameters it holds (its device's weights).
   void emit_optimizer() {
     for (int p = 0; p < cfg_.pp; ++p) {
+      // The parameters whose optimizer state the GPU holds (its ZeRO shard).
       const double params =
-          it_.memory[at(p)].params / (cfg_.zero >= model::ZeroStage::optimizer ? cfg_.dp : 1);
+          it_.memory[at(p)].optimizer_bytes /
+          model::state_precision(static_cast<double>(plan::dtype_size(model_.dtype))).optimizer;
       for (int d = 0; d < cfg_.dp; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
@@ -397,16 +427,50 @@ class PipelineBuilder {
     for (const WeightGather& w : weight_allgathers_) {
       plan::Task& ag = next_task(Kind::dp_allreduce);
       collective(
-          ag, fmt::format("dp-allgather/s{}/t{}", w.stage, w.tensor_rank), plan::CollectiveOp::all_gather,
-          w.device, w.bytes,
-          [&](int d) {
-            return std::pair{w.tensor_rank, d};
+          ag,
+          fmt::format("{}-allgather/s{}/t{}{}", w.replicas.stride > 1 ? "expert-dp" : "dp", w.stage,
+                      w.tensor_rank,
+                      w.replicas.stride > 1 ? fmt::format("/r{}", w.replicas.first) : std::string()),
+          plan::CollectiveOp::all_gather, w.device, w.bytes,
+          [&](int k) {
+            return std::pair{w.tensor_rank, w.replicas.replica(k)};
           },
-          cfg_.dp);
+          w.replicas.count);
       ag.stream = kDataParallelStream;
-      for (int d = 0; d < cfg_.dp; ++d)
-        ag.deps.push_back(optimizer_of_.at(ranks_.gpu(w.tensor_rank, d, w.device)));
+      for (int k = 0; k < w.replicas.count; ++k)
+        ag.deps.push_back(optimizer_of_.at(ranks_.gpu(w.tensor_rank, w.replicas.replica(k), w.device)));
     }
+  }
+
+  // Expert parallelism: before a forward or backward pass of a stage with
+  // MoE layers, per group of ep consecutive replicas and tensor rank, one
+  // all-to-all of the pass's token dispatch and combine (iteration.h),
+  // once every member's inputs have arrived.
+  void exchange_tokens(const PipelineOp& op, int device) {
+    pass_exchanges_.clear();
+    const int s = op.chunk * cfg_.pp + device;
+    const VirtualStage& vs = it_.stages[at(s)];
+    if (cfg_.ep < 2 || op.pass == Pass::weight || vs.expert_exchange_bytes <= 0) return;
+    const double bytes = cfg_.microbatch_size * vs.expert_exchange_bytes /
+                         (cfg_.sequence_parallel ? cfg_.tp : 1) *
+                         (cfg_.full_recompute() && op.pass == Pass::backward ? 2 : 1);
+    for (int g = 0; g < cfg_.dp / cfg_.ep; ++g)
+      for (int t = 0; t < cfg_.tp; ++t) {
+        pass_exchanges_.push_back(used_);
+        plan::Task& a2a = next_task(Kind::expert_alltoall);
+        collective(
+            a2a,
+            fmt::format("{}{}/s{}/g{}/t{}/expert-alltoall", op.pass == Pass::forward ? 'F' : 'B',
+                        op.microbatch, s, g, t),
+            plan::CollectiveOp::all_to_all, device, bytes,
+            [&](int k) {
+              return std::pair{t, g * cfg_.ep + k};
+            },
+            cfg_.ep);
+        a2a.stream = kComputeStream;
+        for (int d = g * cfg_.ep; d < (g + 1) * cfg_.ep; ++d)
+          incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), a2a.deps);
+      }
   }
 
   // ZeRO-3: before a forward or backward pass of virtual stage s on
@@ -537,11 +601,13 @@ class PipelineBuilder {
     int device = 0;
     int tensor_rank = 0;
     double bytes = 0;
+    Replicas replicas;
   };
   std::vector<WeightGather> weight_allgathers_;
   std::map<topology::NodeId, std::size_t> optimizer_of_;  // per GPU, its optimizer step
   // ZeRO-3: the current pass's weight gathers, and per (device, replica) the computes of its last two passes.
   std::vector<std::size_t> pass_gathers_;
+  std::vector<std::size_t> pass_exchanges_;  // the current pass's all-to-alls, per (group, tensor rank)
   std::vector<std::array<std::size_t, 2>> computes_before_;
 };
 

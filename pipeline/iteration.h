@@ -45,6 +45,15 @@
 //   optimizer    one memory-bound task per GPU after its all-reduces: Adam
 //                with fp32 master weights reads and writes 28 bytes per
 //                parameter, of the GPU's parameters (÷ dp under ZeRO)
+//   experts      with expert parallelism (ep > 1), before each F and B pass
+//                of a stage with MoE layers, per group of ep consecutive
+//                replicas and tensor rank, one all-to-all over the group of
+//                the pass's token dispatch and combine (2·b·s·k·h elements
+//                per MoE layer, ÷ tp with sequence parallelism; B twice
+//                with full recomputation), on stream 0 once every member's
+//                inputs have arrived: Megatron's all-to-alls block compute.
+//                The experts' gradients are reduced over the dp/ep
+//                replicas that hold the same experts, apart from the rest
 //   ZeRO-3       before each F and B pass, per tensor rank, an all-gather
 //                over the replicas of the stage's weights (÷ tp), on stream
 //                6, waiting for the pass before the previous one: gathered
@@ -95,7 +104,14 @@ struct PipelineIteration {
   int global_batch = 0;
   std::vector<std::string> placement_notes;  // PipelineRanks::placement_notes
   // Task categories, for the exposed-communication breakdown.
-  enum class Kind : std::uint8_t { compute, tp_allreduce, stage_transfer, dp_allreduce, optimizer };
+  enum class Kind : std::uint8_t {
+    compute,
+    tp_allreduce,
+    stage_transfer,
+    dp_allreduce,
+    optimizer,
+    expert_alltoall
+  };
   std::vector<Kind> task_kind;  // per plan task
 };
 
@@ -135,7 +151,10 @@ struct PipelineMetrics {
   double critical_transfer_s = 0;
   double critical_dp_s = 0;
   double critical_optimizer_s = 0;
-  [[nodiscard]] double exposed_comm_s() const { return critical_tp_s + critical_transfer_s + critical_dp_s; }
+  double critical_ep_s = 0;  // the expert-parallel all-to-alls
+  [[nodiscard]] double exposed_comm_s() const {
+    return critical_tp_s + critical_transfer_s + critical_dp_s + critical_ep_s;
+  }
 };
 
 [[nodiscard]] PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::Topology& topo,

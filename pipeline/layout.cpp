@@ -125,6 +125,29 @@ double output_bytes(const model::Model& model, const model::LayerCost& l) {
 }
 }  // namespace
 
+// Expert parallelism needs experts to share: an MoE model, ep dividing the
+// replicas and the experts; the busiest rank takes at least the mean and at
+// most every routed token.
+void check_expert_parallel(const model::Model& model, const model::ParallelConfig& cfg) {
+  const bool moe = model.architecture && model.architecture->moe;
+  if (cfg.ep < 1) throw UsageError("the expert-parallel degree must be at least 1");
+  if (cfg.ep > 1 && !moe)
+    throw UsageError(fmt::format("expert parallelism needs experts: {} has no MoE layers", model.name));
+  if (cfg.dp % cfg.ep != 0)
+    throw UsageError(
+        fmt::format("expert parallelism of {} takes its ranks from the data replicas: it must "
+                    "divide dp {}",
+                    cfg.ep, cfg.dp));
+  if (moe && model.architecture->moe->experts % cfg.ep != 0)
+    throw UsageError(fmt::format("{} experts do not split over {} expert-parallel ranks",
+                                 model.architecture->moe->experts, cfg.ep));
+  if (!(cfg.expert_skew >= 1 && cfg.expert_skew <= cfg.ep))
+    throw UsageError(
+        fmt::format("the expert skew (the busiest rank's tokens over the mean) is between 1 and "
+                    "ep = {}, got {}",
+                    cfg.ep, cfg.expert_skew));
+}
+
 std::vector<std::vector<PipelineOp>> checked_ops(const model::Model& model,
                                                  const model::ParallelConfig& cfg) {
   auto ops = make_schedule(cfg.schedule, cfg.pp, cfg.microbatches, cfg.virtual_stages);  // validates
@@ -134,6 +157,7 @@ std::vector<std::vector<PipelineOp>> checked_ops(const model::Model& model,
                                  model.layers.size(), stages));
   model::check_tensor_parallel(model, cfg.tp);
   check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
+  check_expert_parallel(model, cfg);
   if (cfg.full_recompute() && cfg.schedule == model::Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
@@ -186,6 +210,10 @@ std::vector<VirtualStage> split_stages(const model::Model& model, int stages,
         vs.checkpoint_bytes += lc.transformer ? model::activation_bytes(model, lc, inputs_only)
                                               : output_bytes(model, model.layers[at(l - 1)]);
       vs.tp_allreduce_bytes += model::tp_allreduce_bytes(model, lc);
+      vs.expert_param_bytes += lc.expert_param_bytes;
+      if (lc.moe)  // every token's k copies sent to their experts and back, s·k·h elements each way
+        vs.expert_exchange_bytes +=
+            2 * output_bytes(model, lc) * static_cast<double>(model.architecture->moe->top_k);
     }
     out.push_back(vs);
   }
@@ -244,8 +272,9 @@ PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int t
   return c;
 }
 
-double rank_param_bytes(const VirtualStage& vs, int tp) {
-  return (vs.param_bytes - vs.batch_param_bytes) / tp + vs.batch_param_bytes;
+double rank_param_bytes(const VirtualStage& vs, int tp, int ep) {
+  return (vs.param_bytes - vs.batch_param_bytes - vs.expert_param_bytes) / tp +
+         vs.expert_param_bytes / (tp * ep) + vs.batch_param_bytes;
 }
 
 std::vector<DeviceMemory> device_memory(const model::Model& model, const std::vector<VirtualStage>& stages,
@@ -257,15 +286,20 @@ std::vector<DeviceMemory> device_memory(const model::Model& model, const std::ve
   std::vector<DeviceMemory> out;
   for (int p = 0; p < cfg.pp; ++p) {
     DeviceMemory mem;
-    for (int c = 0; c < cfg.virtual_stages; ++c)
-      mem.params += rank_param_bytes(stages[at(c * cfg.pp + p)], cfg.tp);
-    mem.params /= elem;
-    auto sharded = [&](double bytes, model::ZeroStage from) {
-      return cfg.zero >= from ? bytes / cfg.dp : bytes;
+    double experts = 0;  // of mem.params, the routed experts' (their replicas: dp / ep)
+    for (int c = 0; c < cfg.virtual_stages; ++c) {
+      const VirtualStage& vs = stages[at(c * cfg.pp + p)];
+      mem.params += rank_param_bytes(vs, cfg.tp, cfg.ep) / elem;
+      experts += vs.expert_param_bytes / (cfg.tp * cfg.ep) / elem;
+    }
+    // Per state part, its bytes per parameter, each kind of parameter sharded over its replicas.
+    auto sharded = [&](double bytes_per_param, model::ZeroStage from) {
+      if (cfg.zero < from) return mem.params * bytes_per_param;
+      return ((mem.params - experts) / cfg.dp + experts / (cfg.dp / cfg.ep)) * bytes_per_param;
     };
-    mem.weights_bytes = sharded(mem.params * state.weights, model::ZeroStage::parameters);
-    mem.gradient_bytes = sharded(mem.params * state.gradients, model::ZeroStage::gradients);
-    mem.optimizer_bytes = sharded(mem.params * state.optimizer, model::ZeroStage::optimizer);
+    mem.weights_bytes = sharded(state.weights, model::ZeroStage::parameters);
+    mem.gradient_bytes = sharded(state.gradients, model::ZeroStage::gradients);
+    mem.optimizer_bytes = sharded(state.optimizer, model::ZeroStage::optimizer);
     if (cfg.zero == model::ZeroStage::parameters && cfg.dp > 1) {
       // FSDP holds a layer's gathered weights while it runs and the next
       // layer's, prefetched: twice the largest layer's share of one tensor rank.
@@ -337,7 +371,8 @@ std::vector<PassTimes> ideal_pass_times(const std::vector<VirtualStage>& stages,
   std::vector<PassTimes> times;
   for (const VirtualStage& vs : stages) {
     auto time_of = [&](Pass p) {
-      if (auto k = pass_kernels(model, vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute))
+      if (auto k = pass_kernels(model, vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute, cfg.ep,
+                                cfg.expert_skew))
         return dm.kernels_time(*k).seconds();
       const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.full_recompute());
       return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();

@@ -97,7 +97,7 @@ struct PassCost {
 
 /// Parameter bytes of virtual stage `vs` on one of its tp tensor ranks: the
 /// layers split by channels ÷ tp, those split by batch whole.
-[[nodiscard]] double rank_param_bytes(const VirtualStage& vs, int tp);
+[[nodiscard]] double rank_param_bytes(const VirtualStage& vs, int tp, int ep = 1);
 
 /// split_stages for `cfg`, then each layer's split over the tensor ranks
 /// (choose_layer_splits) within GPUs of `capacity` bytes (0: no limit).

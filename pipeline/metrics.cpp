@@ -43,6 +43,7 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
       case Kind::stage_transfer: out.critical_transfer_s += dur; break;
       case Kind::dp_allreduce: out.critical_dp_s += dur; break;
       case Kind::optimizer: out.critical_optimizer_s += dur; break;
+      case Kind::expert_alltoall: out.critical_ep_s += dur; break;
     }
   }
   return out;

@@ -26,8 +26,9 @@ void append(plan::KernelList& to, const plan::KernelList& from) {
 
 // A transformer layer's kernels in `pass`.
 void transformer(plan::KernelList& out, const model::Model& m, const model::LayerCost& l, Pass pass, int b,
-                 int tp, bool split, model::Recompute recompute) {
-  const plan::KernelList forward = model::layer_forward(model::whole_sequences(m, b, tp, l.moe));
+                 int tp, bool split, model::Recompute recompute, int ep, double expert_skew) {
+  const plan::KernelList forward =
+      model::layer_forward(model::whole_sequences(m, b, tp, l.moe, ep, expert_skew));
   if (pass == Pass::forward) return append(out, forward);
   if (pass == Pass::backward && recompute == model::Recompute::full) append(out, forward);
   if (pass == Pass::backward && recompute == model::Recompute::selective) {  // the scores and softmax again
@@ -100,7 +101,7 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
 
 std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs, Pass pass,
                                              int microbatch_size, int tp, bool split_backward,
-                                             model::Recompute recompute) {
+                                             model::Recompute recompute, int ep, double expert_skew) {
   const bool full = recompute == model::Recompute::full;
   if (!model::has_kernel_lists(m)) return std::nullopt;
   plan::KernelList out;
@@ -113,7 +114,7 @@ std::optional<plan::KernelList> pass_kernels(const model::Model& m, const Virtua
     if (l.kernels)
       listed(out, *l.kernels, pass, microbatch_size, tp, by, split_backward, full);
     else if (l.transformer)
-      transformer(out, m, l, pass, microbatch_size, tp, split_backward, recompute);
+      transformer(out, m, l, pass, microbatch_size, tp, split_backward, recompute, ep, expert_skew);
     else
       other(out, l, m, pass, microbatch_size, tp, split_backward, full);
   }

@@ -19,6 +19,8 @@
 //                       kernels ÷ t; backward: each GEMM's two gradients (of
 //                       a weight in W when split), each memory kernel twice
 //                       its bytes.
+//   An MoE layer's experts are those of one of `ep` expert-parallel ranks,
+//   at the load of the busiest (`expert_skew`).
 //   With full recomputation every layer's backward first repeats its
 //   forward; with selective recomputation a transformer layer's backward
 //   first repeats its attention scores, softmax and values GEMMs.
@@ -47,7 +49,8 @@ namespace meshsim::pipeline {
 /// of layers without weights).
 [[nodiscard]] std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs,
                                                            Pass pass, int microbatch_size, int tp,
-                                                           bool split_backward, model::Recompute recompute);
+                                                           bool split_backward, model::Recompute recompute,
+                                                           int ep = 1, double expert_skew = 1);
 
 /// What `meshsim calibrate --layers` times for model `m`, for every
 /// tensor-parallel degree in `tps` and microbatch size in `microbatch_sizes`:

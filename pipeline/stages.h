@@ -15,10 +15,12 @@ namespace meshsim::pipeline {
 struct VirtualStage {
   int first_layer = 0;  // [first_layer, end_layer) of Model::layers
   int end_layer = 0;
-  double forward_flops = 0;       // per sample, whole stage (all tensor ranks)
-  double param_bytes = 0;         // whole stage
-  double activation_bytes = 0;    // per sample, on one tensor rank
-  double tp_allreduce_bytes = 0;  // per sample, per forward
+  double forward_flops = 0;          // per sample, whole stage (all tensor ranks)
+  double param_bytes = 0;            // whole stage
+  double activation_bytes = 0;       // per sample, on one tensor rank
+  double tp_allreduce_bytes = 0;     // per sample, per forward
+  double expert_param_bytes = 0;     // whole stage: the routed experts' (split over ep)
+  double expert_exchange_bytes = 0;  // per sample, per forward: the MoE layers' token dispatch and combine
   // Recomputation: per sample, the inputs of the stage's layers (each the
   // previous layer's output, the received activation for a later stage's
   // first layer; the model's first layer reads token ids, left out) and the

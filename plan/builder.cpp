@@ -67,6 +67,30 @@ void add_sharded_payload(Plan& plan, Task& task, const std::string& tensor, DTyp
     }
 }
 
+void add_all_to_all_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype,
+                            std::int64_t elements) {
+  MESHSIM_ASSERT(task.kind == TaskKind::collective && task.op == CollectiveOp::all_to_all,
+                 "all-to-all payloads are for all-to-alls");
+  const auto n = static_cast<std::int64_t>(task.devices.size());
+  const std::int64_t block = std::max<std::int64_t>(1, (elements + n - 1) / n);
+  const std::int64_t e = dtype_size(dtype);
+  const std::size_t ti = plan.tensors.size();
+  plan.tensors.push_back({tensor, {n, n * block}, dtype});
+  const std::size_t first = plan.buffers.size();  // member k: send at first + 2k, receive at first + 2k + 1
+  for (std::int64_t k = 0; k < n; ++k) {
+    const std::size_t dev = task.devices[static_cast<std::size_t>(k)];
+    plan.buffers.push_back({fmt::format("{}/send{}", tensor, k), dev, Bytes(n * block * e), ti,
+                            Box{{k, k + 1}, {0, n * block}}});
+    plan.buffers.push_back({fmt::format("{}/recv{}", tensor, k), dev, Bytes(n * block * e), ti,
+                            Box{{0, n}, {k * block, (k + 1) * block}}});
+  }
+  const auto at = [&](std::int64_t k) { return first + 2 * static_cast<std::size_t>(k); };
+  for (std::int64_t k = 0; k < n; ++k)
+    for (std::int64_t j = 0; j < n; ++j)
+      task.payload.push_back(
+          {ti, Box{{k, k + 1}, {j * block, (j + 1) * block}}, at(k), Bytes(0), at(j) + 1, Bytes(0), false});
+}
+
 Stamp stamp_names(Plan& plan, const Plan& fragment, const std::string& prefix, Stamp s) {
   s.tensors = plan.tensors.size();
   s.buffers = plan.buffers.size();

@@ -35,6 +35,14 @@ void add_sum_payload(Plan& plan, Task& task, const std::string& tensor, DType dt
 void add_sharded_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype,
                          std::int64_t elements);
 
+/// Gives `task` (an all_to_all over its n devices, each sending `elements`
+/// elements of `dtype`, its own share included) the payload of a tensor of
+/// n rows (senders) by n blocks of ceil(elements / n) (receivers): member
+/// k's send buffer holds row k, member j's receive buffer column block j,
+/// and block (k, j) goes from k to j (n × n regions).
+void add_all_to_all_payload(Plan& plan, Task& task, const std::string& tensor, DType dtype,
+                            std::int64_t elements);
+
 /// Where a fragment's tables land in a plan.
 struct Stamp {
   std::vector<std::size_t> devices;  // per fragment device, its index in the plan

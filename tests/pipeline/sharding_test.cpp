@@ -2,6 +2,8 @@
 // iteration's plan and memory, by hand on a small GPT.
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
+#include "model/layer_kernels.h"
 #include "pipeline/iteration.h"
 #include "pipeline/pass_kernels.h"
 #include "topology/cluster.h"
@@ -135,4 +137,63 @@ TEST_CASE("selective recomputation reruns the attention products and drops the s
   CHECK(selective->gemms.size() == none->gemms.size() + 2 * 2);
   CHECK(selective->memory_bytes.size() == none->memory_bytes.size() + 2);
   CHECK(selective->flops() - none->flops() == Approx(2 * 2 * (2.0 * 32 * 32 * 16 * 2)));
+}
+
+TEST_CASE("expert parallelism: experts split over ep replicas, tokens exchanged by all-to-all",
+          "[pipeline-plan]") {
+  // A Llama with 4 experts (top 2, f_e = 64) on every layer: h = 64, s = 32,
+  // bf16. An MoE layer's experts hold 4 x 3·64·64 = 49,152 parameters.
+  TransformerSpec spec;
+  spec.family = Family::llama;
+  spec.layers = 4;
+  spec.hidden = 64;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.ffn_hidden = 128;
+  spec.sequence = 32;
+  spec.vocabulary = 128;
+  spec.moe = MoeSpec{4, 2, 64};
+  const Model m = transformer_model("moe", spec, plan::DType::bf16);
+  REQUIRE(m.layers[1].expert_param_bytes == 49'152 * 2);
+  const auto t = dgx_a100();
+  PipelineConfig cfg;
+  cfg.dp = 4;
+  cfg.tp = 2;
+  cfg.microbatches = 2;
+  cfg.ep = 2;
+  const PipelineIteration it = build_pipeline(m, t, cfg);
+  // Per GPU: the experts / (tp·ep), the rest / tp.
+  const double experts = 4 * 49'152.0;
+  CHECK(it.memory[0].params == Approx((m.params() - experts) / 2 + experts / 4));
+  // Each forward and backward of each group of 2 replicas and tensor rank:
+  // one all-to-all of 4 layers x 2 (dispatch, combine) x 32·2·64 elements of
+  // 2 bytes = 65,536 bytes; 2 microbatches x 2 passes x 2 groups x 2 ranks.
+  std::size_t a2a = 0;
+  for (const plan::Task& task : it.plan.tasks)
+    if (task.op == plan::CollectiveOp::all_to_all && task.kind == plan::TaskKind::collective) {
+      ++a2a;
+      CHECK(task.size.count() == 65'536);
+      CHECK(task.devices.size() == 2);
+    }
+  CHECK(a2a == 16);
+  // The experts' gradients are all-reduced over the replicas holding the
+  // same experts (0 and 2, 1 and 3), the rest over all four.
+  std::size_t expert_groups = 0;
+  for (const plan::Task& task : it.plan.tasks)
+    if (task.id.starts_with("expert-dp-allreduce/")) {
+      ++expert_groups;
+      CHECK(task.devices.size() == 2);
+      CHECK(task.size.count() == static_cast<std::int64_t>(experts * 2 / 4));
+    }
+  CHECK(expert_groups == 2 * 2);  // per tensor rank, per group
+  // The busiest rank at twice the mean runs its expert GEMMs on twice the rows.
+  const auto uniform = layer_forward(whole_sequences(m, 1, 2, true, 2, 1));
+  const auto skewed = layer_forward(whole_sequences(m, 1, 2, true, 2, 2));
+  CHECK(uniform.gemms[5] == plan::KernelList::Gemm{32, 64, 64, 2});  // 2·32·2/4 rows, 2 local experts
+  CHECK(skewed.gemms[5].m == 2 * uniform.gemms[5].m);
+  // ep must divide dp and the experts, and the model must have experts.
+  cfg.ep = 3;
+  CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
+  cfg.ep = 2;
+  CHECK_THROWS_AS(build_pipeline(tiny(), t, cfg), UsageError);
 }

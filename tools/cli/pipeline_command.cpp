@@ -169,6 +169,8 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"sequence_parallel", cfg.sequence_parallel},
                                   {"zero", static_cast<int>(cfg.zero)},
                                   {"flash_attention", cfg.flash_attention},
+                                  {"ep", cfg.ep},
+                                  {"expert_skew", cfg.expert_skew},
                                   {"microbatches", cfg.microbatches},
                                   {"microbatch_size", cfg.microbatch_size},
                                   {"global_batch", it.global_batch},
@@ -189,7 +191,8 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                                            {"tp_allreduce", pm.critical_tp_s},
                                                            {"stage_transfer", pm.critical_transfer_s},
                                                            {"dp_allreduce", pm.critical_dp_s},
-                                                           {"optimizer", pm.critical_optimizer_s}}},
+                                                           {"optimizer", pm.critical_optimizer_s},
+                                                           {"expert_alltoall", pm.critical_ep_s}}},
                                   {"stages", stages_json(run)},
                                   {"memory", memory_json(run)},
                                   {"transfers", std::move(xfers)},
@@ -207,6 +210,10 @@ std::string describe_training(const pipeline::PipelineConfig& cfg) {
   if (cfg.sequence_parallel) parts.emplace_back("sequence parallelism");
   if (cfg.zero != model::ZeroStage::none) parts.push_back(fmt::format("ZeRO-{}", static_cast<int>(cfg.zero)));
   if (cfg.flash_attention) parts.emplace_back("fused attention");
+  if (cfg.ep > 1)
+    parts.push_back(cfg.expert_skew > 1 ? fmt::format("expert parallelism {} (busiest rank at {}x the mean)",
+                                                      cfg.ep, cfg.expert_skew)
+                                        : fmt::format("expert parallelism {}", cfg.ep));
   return parts.empty() ? std::string() : fmt::format(" with {}", fmt::join(parts, ", "));
 }
 
@@ -255,6 +262,7 @@ Table results_table(const PipelineRun& run) {
       {cfg.sequence_parallel ? "  tensor-parallel all-gather/reduce-scatter" : "  tensor-parallel all-reduce",
        time(pm.critical_tp_s)});
   res.add({"  stage transfers", time(pm.critical_transfer_s)});
+  if (cfg.ep > 1) res.add({"  expert all-to-all", time(pm.critical_ep_s)});
   res.add({cfg.zero != model::ZeroStage::none ? "  data-parallel reduce-scatter/all-gather"
                                               : "  data-parallel all-reduce",
            time(pm.critical_dp_s)});
@@ -465,6 +473,18 @@ void add_pipeline_command(CLI::App& app) {
                   "before every pass")
       ->check(CLI::Range(0, 3))
       ->default_val(0);
+  cmd->add_option(
+         "--ep", a->cfg.ep,
+         "Expert parallelism (MoE models): groups of this many data replicas share the experts, each "
+         "holding experts/ep; tokens go to their experts and back by all-to-all (divides dp)")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
+  cmd->add_option(
+         "--expert-skew", a->cfg.expert_skew,
+         "Routing: the busiest expert-parallel rank's tokens over the mean, 1 (uniform, the default) "
+         "to ep")
+      ->check(CLI::Range(1.0, 1e6))
+      ->default_val(1);
   cmd->add_flag("--flash-attention", a->cfg.flash_attention,
                 "Fused attention (FlashAttention): the attention scores are never stored");
   cmd->add_option(
