@@ -92,6 +92,7 @@ std::optional<RepeatedValue> repeated_value(const Space& s) {
   if (auto r =
           repeat_in("zero", s.zero, [](model::ZeroStage x) { return std::to_string(static_cast<int>(x)); }))
     return r;
+  if (auto r = repeat_in("ep", s.ep, number)) return r;
   if (auto r = repeat_in("tp", s.tp, number)) return r;
   if (auto r = repeat_in("pp", s.pp, number)) return r;
   return repeat_in("dp", s.dp, number);
@@ -105,15 +106,21 @@ bool allowed(const std::vector<int>& fixed, int degree) {
 
 // The training options of a layout of degrees tp and dp: sequence
 // parallelism only where there is tensor parallelism, ZeRO only where there
-// are replicas (elsewhere they would repeat a configuration).
+// are replicas (elsewhere they would repeat a configuration), expert
+// parallelism only of degrees dividing the replicas and the experts.
 template <typename Emit>
-void each_training_option(const Space& s, int tp, int dp, Emit emit) {
+void each_training_option(const Space& s, const model::Model& m, int tp, int dp, Emit emit) {
+  const std::int64_t experts = m.architecture && m.architecture->moe ? m.architecture->moe->experts : 0;
   for (model::Recompute rc : s.recompute)
     for (bool sp : s.sequence_parallel) {
       if (sp && tp == 1) continue;
       for (model::ZeroStage z : s.zero) {
         if (z != model::ZeroStage::none && dp == 1) continue;
-        for (bool fa : s.flash_attention) emit(rc, sp, z, fa);
+        for (bool fa : s.flash_attention)
+          for (int ep : s.ep) {
+            if (ep > 1 && (dp % ep != 0 || experts % ep != 0)) continue;
+            emit(rc, sp, z, fa, ep);
+          }
       }
     }
 }
@@ -142,25 +149,27 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
           const std::vector<int> vs =
               sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
           for (int v : vs)
-            each_training_option(s, tp, dp, [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa) {
-              for (reshard::Strategy r : s.reshards) {
-                pipeline::PipelineConfig c;
-                c.dp = dp;
-                c.tp = tp;
-                c.pp = pp;
-                c.microbatch_size = mbs;
-                c.microbatches = replica_batch / mbs;
-                c.schedule = sch;
-                c.virtual_stages = v;
-                c.recompute = rc;
-                c.sequence_parallel = sp;
-                c.zero = z;
-                c.flash_attention = fa;
-                c.reshard = r;
-                c.memory_reserve = s.memory_reserve;
-                out.push_back(c);
-              }
-            });
+            each_training_option(s, m, tp, dp,
+                                 [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa, int ep) {
+                                   for (reshard::Strategy r : s.reshards) {
+                                     pipeline::PipelineConfig c;
+                                     c.dp = dp;
+                                     c.tp = tp;
+                                     c.pp = pp;
+                                     c.microbatch_size = mbs;
+                                     c.microbatches = replica_batch / mbs;
+                                     c.schedule = sch;
+                                     c.virtual_stages = v;
+                                     c.recompute = rc;
+                                     c.sequence_parallel = sp;
+                                     c.zero = z;
+                                     c.flash_attention = fa;
+                                     c.ep = ep;
+                                     c.reshard = r;
+                                     c.memory_reserve = s.memory_reserve;
+                                     out.push_back(c);
+                                   }
+                                 });
         }
       }
     }

@@ -19,6 +19,7 @@
 //   sequence parallelism in `sequence_parallel` (true only with tp > 1)
 //   ZeRO stage in `zero` (above 0 only with dp > 1)
 //   fused attention in `flash_attention`
+//   expert parallelism in `ep` (MoE models; those dividing dp and the experts)
 //   stage transfer in `reshards`
 // (pipeline/config.h and docs/training.md say what each does.)
 // A configuration is "simulated", "out_of_memory" (some GPU's estimate,
@@ -58,6 +59,7 @@ struct Space {
   std::vector<bool> sequence_parallel{false};
   std::vector<model::ZeroStage> zero{model::ZeroStage::none};
   std::vector<bool> flash_attention{false};
+  std::vector<int> ep{1};
   std::vector<int> tp, pp, dp;  // empty: every degree that fits
   bool tp_across_hosts = false;
   Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
@@ -66,8 +68,8 @@ struct Space {
 /// A value one of the space's lists holds twice: every configuration with
 /// it would be searched twice. `list` is the member's name
 /// ("microbatch_sizes", "virtual_stages", "schedules", "reshards",
-/// "recompute", "sequence_parallel", "zero", "flash_attention", "tp", "pp",
-/// "dp"), `index` the repeat's place in it.
+/// "recompute", "sequence_parallel", "zero", "flash_attention", "ep", "tp",
+/// "pp", "dp"), `index` the repeat's place in it.
 struct RepeatedValue {
   std::string list;
   std::size_t index = 0;

@@ -63,6 +63,7 @@ SpaceFile load_space_file(const std::string& file) {
                    "sequence_parallel",
                    "zero",
                    "flash_attention",
+                   "ep",
                    "tp",
                    "pp",
                    "dp"});
@@ -103,6 +104,7 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto v = root.find("zero"))
     s.zero = list_of<model::ZeroStage>(
         *v, [](const JsonCursor& c) { return static_cast<model::ZeroStage>(c.as_int_in(0, 3)); });
+  if (auto v = root.find("ep")) s.ep = list_of<int>(*v, positive);
   if (auto v = root.find("tp")) s.tp = list_of<int>(*v, positive);
   if (auto v = root.find("pp")) s.pp = list_of<int>(*v, positive);
   if (auto v = root.find("dp")) s.dp = list_of<int>(*v, positive);
