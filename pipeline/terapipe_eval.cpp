@@ -24,12 +24,14 @@ TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Top
   o.capacity = static_cast<double>(dm->memory_capacity.count());
   if (sh.memory_limit) {
     o.max_microbatch = max_microbatch_size(o.cost_model, o.capacity);
+    constexpr double kGiB = 1024.0 * 1024 * 1024;
     if (o.max_microbatch < 1)
       throw UsageError(fmt::format(
-          "one sequence does not fit in a {:.0f} GB GPU: {:.1f} GB of weights, gradients and optimizer state "
-          "and {:.1f} GB of activations per sequence per GPU (more stages or tensor parallelism would split "
+          "one sequence does not fit in a {:.0f} GiB GPU: {:.1f} GiB of weights, gradients and optimizer "
+          "state "
+          "and {:.1f} GiB of activations per sequence per GPU (more stages or tensor parallelism would split "
           "them; --no-memory-limit ignores the limit)",
-          o.capacity / 1e9, o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9));
+          o.capacity / kGiB, o.cost_model.state_bytes / kGiB, o.cost_model.activation_bytes / kGiB));
   }
   const auto seq = static_cast<int>(model.sequence);
   check_terapipe_dp(seq, batch, sh.pp, sh.granularity, o.max_microbatch);  // before any slice is costed

@@ -191,10 +191,11 @@ void run_terapipe(TeraPipeArgs& a) {
     fmt::print(
         "host work per launched kernel: {:.1f} us (a layer takes the longer of its GPU and host time)\n",
         sh.host_per_kernel * 1e6);
-  fmt::print("memory per GPU: {:.2f} GB of training state + {:.2f} GB per sequence of a microbatch; {}\n",
-             o.cost_model.state_bytes / 1e9, o.cost_model.activation_bytes / 1e9,
-             o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GB",
-                                                o.max_microbatch, o.capacity / 1e9)
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  fmt::print("memory per GPU: {:.2f} GiB of training state + {:.2f} GiB per sequence of a microbatch; {}\n",
+             o.cost_model.state_bytes / kGiB, o.cost_model.activation_bytes / kGiB,
+             o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GiB",
+                                                o.max_microbatch, o.capacity / kGiB)
                                   : std::string("no limit (--no-memory-limit)"));
   if (sh.dp > 1)
     fmt::print("gradient all-reduce over the {} replicas after the pipeline: {:.3f} s\n", sh.dp,
