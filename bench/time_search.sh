@@ -10,7 +10,7 @@
 # simulated, filtered (out of memory) and invalid, and the rate of fully
 # simulated configurations.
 # Target: >= 2,500 fully simulated configurations in <= 30 s on 2 cores;
-# and the bundled Llama 3 70B space on 1,024 H100 (sequence parallelism,
+# and the bundled Llama 3 70B space on 128 dgx-h100 hosts (sequence parallelism,
 # ZeRO, selective recomputation and fused attention as dimensions): >= 2,000
 # fully simulated in <= 60 s.
 #   bench/time_search.sh [build/release/tools/meshsim] [runs]
@@ -40,7 +40,7 @@ report "gpt3-13b on 64 GPUs, batch 512" search --model gpt3-13b -t dgx-a100-80gb
   --recompute both
 report "gpt3-39b on 128 GPUs, batch 1024 (configs/studies/search-gpt3-39b.json)" search \
   configs/studies/search-gpt3-39b.json
-report "llama3-70b on 1,024 H100, batch 256, sp, ZeRO 0-3, recomputation, fused attention (configs/studies/search-llama3-70b.json)" \
+report "llama3-70b on 128 dgx-h100 hosts (1,024 GPUs), batch 256, sp, ZeRO 0-3, recomputation, fused attention (configs/studies/search-llama3-70b.json)" \
   search configs/studies/search-llama3-70b.json
 report "gpt3-13b on 64 GPUs, batch 512, microbatch sizes 1-16, v 2, 4 and 8, four strategies" search \
   --model gpt3-13b -t dgx-a100-80gb --hosts 8 --fabric rail --global-batch 512 \
