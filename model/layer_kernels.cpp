@@ -70,14 +70,17 @@ plan::KernelList layer_forward(const LayerShape& s) {
   const double heads = s.sequences * s.heads / t;  // independent attention products
   const double head_size = h / s.heads;
   const double kv_width = (s.kv_heads > 0 ? s.kv_heads : s.heads) * head_size;
+  const double keys = s.fused_attention ? s.context + s.tokens / 2 : kv;  // per query: causal tiles skipped
   plan::KernelList k;
   k.dtype = s.dtype;
   k.gemms = {{T, (h + 2 * kv_width) / t, h, 1},
-             {s.tokens, kv, head_size, heads},
-             {s.tokens, head_size, kv, heads},
+             {s.tokens, keys, head_size, heads},
+             {s.tokens, head_size, keys, heads},
              {T, h, h / t, 1}};
-  k.memory_bytes = {bytes(2 * T * h * e), bytes(2 * heads * s.tokens * kv * e), bytes(3 * T * h * e),
-                    bytes(2 * T * h * e)};
+  k.memory_bytes = {bytes(2 * T * h * e)};
+  if (!s.fused_attention) k.memory_bytes.push_back(bytes(2 * heads * s.tokens * kv * e));
+  k.memory_bytes.push_back(bytes(3 * T * h * e));
+  k.memory_bytes.push_back(bytes(2 * T * h * e));
   if (s.moe)
     moe_mlp(k, s, T);
   else

@@ -40,7 +40,12 @@
 // twice that backward, the counts the roofline uses; the tensor-parallel
 // all-reduces are not kernels here (the caller times them on the network).
 // GEMM 1 and 2 are the attention products; every other GEMM multiplies by
-// weights.
+// weights. Fused attention (FlashAttention; Dao et al. 2022): one kernel
+// computes scores, softmax and values tile by tile and skips the tiles a
+// causal mask hides, so here its two products cover c + l/2 keys per query
+// (half the new tokens' on average) and the softmax kernel is gone (the
+// scores never reach memory). The softmax is the second memory kernel
+// only without it.
 
 #include <optional>
 #include <vector>
@@ -65,6 +70,7 @@ struct LayerShape {
   std::optional<MoeSpec> moe = std::nullopt;  // an MoE layer's experts
   double ep = 1;                              // expert-parallel ranks sharing the experts
   double expert_skew = 1;                     // the busiest rank's tokens over the mean
+  bool fused_attention = false;               // FlashAttention: causal, no softmax kernel
 };
 
 /// One layer of transformer model `m` (an MoE layer when `moe_layer`, its

@@ -176,9 +176,7 @@ class PipelineBuilder {
   std::optional<std::size_t> kernel_set(int s, Pass pass) {
     if (auto found = kernel_sets_.find({s, pass}); found != kernel_sets_.end()) return found->second;
     std::optional<std::size_t> index;
-    if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, cfg_.microbatch_size, cfg_.tp,
-                              cfg_.schedule == model::Schedule::zb_h1, cfg_.recompute, cfg_.ep,
-                              cfg_.expert_skew)) {
+    if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, pass_options(cfg_))) {
       index = it_.plan.kernel_sets.size();
       const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
       it_.plan.kernel_sets.push_back({fmt::format("s{}/{}", s, name), std::move(*k)});

@@ -371,9 +371,7 @@ std::vector<PassTimes> ideal_pass_times(const std::vector<VirtualStage>& stages,
   std::vector<PassTimes> times;
   for (const VirtualStage& vs : stages) {
     auto time_of = [&](Pass p) {
-      if (auto k = pass_kernels(model, vs, p, cfg.microbatch_size, cfg.tp, split, cfg.recompute, cfg.ep,
-                                cfg.expert_skew))
-        return dm.kernels_time(*k).seconds();
+      if (auto k = pass_kernels(model, vs, p, pass_options(cfg))) return dm.kernels_time(*k).seconds();
       const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.full_recompute());
       return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
     };

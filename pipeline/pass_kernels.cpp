@@ -25,18 +25,22 @@ void append(plan::KernelList& to, const plan::KernelList& from) {
 }
 
 // A transformer layer's kernels in `pass`.
-void transformer(plan::KernelList& out, const model::Model& m, const model::LayerCost& l, Pass pass, int b,
-                 int tp, bool split, model::Recompute recompute, int ep, double expert_skew) {
-  const plan::KernelList forward =
-      model::layer_forward(model::whole_sequences(m, b, tp, l.moe, ep, expert_skew));
+void transformer(plan::KernelList& out, const model::Model& m, const model::LayerCost& l, Pass pass,
+                 const PassOptions& o) {
+  model::LayerShape shape = model::whole_sequences(m, o.microbatch_size, o.tp, l.moe, o.ep, o.expert_skew);
+  shape.fused_attention = o.fused_attention;
+  const plan::KernelList forward = model::layer_forward(shape);
   if (pass == Pass::forward) return append(out, forward);
-  if (pass == Pass::backward && recompute == model::Recompute::full) append(out, forward);
-  if (pass == Pass::backward && recompute == model::Recompute::selective) {  // the scores and softmax again
+  if (pass == Pass::backward && o.recompute == model::Recompute::full) append(out, forward);
+  if (pass == Pass::backward && o.fused_attention)  // FlashAttention's backward recomputes the scores
+    out.gemms.push_back(forward.gemms[1]);
+  else if (pass == Pass::backward &&
+           o.recompute == model::Recompute::selective) {  // scores and softmax again
     out.gemms.insert(out.gemms.end(), forward.gemms.begin() + 1, forward.gemms.begin() + 3);
     out.memory_bytes.push_back(forward.memory_bytes[1]);
   }
   const plan::KernelList backward = model::layer_backward(forward);
-  if (!split) return append(out, backward);
+  if (!o.split_backward) return append(out, backward);
   // backward.gemms holds, per forward GEMM i, its input gradient (2i) and
   // its weight or second operand's gradient (2i + 1).
   for (std::size_t i = 0; i < backward.gemms.size(); ++i) {
@@ -99,10 +103,18 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
 
 }  // namespace
 
+PassOptions pass_options(const model::ParallelConfig& cfg) {
+  return {cfg.microbatch_size, cfg.tp, cfg.schedule == model::Schedule::zb_h1,
+          cfg.recompute,       cfg.ep, cfg.expert_skew,
+          cfg.flash_attention};
+}
+
 std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs, Pass pass,
-                                             int microbatch_size, int tp, bool split_backward,
-                                             model::Recompute recompute, int ep, double expert_skew) {
-  const bool full = recompute == model::Recompute::full;
+                                             const PassOptions& o) {
+  const int microbatch_size = o.microbatch_size;
+  const int tp = o.tp;
+  const bool split_backward = o.split_backward;
+  const bool full = o.recompute == model::Recompute::full;
   if (!model::has_kernel_lists(m)) return std::nullopt;
   plan::KernelList out;
   out.dtype = m.dtype;
@@ -114,7 +126,7 @@ std::optional<plan::KernelList> pass_kernels(const model::Model& m, const Virtua
     if (l.kernels)
       listed(out, *l.kernels, pass, microbatch_size, tp, by, split_backward, full);
     else if (l.transformer)
-      transformer(out, m, l, pass, microbatch_size, tp, split_backward, recompute, ep, expert_skew);
+      transformer(out, m, l, pass, o);
     else
       other(out, l, m, pass, microbatch_size, tp, split_backward, full);
   }
@@ -151,7 +163,7 @@ std::vector<plan::KernelList> calibration_kernel_lists(const model::Model& m, co
         if (by == model::LayerSplit::batch && (t == 1 || b % t != 0)) continue;
         whole.splits.assign(m.layers.size(), by);
         for (Pass pass : {Pass::forward, Pass::backward})
-          if (auto k = pass_kernels(m, whole, pass, b, t, false, model::Recompute::none))
+          if (auto k = pass_kernels(m, whole, pass, {b, t, false, model::Recompute::none}))
             out.push_back(std::move(*k));
       }
     }

@@ -20,7 +20,11 @@
 //                       a weight in W when split), each memory kernel twice
 //                       its bytes.
 //   An MoE layer's experts are those of one of `ep` expert-parallel ranks,
-//   at the load of the busiest (`expert_skew`).
+//   at the load of the busiest (`expert_skew`). With fused attention
+//   (FlashAttention) the attention is causal-halved GEMM work without a
+//   softmax kernel (model/layer_kernels.h), and its backward first
+//   recomputes the scores GEMM, as FlashAttention's backward does;
+//   selective recomputation then adds nothing (the scores were never stored).
 //   With full recomputation every layer's backward first repeats its
 //   forward; with selective recomputation a transformer layer's backward
 //   first repeats its attention scores, softmax and values GEMMs.
@@ -44,13 +48,24 @@
 
 namespace meshsim::pipeline {
 
+/// What a pass's kernels depend on beyond its stage: the parallel
+/// configuration's knobs (model/parallel_config.h); split_backward for zb-h1.
+struct PassOptions {
+  int microbatch_size = 1;
+  int tp = 1;
+  bool split_backward = false;
+  model::Recompute recompute = model::Recompute::none;
+  int ep = 1;
+  double expert_skew = 1;
+  bool fused_attention = false;
+};
+[[nodiscard]] PassOptions pass_options(const model::ParallelConfig& cfg);
+
 /// The kernels of one pass as above; nullopt for a model without kernel
 /// lists (has_kernel_lists) and for a pass that would list none (a W pass
 /// of layers without weights).
 [[nodiscard]] std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs,
-                                                           Pass pass, int microbatch_size, int tp,
-                                                           bool split_backward, model::Recompute recompute,
-                                                           int ep = 1, double expert_skew = 1);
+                                                           Pass pass, const PassOptions& o);
 
 /// What `meshsim calibrate --layers` times for model `m`, for every
 /// tensor-parallel degree in `tps` and microbatch size in `microbatch_sizes`:

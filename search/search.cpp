@@ -190,10 +190,7 @@ std::string_view to_string(Status s) {
 pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c, bool memory_only) {
   if (c.pp == 1 || (c.tp == 1 && c.reshard != reshard::Strategy::signal))
     c.reshard = reshard::Strategy::send_recv;
-  if (memory_only) {
-    if (c.zero == model::ZeroStage::gradients) c.zero = model::ZeroStage::optimizer;
-    c.flash_attention = false;
-  }
+  if (memory_only && c.zero == model::ZeroStage::gradients) c.zero = model::ZeroStage::optimizer;
   return c;
 }
 

@@ -32,11 +32,10 @@
 // strategy names nothing that moves, and with one GPU per stage (tp = 1)
 // every strategy that moves the tensor moves it as one send, so the
 // strategies of such a configuration differ in name only. ZeRO-2 builds
-// ZeRO-1's plan (the same collectives; only the memory differs), and fused
-// attention builds the plan without it (it changes what is stored, not what
-// runs), unless the model's layers list their kernels (their split over the
-// tensor ranks depends on the memory left). Each configuration keeps its
-// own memory verdict.
+// ZeRO-1's plan (the same collectives; only the memory differs), unless the
+// model's layers list their kernels (their split over the tensor ranks
+// depends on the memory left). Each configuration keeps its own memory
+// verdict.
 
 #include <functional>
 #include <optional>
@@ -119,7 +118,7 @@ struct Options {
 /// The configuration with the same plan that stands for c: c with the
 /// first strategy among those that build it (send-recv when the strategy
 /// is immaterial, see above); with `memory_only` also with ZeRO-1 for
-/// ZeRO-2 and without fused attention.
+/// ZeRO-2.
 [[nodiscard]] pipeline::PipelineConfig plan_class(pipeline::PipelineConfig c, bool memory_only = false);
 
 /// Every configuration, in order; `progress` (may be empty) is called from

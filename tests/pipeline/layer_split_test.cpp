@@ -130,7 +130,7 @@ TEST_CASE("a batch-split layer runs the microbatch's share, and its gradients ar
   auto stages = one_stage(m);
   stages[0].splits = {LayerSplit::batch, LayerSplit::channels};
   using G = plan::KernelList::Gemm;
-  const auto f = pass_kernels(m, stages[0], Pass::forward, 2, 2, false, model::Recompute::none);
+  const auto f = pass_kernels(m, stages[0], Pass::forward, {2, 2, false, model::Recompute::none});
   REQUIRE(f);
   CHECK(f->gemms == std::vector<G>{{1, 8, 8, 1}, {2, 4, 8, 1}});
 

@@ -30,7 +30,7 @@ TEST_CASE("a GPT stage's pass lists each layer's kernels, and B and W split the 
   // Microbatches of 2, tp 2. Forward: 6 GEMMs per layer and the LM head's
   // 128 x 50 x 256 (b·s rows, vocabulary / t, h); memory: the embedding's
   // lookup (2 x 2·64·256 elements x 2 bytes) and 6 kernels per layer.
-  const auto f = pass_kernels(m, vs, Pass::forward, 2, 2, false, model::Recompute::none);
+  const auto f = pass_kernels(m, vs, Pass::forward, {2, 2, false, model::Recompute::none});
   REQUIRE(f);
   CHECK(f->gemms.size() == 13);
   CHECK(f->gemms.back() == plan::KernelList::Gemm{128, 50, 256, 1});
@@ -38,14 +38,14 @@ TEST_CASE("a GPT stage's pass lists each layer's kernels, and B and W split the 
   CHECK(f->memory_bytes.front() == Bytes(131072));
   // The textbook FLOPs: b · the stage's forward FLOPs / t.
   CHECK(f->flops() == Approx(2 * vs.forward_flops / 2));
-  const auto b = pass_kernels(m, vs, Pass::backward, 2, 2, false, model::Recompute::none);
+  const auto b = pass_kernels(m, vs, Pass::backward, {2, 2, false, model::Recompute::none});
   REQUIRE(b);
   CHECK(b->flops() == Approx(2 * f->flops()));
   CHECK(b->bytes() == f->bytes() * 2);
   // zb-h1: W holds the weight gradients of the 4 weight GEMMs per layer and
   // of the LM head (9), B the rest (2 x 8 + 1) and every memory-bound kernel.
-  const auto bs = pass_kernels(m, vs, Pass::backward, 2, 2, true, model::Recompute::none);
-  const auto w = pass_kernels(m, vs, Pass::weight, 2, 2, true, model::Recompute::none);
+  const auto bs = pass_kernels(m, vs, Pass::backward, {2, 2, true, model::Recompute::none});
+  const auto w = pass_kernels(m, vs, Pass::weight, {2, 2, true, model::Recompute::none});
   REQUIRE(bs);
   REQUIRE(w);
   CHECK(w->gemms.size() == 9);
@@ -54,7 +54,7 @@ TEST_CASE("a GPT stage's pass lists each layer's kernels, and B and W split the 
   CHECK(bs->bytes() == b->bytes());
   CHECK(bs->flops() + w->flops() == Approx(b->flops()));
   // Recomputation: the backward runs the forward again first.
-  const auto rb = pass_kernels(m, vs, Pass::backward, 2, 2, false, model::Recompute::full);
+  const auto rb = pass_kernels(m, vs, Pass::backward, {2, 2, false, model::Recompute::full});
   REQUIRE(rb);
   CHECK(rb->flops() == Approx(3 * f->flops()));
   CHECK(rb->bytes() == f->bytes() * 3);
@@ -66,7 +66,7 @@ TEST_CASE("models given as layer lists keep the roofline", "[pipeline-kernels]")
   m.layers.push_back({"l0", 1e9, 1e6, 1e6, {1024, 512}, 0, false, {}, {}, std::nullopt});
   VirtualStage vs;
   vs.end_layer = 1;
-  CHECK_FALSE(pass_kernels(m, vs, Pass::forward, 1, 1, false, model::Recompute::none));
+  CHECK_FALSE(pass_kernels(m, vs, Pass::forward, {1, 1, false, model::Recompute::none}));
 }
 
 TEST_CASE("a listed layer's kernels grow with the microbatch and split over the tensor ranks",
@@ -86,18 +86,18 @@ TEST_CASE("a listed layer's kernels grow with the microbatch and split over the 
   VirtualStage vs;
   vs.end_layer = 1;
   using G = plan::KernelList::Gemm;
-  const auto f = pass_kernels(m, vs, Pass::forward, 4, 2, false, model::Recompute::none);
+  const auto f = pass_kernels(m, vs, Pass::forward, {4, 2, false, model::Recompute::none});
   REQUIRE(f);
   CHECK(f->gemms == std::vector<G>{{64, 4, 4, 1}, {16, 8, 2, 8}});
   CHECK(f->memory_bytes == std::vector<Bytes>{Bytes(200)});
-  const auto b = pass_kernels(m, vs, Pass::backward, 4, 2, false, model::Recompute::full);
+  const auto b = pass_kernels(m, vs, Pass::backward, {4, 2, false, model::Recompute::full});
   REQUIRE(b);
   CHECK(b->gemms ==
         std::vector<G>{
             {64, 4, 4, 1}, {64, 4, 4, 1}, {4, 4, 64, 1}, {16, 8, 2, 8}, {16, 2, 8, 8}, {2, 8, 16, 8}});
   CHECK(b->memory_bytes == std::vector<Bytes>{Bytes(200), Bytes(400)});
-  const auto bs = pass_kernels(m, vs, Pass::backward, 4, 2, true, model::Recompute::none);
-  const auto w = pass_kernels(m, vs, Pass::weight, 4, 2, true, model::Recompute::none);
+  const auto bs = pass_kernels(m, vs, Pass::backward, {4, 2, true, model::Recompute::none});
+  const auto w = pass_kernels(m, vs, Pass::weight, {4, 2, true, model::Recompute::none});
   REQUIRE(bs);
   REQUIRE(w);
   CHECK(bs->gemms == std::vector<G>{{64, 4, 4, 1}, {16, 2, 8, 8}, {2, 8, 16, 8}});
@@ -116,7 +116,7 @@ TEST_CASE("a thin microbatch's pass costs more than its FLOPs at the peak", "[pi
   REQUIRE(m.layers[static_cast<std::size_t>(layer.first_layer)].transformer);
   sim::DeviceModel a100 = *sim::find_device_model("A100");
   a100.compute_efficiency.fill(1.0);
-  const auto k = pass_kernels(m, layer, Pass::forward, 1, 8, false, model::Recompute::none);
+  const auto k = pass_kernels(m, layer, Pass::forward, {1, 8, false, model::Recompute::none});
   REQUIRE(k);
   const double at_peak = k->flops() / a100.peak(plan::DType::f16);
   CHECK(a100.kernels_time(*k).seconds() > 1.2 * at_peak);

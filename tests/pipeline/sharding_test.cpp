@@ -130,8 +130,8 @@ TEST_CASE("selective recomputation reruns the attention products and drops the s
   // Its backward: the two attention GEMMs and the softmax again, then the
   // 12 gradient GEMMs; without recomputation 12 alone.
   const VirtualStage& vs = it.stages[1];  // l2, l3 and the head
-  const auto none = pass_kernels(tiny(), vs, Pass::backward, 1, 2, false, Recompute::none);
-  const auto selective = pass_kernels(tiny(), vs, Pass::backward, 1, 2, false, Recompute::selective);
+  const auto none = pass_kernels(tiny(), vs, Pass::backward, {1, 2, false, Recompute::none});
+  const auto selective = pass_kernels(tiny(), vs, Pass::backward, {1, 2, false, Recompute::selective});
   REQUIRE(none);
   REQUIRE(selective);
   CHECK(selective->gemms.size() == none->gemms.size() + 2 * 2);
@@ -196,4 +196,35 @@ TEST_CASE("expert parallelism: experts split over ep replicas, tokens exchanged 
   CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
   cfg.ep = 2;
   CHECK_THROWS_AS(build_pipeline(tiny(), t, cfg), UsageError);
+}
+
+TEST_CASE("fused attention: causal-halved attention products, no softmax kernel, scores recomputed backward",
+          "[pipeline-plan]") {
+  // The small GPT, one layer at t = 2, b = 1: s = 32, d = 16, 2 heads per
+  // rank. Unfused: scores 32 x 32 x 16 (x2 heads) and a softmax kernel;
+  // fused: 32 x 16 x 16, half the keys per query, and no softmax.
+  model::LayerShape shape = whole_sequences(tiny(), 1, 2);
+  const auto plain = layer_forward(shape);
+  shape.fused_attention = true;
+  const auto fused = layer_forward(shape);
+  CHECK(plain.gemms[1] == plan::KernelList::Gemm{32, 32, 16, 2});
+  CHECK(fused.gemms[1] == plan::KernelList::Gemm{32, 16, 16, 2});
+  CHECK(fused.gemms[2] == plan::KernelList::Gemm{32, 16, 16, 2});
+  CHECK(fused.memory_bytes.size() == plain.memory_bytes.size() - 1);
+  // Saved: half of each layer's 4·s²·h/t attention FLOPs, 2·32²·64/2 = 65,536.
+  CHECK(plain.flops() - fused.flops() == Approx(65'536));
+  // The backward reruns the scores product (FlashAttention's backward) and
+  // selective recomputation adds nothing more.
+  const VirtualStage& vs = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2()).stages[1];  // l2, l3, head
+  PassOptions o{1, 2, false, Recompute::none};
+  o.fused_attention = true;
+  const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
+  o.recompute = Recompute::selective;
+  const auto selective = pass_kernels(tiny(), vs, Pass::backward, o);
+  o = PassOptions{1, 2, false, Recompute::none};
+  const auto unfused = pass_kernels(tiny(), vs, Pass::backward, o);
+  REQUIRE(backward);
+  REQUIRE(unfused);
+  CHECK(backward->gemms.size() == unfused->gemms.size() + 2);  // one rerun per layer
+  CHECK(selective->gemms == backward->gemms);
 }
