@@ -215,7 +215,8 @@ TEST_CASE("fused attention: causal-halved attention products, no softmax kernel,
   CHECK(plain.flops() - fused.flops() == Approx(65'536));
   // The backward reruns the scores product (FlashAttention's backward) and
   // selective recomputation adds nothing more.
-  const VirtualStage& vs = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2()).stages[1];  // l2, l3, head
+  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2());
+  const VirtualStage& vs = it.stages[1];  // l2, l3, head
   PassOptions o{1, 2, false, Recompute::none};
   o.fused_attention = true;
   const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
