@@ -24,7 +24,7 @@ TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Top
   o.capacity = static_cast<double>(dm->memory_capacity.count());
   if (sh.memory_limit) {
     o.max_microbatch = max_microbatch_size(o.cost_model, o.capacity);
-    constexpr double kGiB = 1024.0 * 1024 * 1024;
+    const auto kGiB = static_cast<double>(Bytes::GiB(1).count());
     if (o.max_microbatch < 1)
       throw UsageError(fmt::format(
           "one sequence does not fit in a {:.0f} GiB GPU: {:.1f} GiB of weights, gradients and optimizer "

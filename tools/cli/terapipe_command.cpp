@@ -191,7 +191,7 @@ void run_terapipe(TeraPipeArgs& a) {
     fmt::print(
         "host work per launched kernel: {:.1f} us (a layer takes the longer of its GPU and host time)\n",
         sh.host_per_kernel * 1e6);
-  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  const auto kGiB = static_cast<double>(Bytes::GiB(1).count());
   fmt::print("memory per GPU: {:.2f} GiB of training state + {:.2f} GiB per sequence of a microbatch; {}\n",
              o.cost_model.state_bytes / kGiB, o.cost_model.activation_bytes / kGiB,
              o.max_microbatch > 0 ? fmt::format("microbatches of at most {} sequences fit in {:.0f} GiB",
