@@ -32,6 +32,13 @@ LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer
   return s;
 }
 
+LayerShape context_shard(LayerShape s, int cp) {
+  if (cp < 1) throw UsageError(fmt::format("the context-parallel degree must be at least 1, got {}", cp));
+  s.tokens /= cp;
+  s.context += s.tokens * (cp - 1) / 2;
+  return s;
+}
+
 namespace {
 
 // A dense MLP of hidden size `ffn` over `rows` tokens: its GEMMs and its activation's memory kernel.

@@ -79,6 +79,15 @@ struct LayerShape {
 [[nodiscard]] LayerShape whole_sequences(const Model& m, int sequences, int tp, bool moe_layer = false,
                                          int ep = 1, double expert_skew = 1);
 
+/// One of `cp` context-parallel ranks' share of layer `s` (fused, causal
+/// attention; Megatron-Core's load-balanced split, each rank holding
+/// sequence chunks i and 2·cp − 1 − i of 2·cp): l/cp tokens per sequence,
+/// whose queries see l/2 keys on average over the rank's two chunks. So it
+/// is a slice of l/cp new tokens after c = (l/cp)·(cp − 1)/2 cached ones:
+/// fused attention's c + l'/2 keys per query are l/2, and the cp ranks
+/// together do the whole causal work. Unchanged for cp = 1.
+[[nodiscard]] LayerShape context_shard(LayerShape s, int cp);
+
 /// Which passes' kernels a list holds (kv_cache_kernels,
 /// terapipe_attention_kernels).
 enum class KernelPasses { both, forward, backward };

@@ -63,13 +63,14 @@ LayerParts layer_parts(const TransformerSpec& t, bool moe_layer, double e, bool 
 double layer_activation_bytes(const TransformerSpec& t, bool moe_layer, double element_bytes,
                               const ActivationOptions& o) {
   if (o.tp < 1) throw UsageError(fmt::format("the tensor-parallel degree must be at least 1, got {}", o.tp));
+  if (o.cp < 1) throw UsageError(fmt::format("the context-parallel degree must be at least 1, got {}", o.cp));
   const double tp = o.tp;
   const double whole = o.sequence_parallel ? tp : 1;  // what divides R
   if (o.recompute == Recompute::full)
-    return static_cast<double>(t.sequence) * static_cast<double>(t.hidden) * element_bytes / whole;
+    return static_cast<double>(t.sequence) * static_cast<double>(t.hidden) * element_bytes / whole / o.cp;
   const LayerParts p = layer_parts(t, moe_layer, element_bytes, o.flash_attention);
   const double scores = o.recompute == Recompute::selective ? 0 : p.scores / tp;
-  return p.replicated / whole + p.split / tp + scores;
+  return (p.replicated / whole + p.split / tp + scores) / o.cp;
 }
 
 }  // namespace meshsim::model

@@ -41,6 +41,11 @@
 // k·s·f_e·e·(2 GeLU | 3 SwiGLU) ÷ t (experts split as the dense MLP), the
 // router's fp32 logits s·E·4, and each shared expert as a dense MLP of f_s.
 //
+// Context parallelism over c ranks (Megatron-Core's context_parallel_size;
+// its docs/source/api-guide/context_parallel.rst): each rank holds s/c of
+// every sequence's tokens through the whole layer, so every part above,
+// and the full-recomputation checkpoint, ÷ c.
+//
 // Reserve: what a process holds beyond its tensors: the CUDA context (287 MB
 // with lazy module loading, 667 MB without: PyTorch pull request 86509),
 // NCCL's buffers (NCCL_BUFFSIZE, 4 MiB per channel and connection, for each
@@ -94,6 +99,7 @@ struct ActivationOptions {
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
   bool flash_attention = false;
+  int cp = 1;  // context-parallel ranks sharing each sequence's tokens
 };
 
 /// Stored activation bytes per sequence of one transformer layer (dense, or

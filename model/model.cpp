@@ -120,6 +120,12 @@ double tp_allreduce_bytes(const Model& m, const LayerCost& l) {
   return l.tp_allreduces * static_cast<double>(plan::Tensor{"", l.output_shape, m.dtype}.bytes().count());
 }
 
+double kv_bytes(const Model& m, const LayerCost& l) {
+  if (!l.transformer || !m.architecture) return 0;
+  return 2 * static_cast<double>(m.sequence) * m.architecture->kv_width() *
+         static_cast<double>(plan::dtype_size(m.dtype));
+}
+
 bool has_kernel_lists(const Model& m) {
   if (m.hidden > 0 && m.heads > 0 && m.sequence > 0) return true;
   return layers_list_kernels(m);
@@ -207,8 +213,23 @@ void check_tensor_parallel(const Model& m, int tp) {
                     m.name, m.heads, tp, m.heads));
 }
 
+void check_context_parallel(const Model& m, int cp, bool fused_attention) {
+  if (cp < 1) throw UsageError("the context-parallel degree must be at least 1");
+  if (cp == 1) return;
+  if (!m.architecture)
+    throw UsageError(fmt::format(
+        "context parallelism splits a transformer's sequences: {} is not a transformer family", m.name));
+  if (!fused_attention)
+    throw UsageError(
+        "context parallelism runs its key/value ring inside fused attention: add --flash-attention");
+  if (m.sequence % (2 * cp) != 0)
+    throw UsageError(fmt::format(
+        "context parallelism of {} splits each sequence into 2 x {} equal chunks: {}'s {} tokens do not", cp,
+        cp, m.name, m.sequence));
+}
+
 double activation_bytes(const Model& m, const LayerCost& l, const ActivationOptions& o) {
-  if (!l.transformer || !m.architecture) return l.activation_bytes / std::max(o.tp, 1);
+  if (!l.transformer || !m.architecture) return l.activation_bytes / std::max(o.tp, 1) / std::max(o.cp, 1);
   return layer_activation_bytes(*m.architecture, l.moe, static_cast<double>(plan::dtype_size(m.dtype)), o);
 }
 

@@ -132,14 +132,28 @@ struct Model {
 /// the model: its attention heads (GPT models) must divide evenly.
 void check_tensor_parallel(const Model& m, int tp);
 
-/// Stored activation bytes per sample of layer `l` on one tensor-parallel
-/// rank: a transformer layer's by model/memory.h, any other's ÷ tp.
+/// UsageError when context parallelism of degree `cp` cannot split the
+/// model's sequences: it needs a transformer family (model/transformer.h),
+/// fused attention (the ring runs inside the fused attention kernel, as in
+/// Megatron-Core, whose context parallelism needs Transformer Engine's
+/// fused attention) and a sequence of 2·cp equal chunks (each rank takes
+/// chunks i and 2·cp − 1 − i, which balances the causal work).
+void check_context_parallel(const Model& m, int cp, bool fused_attention);
+
+/// Stored activation bytes per sample of layer `l` on one tensor- and
+/// context-parallel rank: a transformer layer's by model/memory.h, any
+/// other's ÷ tp·cp.
 [[nodiscard]] double activation_bytes(const Model& m, const LayerCost& l, const ActivationOptions& o);
 
 /// Bytes all-reduced per sample per forward pass of layer `l` under tensor
 /// parallelism: its kernel list's all-reduces, else `tp_allreduces` of its
 /// output's size.
 [[nodiscard]] double tp_allreduce_bytes(const Model& m, const LayerCost& l);
+
+/// The keys and values a transformer layer computes per sample, 2·s·g·d
+/// elements of the model's type (none for other layers): what context
+/// parallelism gathers per layer and pass.
+[[nodiscard]] double kv_bytes(const Model& m, const LayerCost& l);
 
 /// Whether the pipeline times the model's passes kernel by kernel
 /// (pipeline/pass_kernels.h): GPT models, and layer lists with kernels.

@@ -35,11 +35,23 @@
 //                    each pass first all-gathers its stage's weights
 //   ep               expert parallelism (MoE models; Megatron-Core's
 //                    expert_model_parallel_size): each group of ep
-//                    consecutive data replicas shares the experts, E/ep on
-//                    each; per MoE layer and pass the tokens go to their
-//                    experts' ranks and back (two all-to-alls); the experts'
-//                    gradients are reduced over the dp/ep replicas that hold
-//                    the same experts. ep divides dp and the expert count
+//                    consecutive replicas (of the dp·cp ranks holding the
+//                    same weights) shares the experts, E/ep on each; per
+//                    MoE layer and pass the tokens go to their experts'
+//                    ranks and back (two all-to-alls); the experts'
+//                    gradients are reduced over the dp·cp/ep replicas that
+//                    hold the same experts. ep divides dp·cp and the
+//                    expert count
+//   cp               context parallelism (ring attention; Megatron-Core's
+//                    context_parallel_size): cp ranks share each sequence,
+//                    s/cp tokens on each (chunks i and 2·cp − 1 − i of 2·cp,
+//                    which balances the causal attention), so activations
+//                    and every layer's work ÷ cp; per layer and pass they
+//                    gather the other ranks' keys and values (the backward
+//                    also reduce-scatters their gradients), beside the
+//                    attention. They hold the same weights, so gradients
+//                    are reduced (and ZeRO shards) over dp·cp ranks. Ranks
+//                    in Megatron's order tp-cp-dp-pp; needs fused attention
 //   expert_skew      routing: the tokens of the busiest expert-parallel rank
 //                    over the mean (1: uniform, the default); that rank's
 //                    expert GEMMs set the pace
@@ -54,6 +66,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -102,14 +115,23 @@ struct ParallelConfig {
   bool flash_attention = false;
   int ep = 1;
   double expert_skew = 1;
+  int cp = 1;
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
+  /// Ranks per tensor rank and pipeline device holding the same weights:
+  /// the data- and context-parallel ones, context ranks adjacent.
+  [[nodiscard]] int replicas() const { return dp * cp; }
+  [[nodiscard]] int gpus() const { return dp * cp * tp * pp; }
   /// What the activations of a stage's layers depend on; full recomputation
   /// is the pipeline's own (a stage keeps its layers' inputs), so the layers
   /// are counted as stored.
   [[nodiscard]] ActivationOptions activation_options() const {
-    return {tp, sequence_parallel, full_recompute() ? Recompute::none : recompute, flash_attention};
+    return {tp, sequence_parallel, full_recompute() ? Recompute::none : recompute, flash_attention, cp};
   }
   friend auto operator<=>(const ParallelConfig&, const ParallelConfig&) = default;
 };
+
+/// The degrees of `c` as people write them: "dp 4 x tp 8 x pp 8", with
+/// " x cp 2" after dp when there is context parallelism.
+[[nodiscard]] std::string degrees(const ParallelConfig& c);
 
 }  // namespace meshsim::model

@@ -38,6 +38,7 @@ constexpr int kForwardStream = 1;   // + s mod 2
 constexpr int kBackwardStream = 3;  // + s mod 2
 constexpr int kDataParallelStream = 5;
 constexpr int kWeightGatherStream = 6;  // ZeRO-3's gathers, ahead of the passes
+constexpr int kContextStream = 7;       // context parallelism's key/value exchanges, beside the passes
 constexpr std::size_t kNone = SIZE_MAX;
 
 std::size_t at(int i) {
@@ -85,13 +86,14 @@ class PipelineBuilder {
         ranks_(ranks),
         it_(it),
         ops_(ops),
+        replicas_(cfg.replicas()),
         device_(topo, it.plan),
         stages_(cfg.pp * cfg.virtual_stages),
-        last_end_(at(cfg.pp) * at(cfg.dp), 0),
-        incoming_(2 * at(stages_ * cfg.microbatches * cfg.dp)),
+        last_end_(at(cfg.pp) * at(cfg.replicas()), 0),
+        incoming_(2 * at(stages_ * cfg.microbatches * cfg.replicas())),
         last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
-        templates_(2 * it.transfers.size() * at(cfg.dp)),
-        computes_before_(at(cfg.pp) * at(cfg.dp), {kNone, kNone}) {
+        templates_(2 * it.transfers.size() * at(cfg.replicas())),
+        computes_before_(at(cfg.pp) * at(cfg.replicas()), {kNone, kNone}) {
     for (int p = 0; p < cfg.pp; ++p)
       for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
         if (ops[at(p)][k].pass != Pass::forward) last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
@@ -101,7 +103,7 @@ class PipelineBuilder {
     std::size_t passes = 0;
     for (const auto& device : ops_) passes += device.size();
     // A pass is a compute task, its all-reduce and about one transfer.
-    it_.plan.tasks.reserve(3 * passes * at(cfg_.dp) + at(cfg_.pp * cfg_.dp * cfg_.tp));
+    it_.plan.tasks.reserve(3 * passes * at(replicas_) + at(cfg_.pp * replicas_ * cfg_.tp));
     it_.task_kind.reserve(it_.plan.tasks.capacity());
     if (cfg_.overlap)
       emit_overlapping(ideal);
@@ -114,12 +116,13 @@ class PipelineBuilder {
  private:
   // Passes in the order of the ideal play, each with its transfers.
   void emit_overlapping(const ScheduleTimeline& ideal) {
-    std::vector<std::size_t> computes(at(cfg_.dp));
+    std::vector<std::size_t> computes(at(replicas_));
     for (const PassEvent& ev : play_order(ops_, ideal)) {
       const PipelineOp& op = ops_[at(ev.device)][ev.index];
       gather_weights(op, ev.device);
       exchange_tokens(op, ev.device);
-      for (int d = 0; d < cfg_.dp; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
+      exchange_context(op, ev.device);
+      for (int d = 0; d < replicas_; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
       release_gradients(op, ev.index, ev.device, computes);
     }
   }
@@ -168,7 +171,7 @@ class PipelineBuilder {
   // The pass (forward or backward, stage, microbatch, replica) waits for
   // the transfers that feed it: appended as they are emitted, read once.
   std::size_t pass_key(bool backward, int stage, int mb, int d) const {
-    return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(cfg_.dp) + at(d);
+    return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(replicas_) + at(d);
   }
 
   // The plan's kernel set of pass `pass` of virtual stage s, made on first
@@ -206,7 +209,7 @@ class PipelineBuilder {
     c.deps.insert(c.deps.end(), pass_gathers_.begin(), pass_gathers_.end());
     if (!pass_exchanges_.empty())  // its group's all-to-all per tensor rank
       for (int t = 0; t < cfg_.tp; ++t) c.deps.push_back(pass_exchanges_[at((d / cfg_.ep) * cfg_.tp + t)]);
-    auto& before = computes_before_[at(device) * at(cfg_.dp) + at(d)];  // the last two passes' computes
+    auto& before = computes_before_[at(device) * at(replicas_) + at(d)];  // the last two passes' computes
     before = {before[1], compute};
     c.kernels = kernels;
     if (kernels) {
@@ -221,6 +224,10 @@ class PipelineBuilder {
     }
     c.dtype = model_.dtype;
     std::size_t end = compute;  // what the pass's transfers wait for
+    // Its context group's key/value exchanges run beside the compute: what follows the pass waits for them.
+    joins_.clear();
+    if (!pass_contexts_.empty())
+      for (int t = 0; t < cfg_.tp; ++t) joins_.push_back(pass_contexts_[at((d / cfg_.cp) * cfg_.tp + t)]);
     const double ar_bytes = cfg_.microbatch_size * vs.tp_allreduce_bytes *
                             (cfg_.full_recompute() && op.pass == Pass::backward ? 2 : 1);
     if (cfg_.tp > 1 && op.pass != Pass::weight && ar_bytes > 0) {
@@ -239,10 +246,12 @@ class PipelineBuilder {
         collective(ar, name_, cop, device, ar_bytes, tensor_rank, cfg_.tp);
         ar.stream = kComputeStream;
         ar.deps.assign(1, end);
+        if (end == compute) ar.deps.insert(ar.deps.end(), joins_.begin(), joins_.end());
         end = idx;
       }
     }
-    last_end_[at(device) * at(cfg_.dp) + at(d)] = end;
+    if (end != compute) joins_.clear();  // the tensor collectives waited for them
+    last_end_[at(device) * at(replicas_) + at(d)] = end;
     if (cfg_.overlap) send(op, s, d, end, -1, end);
     return compute;
   }
@@ -287,9 +296,10 @@ class PipelineBuilder {
       auto& to = sends_to[at(tr.src_stage)];
       if (std::find(to.begin(), to.end(), tr.dst_stage) == to.end()) to.push_back(tr.dst_stage);
     }
-    std::vector<std::size_t> computes(at(cfg_.dp));
-    std::vector<std::vector<std::size_t>> held(at(cfg_.pp) * at(cfg_.dp));  // a sender's transfers in flight
-    std::vector<std::vector<std::size_t>> end_of(at(cfg_.pp) * at(cfg_.dp));  // per pass, its last task
+    std::vector<std::size_t> computes(at(replicas_));
+    std::vector<std::vector<std::size_t>> held(at(cfg_.pp) *
+                                               at(replicas_));  // a sender's transfers in flight
+    std::vector<std::vector<std::size_t>> end_of(at(cfg_.pp) * at(replicas_));  // per pass, its last task
     for (const PlayStep& step : blocking_play(ops_, cfg_.pp, sends_to)) {
       const PipelineOp& op = ops_[at(step.device)][step.index];
       const int s = op.chunk * cfg_.pp + step.device;
@@ -297,8 +307,8 @@ class PipelineBuilder {
         gather_weights(op, step.device);
         exchange_tokens(op, step.device);
       }
-      for (int d = 0; d < cfg_.dp; ++d) {
-        const std::size_t slot = at(step.device) * at(cfg_.dp) + at(d);
+      for (int d = 0; d < replicas_; ++d) {
+        const std::size_t slot = at(step.device) * at(replicas_) + at(d);
         if (step.to < 0) {
           const std::size_t first = used_;
           computes[at(d)] = emit_pass(op, step.device, d);
@@ -309,7 +319,7 @@ class PipelineBuilder {
           continue;
         }
         // The reader's device has played up to the pass before the reader.
-        const std::size_t reader = at(step.to % cfg_.pp) * at(cfg_.dp) + at(d);
+        const std::size_t reader = at(step.to % cfg_.pp) * at(replicas_) + at(d);
         const std::size_t end = end_of[slot][step.index];
         send(op, s, d, end, step.to, end_of[reader].empty() ? end : last_end_[reader]);
         held[slot].insert(held[slot].end(), sent_.begin(), sent_.end());
@@ -366,9 +376,9 @@ class PipelineBuilder {
         if (sharded) weight_allgathers_.push_back({s, device, t, bytes, r});
       }
     };
-    reduce("dp", channels, {0, 1, cfg_.dp});
+    reduce("dp", channels, {0, 1, replicas_});
     for (int j = 0; j < cfg_.ep && experts > 0; ++j)
-      reduce("expert-dp", experts / (cfg_.tp * cfg_.ep), {j, cfg_.ep, cfg_.dp / cfg_.ep});
+      reduce("expert-dp", experts / (cfg_.tp * cfg_.ep), {j, cfg_.ep, replicas_ / cfg_.ep});
     if (vs.batch_param_bytes > 0)
       gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
                          0, cfg_.tp);
@@ -379,7 +389,7 @@ class PipelineBuilder {
   void gradient_allreduce(const std::string& id, int device, double bytes,
                           const std::vector<std::size_t>& computes, int t0, int ranks,
                           plan::CollectiveOp op = plan::CollectiveOp::all_reduce, Replicas r = {}) {
-    if (r.count == 0) r.count = cfg_.dp;
+    if (r.count == 0) r.count = replicas_;
     const std::size_t idx = used_;
     plan::Task& ar = next_task(Kind::dp_allreduce);
     collective(
@@ -389,6 +399,7 @@ class PipelineBuilder {
         },
         ranks * r.count);
     for (int k = 0; k < r.count; ++k) ar.deps.push_back(computes[at(r.replica(k))]);
+    ar.deps.insert(ar.deps.end(), pass_contexts_.begin(), pass_contexts_.end());
     ar.stream = kDataParallelStream;
     for (int k = 0; k < r.count; ++k)
       for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, r.replica(k), device)].push_back(idx);
@@ -402,7 +413,7 @@ class PipelineBuilder {
       const double params =
           it_.memory[at(p)].optimizer_bytes /
           model::state_precision(static_cast<double>(plan::dtype_size(model_.dtype))).optimizer;
-      for (int d = 0; d < cfg_.dp; ++d)
+      for (int d = 0; d < replicas_; ++d)
         for (int t = 0; t < cfg_.tp; ++t) {
           const topology::NodeId g = ranks_.gpu(t, d, p);
           plan::Task& opt = next_task(Kind::optimizer);
@@ -452,7 +463,7 @@ class PipelineBuilder {
     const double bytes = cfg_.microbatch_size * vs.expert_exchange_bytes /
                          (cfg_.sequence_parallel ? cfg_.tp : 1) *
                          (cfg_.full_recompute() && op.pass == Pass::backward ? 2 : 1);
-    for (int g = 0; g < cfg_.dp / cfg_.ep; ++g)
+    for (int g = 0; g < replicas_ / cfg_.ep; ++g)
       for (int t = 0; t < cfg_.tp; ++t) {
         pass_exchanges_.push_back(used_);
         plan::Task& a2a = next_task(Kind::expert_alltoall);
@@ -471,6 +482,46 @@ class PipelineBuilder {
       }
   }
 
+  // Context parallelism: before a forward or backward pass of a stage with
+  // transformer layers, per group of cp adjacent ranks and tensor rank, an
+  // all-gather over the group of the pass's keys and values (a backward
+  // with full recomputation gathers them twice), and in a backward then a
+  // reduce-scatter of their gradients; on stream 7 once every member's
+  // inputs have arrived, so they run beside the pass, and what follows the
+  // pass waits for them (joins_). Megatron-Core passes the same blocks
+  // around a ring, step by step, each step's transfer beside the attention
+  // of the block before: the same bytes over the same links.
+  void exchange_context(const PipelineOp& op, int device) {
+    pass_contexts_.clear();
+    const int s = op.chunk * cfg_.pp + device;
+    const VirtualStage& vs = it_.stages[at(s)];
+    if (cfg_.cp < 2 || op.pass == Pass::weight || vs.context_exchange_bytes <= 0) return;
+    const bool backward = op.pass == Pass::backward;
+    const double kv = cfg_.microbatch_size * vs.context_exchange_bytes / cfg_.tp;
+    const char pass_name = backward ? 'B' : 'F';
+    for (int g = 0; g < cfg_.dp; ++g)
+      for (int t = 0; t < cfg_.tp; ++t) {
+        const auto member = [&](int k) { return std::pair{t, g * cfg_.cp + k}; };
+        std::size_t last = used_;
+        plan::Task& ag = next_task(Kind::context_exchange);
+        collective(ag, fmt::format("{}{}/s{}/g{}/t{}/cp-allgather", pass_name, op.microbatch, s, g, t),
+                   plan::CollectiveOp::all_gather, device, kv * (backward && cfg_.full_recompute() ? 2 : 1),
+                   member, cfg_.cp);
+        ag.stream = kContextStream;
+        for (int c = 0; c < cfg_.cp; ++c)
+          incoming_.read(pass_key(backward, s, op.microbatch, g * cfg_.cp + c), ag.deps);
+        if (backward) {
+          plan::Task& rs = next_task(Kind::context_exchange);
+          collective(rs, fmt::format("B{}/s{}/g{}/t{}/cp-reducescatter", op.microbatch, s, g, t),
+                     plan::CollectiveOp::reduce_scatter, device, kv, member, cfg_.cp);
+          rs.stream = kContextStream;
+          rs.deps.assign(1, last);
+          last = used_ - 1;
+        }
+        pass_contexts_.push_back(last);
+      }
+  }
+
   // ZeRO-3: before a forward or backward pass of virtual stage s on
   // `device`, each tensor rank's share of the stage's weights is
   // all-gathered over the replicas, prefetched one pass ahead: it may start
@@ -478,7 +529,7 @@ class PipelineBuilder {
   // starts), so it overlaps the previous pass.
   void gather_weights(const PipelineOp& op, int device) {
     pass_gathers_.clear();
-    if (cfg_.zero != model::ZeroStage::parameters || cfg_.dp < 2 || op.pass == Pass::weight) return;
+    if (cfg_.zero != model::ZeroStage::parameters || replicas_ < 2 || op.pass == Pass::weight) return;
     const int s = op.chunk * cfg_.pp + device;
     const VirtualStage& vs = it_.stages[at(s)];
     const double channels = (vs.param_bytes - vs.batch_param_bytes) / cfg_.tp;
@@ -494,10 +545,11 @@ class PipelineBuilder {
           [&](int d) {
             return std::pair{t, d};
           },
-          cfg_.dp);
+          replicas_);
       ag.stream = kWeightGatherStream;
-      for (int d = 0; d < cfg_.dp; ++d)
-        if (const std::size_t before = computes_before_[at(device) * at(cfg_.dp) + at(d)][0]; before != kNone)
+      for (int d = 0; d < replicas_; ++d)
+        if (const std::size_t before = computes_before_[at(device) * at(replicas_) + at(d)][0];
+            before != kNone)
           ag.deps.push_back(before);
     }
   }
@@ -516,7 +568,7 @@ class PipelineBuilder {
     const int src_dev = (backward ? tr.dst_stage : tr.src_stage) % cfg_.pp;
     const int dst_dev = (backward ? tr.src_stage : tr.dst_stage) % cfg_.pp;
     if (src_dev == dst_dev) return nullptr;  // the same GPUs (pp = 1): nothing moves
-    std::optional<Template>& slot = templates_[(2 * x + (backward ? 1 : 0)) * at(cfg_.dp) + at(d)];
+    std::optional<Template>& slot = templates_[(2 * x + (backward ? 1 : 0)) * at(replicas_) + at(d)];
     if (slot) return &*slot;
     reshard::ReshardProblem prob;
     prob.tensor = {backward ? "grad" : "act", tr.shape, model_.dtype};
@@ -562,6 +614,7 @@ class PipelineBuilder {
       if (t.deps.empty()) {
         t.deps.assign(1, after);
         if (also != after) t.deps.push_back(also);
+        t.deps.insert(t.deps.end(), joins_.begin(), joins_.end());
       } else {
         for (auto& dep : t.deps) dep += base;
       }
@@ -577,6 +630,7 @@ class PipelineBuilder {
   const PipelineRanks& ranks_;
   PipelineIteration& it_;
   const std::vector<std::vector<PipelineOp>>& ops_;
+  const int replicas_;              // per tensor rank and device: dp·cp ranks, context ranks adjacent
   sim::PlanDevices device_;         // GPU -> its index in it_.plan.devices
   std::string prefix_;              // scratch: a pass's task id
   std::string name_;                // scratch: a transfer's task id prefix
@@ -606,6 +660,8 @@ class PipelineBuilder {
   // ZeRO-3: the current pass's weight gathers, and per (device, replica) the computes of its last two passes.
   std::vector<std::size_t> pass_gathers_;
   std::vector<std::size_t> pass_exchanges_;  // the current pass's all-to-alls, per (group, tensor rank)
+  std::vector<std::size_t> pass_contexts_;   // its key/value exchanges' last tasks, per (group, tensor rank)
+  std::vector<std::size_t> joins_;           // what the current replica's pass ends with beside its last task
   std::vector<std::array<std::size_t, 2>> computes_before_;
 };
 
@@ -621,9 +677,13 @@ PipelineIteration build_pipeline(const model::Model& model, const topology::Topo
 
 void build_pipeline_into(PipelineIteration& it, const model::Model& model, const topology::Topology& topo,
                          const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models) {
-  if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.microbatches < 1 || cfg.microbatch_size < 1 ||
-      cfg.virtual_stages < 1 || cfg.first_gpu < 0)
-    throw UsageError("dp, tp, pp, microbatches, microbatch size and virtual stages must be at least 1");
+  if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.cp < 1 || cfg.microbatches < 1 ||
+      cfg.microbatch_size < 1 || cfg.virtual_stages < 1 || cfg.first_gpu < 0)
+    throw UsageError("dp, tp, pp, cp, microbatches, microbatch size and virtual stages must be at least 1");
+  if (cfg.cp > 1 && !cfg.overlap)
+    throw UsageError(
+        "context parallelism's key/value exchanges run beside the passes: it needs overlapped stage "
+        "transfers (drop --no-overlap)");
   const PipelineRanks ranks(topo, cfg, device_models);
   const auto ops = checked_ops(model, cfg);
   refuse_huge_plan(ops, cfg);                                // before anything big is allocated
@@ -639,12 +699,13 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
   it.stages =
       laid_out_stages(model, cfg, ops, stage_of,
                       cfg.usable_memory(static_cast<double>(ranks.device_model().memory_capacity.count())));
-  it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size);
+  it.transfers = stage_transfers(model, stage_of, cfg.microbatch_size, cfg.cp);
   const ScheduleTimeline ideal = timeline(ops, cfg.pp, cfg.virtual_stages,
                                           ideal_pass_times(it.stages, cfg, ranks.device_model(), model), 0);
   it.ideal_bubble = ideal.bubble;
   it.ideal_makespan_s = ideal.makespan;
-  it.plan.name = fmt::format("{} dp{} tp{} pp{} {} m{}{}", model.name, cfg.dp, cfg.tp, cfg.pp,
+  it.plan.name = fmt::format("{} dp{}{} tp{} pp{} {} m{}{}", model.name, cfg.dp,
+                             cfg.cp > 1 ? fmt::format(" cp{}", cfg.cp) : std::string(), cfg.tp, cfg.pp,
                              to_string(cfg.schedule), cfg.microbatches,
                              cfg.full_recompute()                           ? " recompute"
                              : cfg.recompute == model::Recompute::selective ? " selective recompute"

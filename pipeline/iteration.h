@@ -110,7 +110,8 @@ struct PipelineIteration {
     stage_transfer,
     dp_allreduce,
     optimizer,
-    expert_alltoall
+    expert_alltoall,
+    context_exchange
   };
   std::vector<Kind> task_kind;  // per plan task
 };
@@ -152,8 +153,9 @@ struct PipelineMetrics {
   double critical_dp_s = 0;
   double critical_optimizer_s = 0;
   double critical_ep_s = 0;  // the expert-parallel all-to-alls
+  double critical_cp_s = 0;  // the context-parallel key/value exchanges
   [[nodiscard]] double exposed_comm_s() const {
-    return critical_tp_s + critical_transfer_s + critical_dp_s + critical_ep_s;
+    return critical_tp_s + critical_transfer_s + critical_dp_s + critical_ep_s + critical_cp_s;
   }
 };
 

@@ -63,7 +63,8 @@ Choice make_choice(const model::Model& m, std::vector<VirtualStage>& stages, con
   c.ring = (t - 1) / t;
   c.samples = static_cast<double>(cfg.microbatches) * cfg.microbatch_size * (cfg.full_recompute() ? 3 : 2);
   const double elem = static_cast<double>(plan::dtype_size(m.dtype));
-  c.state = (1 - 1 / t) * model::state_bytes_per_param(model::state_precision(elem), cfg.zero, cfg.dp) / elem;
+  c.state = (1 - 1 / t) *
+            model::state_bytes_per_param(model::state_precision(elem), cfg.zero, cfg.replicas()) / elem;
   for_chunks(stages, cfg, p, [&](const VirtualStage& vs, std::size_t first) {
     // A tensor of layer `from` read by `readers`: the reads inside the stage.
     auto read = [&](int from, const std::vector<int>& readers, const std::vector<std::int64_t>& shape) {

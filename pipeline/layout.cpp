@@ -24,11 +24,11 @@ std::size_t at(int i) {
 PipelineRanks::PipelineRanks(const topology::Topology& topo, const PipelineConfig& cfg,
                              const std::vector<sim::DeviceModel>& device_models)
     : topo_(topo), cfg_(cfg) {
-  const int gpus = cfg.dp * cfg.tp * cfg.pp;
+  const int gpus = cfg.gpus();
   const auto& all = topo.gpus();
   if (static_cast<std::size_t>(cfg.first_gpu) + static_cast<std::size_t>(gpus) > all.size())
-    throw UsageError(fmt::format("dp {} × tp {} × pp {} = {} GPUs from GPU {}, but {} has {} GPUs", cfg.dp,
-                                 cfg.tp, cfg.pp, gpus, cfg.first_gpu, topo.name, all.size()));
+    throw UsageError(fmt::format("{} = {} GPUs from GPU {}, but {} has {} GPUs", model::degrees(cfg), gpus,
+                                 cfg.first_gpu, topo.name, all.size()));
   if (cfg.gpus_per_host > 0) {
     const auto& first = topo.node(all[at(cfg.first_gpu)]);
     const int offset = topo.gpu_index(all[at(cfg.first_gpu)]);
@@ -54,7 +54,7 @@ PipelineRanks::PipelineRanks(const topology::Topology& topo, const PipelineConfi
 }
 
 topology::NodeId PipelineRanks::gpu(int t, int d, int p) const {
-  return gpus_[at(t + cfg_.tp * (d + cfg_.dp * p))];
+  return gpus_[at(t + cfg_.tp * (d + cfg_.replicas() * p))];
 }
 
 const std::string& PipelineRanks::name(int t, int d, int p) const {
@@ -64,7 +64,7 @@ const std::string& PipelineRanks::name(int t, int d, int p) const {
 std::vector<std::vector<std::string>> PipelineRanks::stage_gpus() const {
   std::vector<std::vector<std::string>> out(at(cfg_.pp));
   for (int p = 0; p < cfg_.pp; ++p)
-    for (int d = 0; d < cfg_.dp; ++d)
+    for (int d = 0; d < cfg_.replicas(); ++d)
       for (int t = 0; t < cfg_.tp; ++t) out[at(p)].push_back(name(t, d, p));
   return out;
 }
@@ -73,10 +73,10 @@ std::vector<std::string> PipelineRanks::placement_notes() const {
   std::vector<std::string> out;
   const auto all = topo_.gpus().size();
   if (gpus_.size() < all)
-    out.push_back(fmt::format("dp {} x tp {} x pp {} uses {} of the topology's {} GPUs: {} stay idle",
-                              cfg_.dp, cfg_.tp, cfg_.pp, gpus_.size(), all, all - gpus_.size()));
+    out.push_back(fmt::format("{} uses {} of the topology's {} GPUs: {} stay idle", model::degrees(cfg_),
+                              gpus_.size(), all, all - gpus_.size()));
   for (int p = 0; p < cfg_.pp; ++p)
-    for (int d = 0; d < cfg_.dp; ++d)
+    for (int d = 0; d < cfg_.replicas(); ++d)
       for (int t = 1; t < cfg_.tp; ++t)
         if (topo_.node(gpu(t, d, p)).host != topo_.node(gpu(0, d, p)).host) {
           out.push_back(fmt::format(
@@ -133,11 +133,11 @@ void check_expert_parallel(const model::Model& model, const model::ParallelConfi
   if (cfg.ep < 1) throw UsageError("the expert-parallel degree must be at least 1");
   if (cfg.ep > 1 && !moe)
     throw UsageError(fmt::format("expert parallelism needs experts: {} has no MoE layers", model.name));
-  if (cfg.dp % cfg.ep != 0)
+  if (cfg.replicas() % cfg.ep != 0)
     throw UsageError(
-        fmt::format("expert parallelism of {} takes its ranks from the data replicas: it must "
-                    "divide dp {}",
-                    cfg.ep, cfg.dp));
+        fmt::format("expert parallelism of {} takes its ranks from the data{} replicas: it must divide {}",
+                    cfg.ep, cfg.cp > 1 ? " and context" : "",
+                    cfg.cp > 1 ? fmt::format("dp x cp = {}", cfg.replicas()) : fmt::format("dp {}", cfg.dp)));
   if (moe && model.architecture->moe->experts % cfg.ep != 0)
     throw UsageError(fmt::format("{} experts do not split over {} expert-parallel ranks",
                                  model.architecture->moe->experts, cfg.ep));
@@ -158,6 +158,7 @@ std::vector<std::vector<PipelineOp>> checked_ops(const model::Model& model,
   model::check_tensor_parallel(model, cfg.tp);
   check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
   check_expert_parallel(model, cfg);
+  model::check_context_parallel(model, cfg.cp, cfg.flash_attention);
   if (cfg.full_recompute() && cfg.schedule == model::Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "
@@ -206,14 +207,15 @@ std::vector<VirtualStage> split_stages(const model::Model& model, int stages,
       const double act = model::activation_bytes(model, lc, o);
       vs.activation_bytes += act;
       vs.largest_layer_activation_bytes = std::max(vs.largest_layer_activation_bytes, act);
-      if (l > 0)
+      if (l > 0)  // a context rank's share of the previous layer's output
         vs.checkpoint_bytes += lc.transformer ? model::activation_bytes(model, lc, inputs_only)
-                                              : output_bytes(model, model.layers[at(l - 1)]);
-      vs.tp_allreduce_bytes += model::tp_allreduce_bytes(model, lc);
+                                              : output_bytes(model, model.layers[at(l - 1)]) / o.cp;
+      vs.tp_allreduce_bytes += model::tp_allreduce_bytes(model, lc) / o.cp;
       vs.expert_param_bytes += lc.expert_param_bytes;
       if (lc.moe)  // every token's k copies sent to their experts and back, s·k·h elements each way
         vs.expert_exchange_bytes +=
-            2 * output_bytes(model, lc) * static_cast<double>(model.architecture->moe->top_k);
+            2 * output_bytes(model, lc) * static_cast<double>(model.architecture->moe->top_k) / o.cp;
+      vs.context_exchange_bytes += model::kv_bytes(model, lc);
     }
     out.push_back(vs);
   }
@@ -225,7 +227,7 @@ namespace {
 void transfers_of(std::vector<StageTransfer>& out, const model::Model& model,
                   const std::vector<int>& stage_of, std::size_t l, int side_output,
                   const std::vector<std::int64_t>& shape, const std::vector<int>& readers,
-                  int microbatch_size) {
+                  int microbatch_size, int cp) {
   std::vector<int> dst_stages;
   for (int r : readers) {
     const int to = stage_of[at(r)];
@@ -241,6 +243,7 @@ void transfers_of(std::vector<StageTransfer>& out, const model::Model& model,
     x.side_output = side_output;
     x.shape.push_back(microbatch_size);
     x.shape.insert(x.shape.end(), shape.begin(), shape.end());
+    if (x.shape.size() > 1) x.shape[1] /= cp;  // the sequence, split over the context ranks
     x.bytes = plan::Tensor{"", x.shape, model.dtype}.bytes();
     out.push_back(std::move(x));
   }
@@ -248,16 +251,16 @@ void transfers_of(std::vector<StageTransfer>& out, const model::Model& model,
 }  // namespace
 
 std::vector<StageTransfer> stage_transfers(const model::Model& model, const std::vector<int>& stage_of,
-                                           int microbatch_size) {
+                                           int microbatch_size, int cp) {
   std::vector<StageTransfer> out;
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     const model::LayerCost& lc = model.layers[l];
     std::vector<int> readers = lc.skip_to;
     if (l + 1 < model.layers.size()) readers.push_back(static_cast<int>(l) + 1);
-    transfers_of(out, model, stage_of, l, -1, lc.output_shape, readers, microbatch_size);
+    transfers_of(out, model, stage_of, l, -1, lc.output_shape, readers, microbatch_size, cp);
     for (std::size_t k = 0; k < lc.side_outputs.size(); ++k)
       transfers_of(out, model, stage_of, l, static_cast<int>(k), lc.side_outputs[k].shape,
-                   lc.side_outputs[k].to, microbatch_size);
+                   lc.side_outputs[k].to, microbatch_size, cp);
   }
   return out;
 }
@@ -295,12 +298,13 @@ std::vector<DeviceMemory> device_memory(const model::Model& model, const std::ve
     // Per state part, its bytes per parameter, each kind of parameter sharded over its replicas.
     auto sharded = [&](double bytes_per_param, model::ZeroStage from) {
       if (cfg.zero < from) return mem.params * bytes_per_param;
-      return ((mem.params - experts) / cfg.dp + experts / (cfg.dp / cfg.ep)) * bytes_per_param;
+      const double replicas = cfg.replicas();
+      return ((mem.params - experts) / replicas + experts / (replicas / cfg.ep)) * bytes_per_param;
     };
     mem.weights_bytes = sharded(state.weights, model::ZeroStage::parameters);
     mem.gradient_bytes = sharded(state.gradients, model::ZeroStage::gradients);
     mem.optimizer_bytes = sharded(state.optimizer, model::ZeroStage::optimizer);
-    if (cfg.zero == model::ZeroStage::parameters && cfg.dp > 1) {
+    if (cfg.zero == model::ZeroStage::parameters && cfg.replicas() > 1) {
       // FSDP holds a layer's gathered weights while it runs and the next
       // layer's, prefetched: twice the largest layer's share of one tensor rank.
       double largest = 0;
@@ -356,12 +360,13 @@ std::vector<VirtualStage> laid_out_stages(const model::Model& model, const model
 void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const model::ParallelConfig& cfg) {
   double passes = 0;
   for (const auto& device : ops) passes += static_cast<double>(device.size());
-  const double tasks = passes * cfg.dp * (cfg.tp > 1 ? 2 : 1);
+  const double tasks = passes * cfg.replicas() * (cfg.tp > 1 ? 2 : 1);
   if (tasks > static_cast<double>(plan::kMaxPlanTasks))
     throw UsageError(fmt::format(
         "the iteration's plan would have at least {:.0f} tasks ({:.0f} passes x {} replicas{}), more than "
         "the {} a plan may have: use fewer or larger microbatches, or fewer virtual stages",
-        tasks, passes, cfg.dp, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
+        tasks, passes, cfg.replicas(), cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "",
+        plan::kMaxPlanTasks));
 }
 
 std::vector<PassTimes> ideal_pass_times(const std::vector<VirtualStage>& stages,

@@ -62,10 +62,12 @@ class PipelineRanks {
 void check_stage_starts(const std::vector<int>& starts, int stages, int layers);
 
 /// Every tensor that crosses from a virtual stage to a later one, in layer
-/// order, each destination stage once, shape [microbatch_size, output...].
+/// order, each destination stage once, shape [microbatch_size, output...]:
+/// one context-parallel rank's, its output's first (sequence) dimension ÷
+/// `cp`.
 [[nodiscard]] std::vector<StageTransfer> stage_transfers(const model::Model& model,
                                                          const std::vector<int>& stage_of,
-                                                         int microbatch_size);
+                                                         int microbatch_size, int cp = 1);
 
 /// What one pass of virtual stage `vs` asks of one tensor rank: FLOPs
 /// (b · stage FLOPs / tp; B = 2F, or F when the backward is split into B

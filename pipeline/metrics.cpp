@@ -10,7 +10,7 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
                                  const sim::SimResult& r) {
   PipelineMetrics out;
   out.iteration_s = r.makespan.seconds();
-  const int gpus = it.config.dp * it.config.tp * it.config.pp;
+  const int gpus = it.config.replicas() * it.config.tp * it.config.pp;
   if (out.iteration_s > 0) {
     out.samples_per_s = it.global_batch / out.iteration_s;
     out.tflops_per_gpu = it.model_flops / out.iteration_s / gpus / 1e12;
@@ -44,6 +44,7 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
       case Kind::dp_allreduce: out.critical_dp_s += dur; break;
       case Kind::optimizer: out.critical_optimizer_s += dur; break;
       case Kind::expert_alltoall: out.critical_ep_s += dur; break;
+      case Kind::context_exchange: out.critical_cp_s += dur; break;
     }
   }
   return out;

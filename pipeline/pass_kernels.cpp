@@ -29,6 +29,7 @@ void transformer(plan::KernelList& out, const model::Model& m, const model::Laye
                  const PassOptions& o) {
   model::LayerShape shape = model::whole_sequences(m, o.microbatch_size, o.tp, l.moe, o.ep, o.expert_skew);
   shape.fused_attention = o.fused_attention;
+  shape = model::context_shard(shape, o.cp);
   const plan::KernelList forward = model::layer_forward(shape);
   if (pass == Pass::forward) return append(out, forward);
   if (pass == Pass::backward && o.recompute == model::Recompute::full) append(out, forward);
@@ -55,14 +56,14 @@ void transformer(plan::KernelList& out, const model::Model& m, const model::Laye
 // Any other layer: a GEMM to its output width when it has FLOPs, else a
 // memory-bound pass over its output.
 void other(plan::KernelList& out, const model::LayerCost& l, const model::Model& m, Pass pass, int b, int tp,
-           bool split, bool recompute) {
+           int cp, bool split, bool recompute) {
   if (l.output_shape.empty()) return;
   const double width = static_cast<double>(l.output_shape.back());
   const double rows = std::accumulate(l.output_shape.begin(), l.output_shape.end() - 1, 1.0,
                                       [](double a, std::int64_t d) { return a * static_cast<double>(d); });
   if (l.forward_flops > 0) {
     const double k = l.forward_flops / (2 * rows * width);
-    const plan::KernelList::Gemm g{b * rows, width / tp, k, 1};
+    const plan::KernelList::Gemm g{b * rows / cp, width / tp, k, 1};
     if (pass == Pass::forward || (pass == Pass::backward && recompute)) out.gemms.push_back(g);
     if (pass == Pass::backward) out.gemms.push_back({g.m, g.k, g.n, 1});  // input gradient
     if (pass == Pass::weight || (pass == Pass::backward && !split))
@@ -70,7 +71,7 @@ void other(plan::KernelList& out, const model::LayerCost& l, const model::Model&
     return;
   }
   if (pass == Pass::weight) return;
-  const double bytes = 2 * b * rows * width * static_cast<double>(plan::dtype_size(m.dtype));
+  const double bytes = 2 * b * rows / cp * width * static_cast<double>(plan::dtype_size(m.dtype));
   if (pass == Pass::backward && recompute)
     out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(bytes)));
   out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(pass == Pass::forward ? bytes : 2 * bytes)));
@@ -106,7 +107,7 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
 PassOptions pass_options(const model::ParallelConfig& cfg) {
   return {cfg.microbatch_size, cfg.tp, cfg.schedule == model::Schedule::zb_h1,
           cfg.recompute,       cfg.ep, cfg.expert_skew,
-          cfg.flash_attention};
+          cfg.flash_attention, cfg.cp};
 }
 
 std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs, Pass pass,
@@ -128,7 +129,7 @@ std::optional<plan::KernelList> pass_kernels(const model::Model& m, const Virtua
     else if (l.transformer)
       transformer(out, m, l, pass, o);
     else
-      other(out, l, m, pass, microbatch_size, tp, split_backward, full);
+      other(out, l, m, pass, microbatch_size, tp, o.cp, split_backward, full);
   }
   if (out.gemms.empty() && out.memory_bytes.empty()) return std::nullopt;  // nothing to list: the roofline's
   return out;

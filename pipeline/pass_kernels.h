@@ -19,6 +19,9 @@
 //                       kernels ÷ t; backward: each GEMM's two gradients (of
 //                       a weight in W when split), each memory kernel twice
 //                       its bytes.
+//   With context parallelism every layer runs one of cp ranks' s/cp tokens,
+//   a transformer layer's attention its share of the causal work
+//   (model::context_shard).
 //   An MoE layer's experts are those of one of `ep` expert-parallel ranks,
 //   at the load of the busiest (`expert_skew`). With fused attention
 //   (FlashAttention) the attention is causal-halved GEMM work without a
@@ -58,6 +61,7 @@ struct PassOptions {
   int ep = 1;
   double expert_skew = 1;
   bool fused_attention = false;
+  int cp = 1;  // context-parallel ranks: each runs s/cp tokens (model::context_shard)
 };
 [[nodiscard]] PassOptions pass_options(const model::ParallelConfig& cfg);
 

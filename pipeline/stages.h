@@ -17,10 +17,14 @@ struct VirtualStage {
   int end_layer = 0;
   double forward_flops = 0;          // per sample, whole stage (all tensor ranks)
   double param_bytes = 0;            // whole stage
-  double activation_bytes = 0;       // per sample, on one tensor rank
-  double tp_allreduce_bytes = 0;     // per sample, per forward
+  double activation_bytes = 0;       // per sample, on one tensor (and context) rank
+  double tp_allreduce_bytes = 0;     // per sample, per forward, per context rank
   double expert_param_bytes = 0;     // whole stage: the routed experts' (split over ep)
   double expert_exchange_bytes = 0;  // per sample, per forward: the MoE layers' token dispatch and combine
+  // per sample, per forward, whole sequence, all tensor ranks: the keys and
+  // values of its transformer layers (model::kv_bytes), what context
+  // parallelism gathers
+  double context_exchange_bytes = 0;
   // Recomputation: per sample, the inputs of the stage's layers (each the
   // previous layer's output, the received activation for a later stage's
   // first layer; the model's first layer reads token ids, left out) and the

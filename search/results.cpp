@@ -16,7 +16,7 @@ namespace meshsim::search {
 
 namespace {
 
-constexpr std::size_t kColumns = 22;
+constexpr std::size_t kColumns = 23;
 
 // Splits one CSV line; a field may be quoted ("" inside is a quote).
 std::vector<std::string> fields_of(std::string_view line) {
@@ -42,17 +42,18 @@ std::vector<std::string> fields_of(std::string_view line) {
 
 std::string csv_header() {
   return "dp,tp,pp,microbatches,microbatch_size,schedule,virtual_stages,recompute,sequence_parallel,zero,"
-         "flash_attention,ep,reshard,status,iteration_s,samples_per_s,tflops_per_gpu,bubble,exposed_comm_s,"
+         "flash_attention,ep,cp,reshard,status,iteration_s,samples_per_s,tflops_per_gpu,bubble,exposed_comm_"
+         "s,"
          "peak_memory_bytes,key,reason\n";
 }
 
 std::string csv_row(const Result& r, const std::string& key) {
   const pipeline::PipelineConfig& c = r.config;
   const Metrics& m = r.metrics;
-  std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp,
+  std::string out = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},", c.dp, c.tp, c.pp,
                                 c.microbatches, c.microbatch_size, to_string(c.schedule), c.virtual_stages,
                                 model::kRecomputeNames.name(c.recompute), c.sequence_parallel ? 1 : 0,
-                                static_cast<int>(c.zero), c.flash_attention ? 1 : 0, c.ep,
+                                static_cast<int>(c.zero), c.flash_attention ? 1 : 0, c.ep, c.cp,
                                 to_string(c.reshard), to_string(r.status));
   out += r.status == Status::simulated ? fmt::format("{},{},{},{},{},", m.iteration_s, m.samples_per_s,
                                                      m.tflops_per_gpu, m.bubble, m.exposed_comm_s)
@@ -89,14 +90,15 @@ KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::s
   number(4, c.microbatch_size);
   const auto sch = model::schedule_from(f[5]);
   const auto rc = model::kRecomputeNames.parse(f[7]);
-  const auto rs = reshard::strategy_from(f[12]);
+  const auto rs = reshard::strategy_from(f[13]);
   int sp = 0, zero = 0, flash = 0;
   number(6, c.virtual_stages);
   number(8, sp);
   number(9, zero);
   number(10, flash);
   number(11, c.ep);
-  if (!sch || !rs || !rc || zero < 0 || zero > 3 || c.ep < 1)
+  number(12, c.cp);
+  if (!sch || !rs || !rc || zero < 0 || zero > 3 || c.ep < 1 || c.cp < 1)
     throw ConfigError(file, where, "unknown schedule, recomputation, ZeRO stage or stage transfer");
   c.schedule = *sch;
   c.reshard = *rs;
@@ -105,21 +107,21 @@ KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::s
   c.zero = static_cast<model::ZeroStage>(zero);
   c.flash_attention = flash != 0;
   Result& r = k.result;
-  if (f[13] == "simulated") {
+  if (f[14] == "simulated") {
     r.status = Status::simulated;
-    number(14, r.metrics.iteration_s);
-    number(15, r.metrics.samples_per_s);
-    number(16, r.metrics.tflops_per_gpu);
-    number(17, r.metrics.bubble);
-    number(18, r.metrics.exposed_comm_s);
-  } else if (f[13] == "out_of_memory" || f[13] == "invalid") {
-    r.status = f[13] == "invalid" ? Status::invalid : Status::out_of_memory;
+    number(15, r.metrics.iteration_s);
+    number(16, r.metrics.samples_per_s);
+    number(17, r.metrics.tflops_per_gpu);
+    number(18, r.metrics.bubble);
+    number(19, r.metrics.exposed_comm_s);
+  } else if (f[14] == "out_of_memory" || f[14] == "invalid") {
+    r.status = f[14] == "invalid" ? Status::invalid : Status::out_of_memory;
   } else {
-    throw ConfigError(file, where, fmt::format("unknown status \"{}\"", f[13]));
+    throw ConfigError(file, where, fmt::format("unknown status \"{}\"", f[14]));
   }
-  number(19, r.peak_memory_bytes);
-  k.key = f[20];
-  r.reason = f[21];
+  number(20, r.peak_memory_bytes);
+  k.key = f[21];
+  r.reason = f[22];
   return k;
 }
 
@@ -165,6 +167,7 @@ std::string config_key(const std::string& fingerprint, const pipeline::PipelineC
   if (c.zero != model::ZeroStage::none) more += fmt::format(" zero{}", static_cast<int>(c.zero));
   if (c.flash_attention) more += " flash";
   if (c.ep > 1) more += fmt::format(" ep{}", c.ep);
+  if (c.cp > 1) more += fmt::format(" cp{}", c.cp);
   if (c.memory_reserve != model::kDefaultReserve) more += fmt::format(" reserve{}", c.memory_reserve.count());
   return fmt::format("{:016x}", fnv1a(fingerprint + cfg + more));
 }

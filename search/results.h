@@ -5,7 +5,7 @@
 //
 // Columns: dp, tp, pp, microbatches, microbatch_size, schedule,
 // virtual_stages, recompute (none, selective, full), sequence_parallel
-// (0/1), zero (0-3), flash_attention (0/1), ep, reshard, status, iteration_s,
+// (0/1), zero (0-3), flash_attention (0/1), ep, cp, reshard, status, iteration_s,
 // samples_per_s, tflops_per_gpu, bubble, exposed_comm_s (empty unless
 // simulated), peak_memory_bytes, key, reason (invalid: why; quoted).
 //

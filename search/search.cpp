@@ -93,6 +93,7 @@ std::optional<RepeatedValue> repeated_value(const Space& s) {
           repeat_in("zero", s.zero, [](model::ZeroStage x) { return std::to_string(static_cast<int>(x)); }))
     return r;
   if (auto r = repeat_in("ep", s.ep, number)) return r;
+  if (auto r = repeat_in("cp", s.cp, number)) return r;
   if (auto r = repeat_in("tp", s.tp, number)) return r;
   if (auto r = repeat_in("pp", s.pp, number)) return r;
   return repeat_in("dp", s.dp, number);
@@ -104,23 +105,37 @@ bool allowed(const std::vector<int>& fixed, int degree) {
   return fixed.empty() || std::find(fixed.begin(), fixed.end(), degree) != fixed.end();
 }
 
-// The training options of a layout of degrees tp and dp: sequence
+// Whether context parallelism of degree cp can split the model's sequences
+// (with fused attention).
+bool splits_sequences(const model::Model& m, int cp) {
+  try {
+    model::check_context_parallel(m, cp, true);
+    return true;
+  } catch (const UsageError&) {
+    return false;
+  }
+}
+
+// The training options of a layout of degrees tp, dp and cp: sequence
 // parallelism only where there is tensor parallelism, ZeRO only where there
-// are replicas (elsewhere they would repeat a configuration), expert
-// parallelism only of degrees dividing the replicas and the experts.
+// are replicas (elsewhere they would repeat a configuration), context
+// parallelism only with fused attention, expert parallelism only of
+// degrees dividing the replicas and the experts.
 template <typename Emit>
-void each_training_option(const Space& s, const model::Model& m, int tp, int dp, Emit emit) {
+void each_training_option(const Space& s, const model::Model& m, int tp, int dp, int cp, Emit emit) {
   const std::int64_t experts = m.architecture && m.architecture->moe ? m.architecture->moe->experts : 0;
   for (model::Recompute rc : s.recompute)
     for (bool sp : s.sequence_parallel) {
       if (sp && tp == 1) continue;
       for (model::ZeroStage z : s.zero) {
-        if (z != model::ZeroStage::none && dp == 1) continue;
-        for (bool fa : s.flash_attention)
+        if (z != model::ZeroStage::none && dp * cp == 1) continue;
+        for (bool fa : s.flash_attention) {
+          if (cp > 1 && !fa) continue;
           for (int ep : s.ep) {
-            if (ep > 1 && (dp % ep != 0 || experts % ep != 0)) continue;
+            if (ep > 1 && ((dp * cp) % ep != 0 || experts % ep != 0)) continue;
             emit(rc, sp, z, fa, ep);
           }
+        }
       }
     }
 }
@@ -138,38 +153,42 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
   std::vector<pipeline::PipelineConfig> out;
   for (int tp : divisors(gpus)) {
     if ((tp > per_host && !s.tp_across_hosts) || !allowed(s.tp, tp)) continue;
-    for (int pp : divisors(gpus / tp)) {
-      if (pp > layers || !allowed(s.pp, pp)) continue;
-      const int dp = gpus / (tp * pp);
-      if (s.global_batch % dp != 0 || !allowed(s.dp, dp)) continue;
-      const int replica_batch = s.global_batch / dp;
-      for (int mbs : s.microbatch_sizes) {
-        if (mbs < 1 || replica_batch % mbs != 0) continue;
-        for (model::Schedule sch : s.schedules) {
-          const std::vector<int> vs =
-              sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
-          for (int v : vs)
-            each_training_option(s, m, tp, dp,
-                                 [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa, int ep) {
-                                   for (reshard::Strategy r : s.reshards) {
-                                     pipeline::PipelineConfig c;
-                                     c.dp = dp;
-                                     c.tp = tp;
-                                     c.pp = pp;
-                                     c.microbatch_size = mbs;
-                                     c.microbatches = replica_batch / mbs;
-                                     c.schedule = sch;
-                                     c.virtual_stages = v;
-                                     c.recompute = rc;
-                                     c.sequence_parallel = sp;
-                                     c.zero = z;
-                                     c.flash_attention = fa;
-                                     c.ep = ep;
-                                     c.reshard = r;
-                                     c.memory_reserve = s.memory_reserve;
-                                     out.push_back(c);
-                                   }
-                                 });
+    for (int cp : s.cp) {
+      if ((gpus / tp) % cp != 0 || (cp > 1 && !splits_sequences(m, cp))) continue;
+      for (int pp : divisors(gpus / (tp * cp))) {
+        if (pp > layers || !allowed(s.pp, pp)) continue;
+        const int dp = gpus / (tp * cp * pp);
+        if (s.global_batch % dp != 0 || !allowed(s.dp, dp)) continue;
+        const int replica_batch = s.global_batch / dp;
+        for (int mbs : s.microbatch_sizes) {
+          if (mbs < 1 || replica_batch % mbs != 0) continue;
+          for (model::Schedule sch : s.schedules) {
+            const std::vector<int> vs =
+                sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
+            for (int v : vs)
+              each_training_option(s, m, tp, dp, cp,
+                                   [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa, int ep) {
+                                     for (reshard::Strategy r : s.reshards) {
+                                       pipeline::PipelineConfig c;
+                                       c.dp = dp;
+                                       c.tp = tp;
+                                       c.pp = pp;
+                                       c.microbatch_size = mbs;
+                                       c.microbatches = replica_batch / mbs;
+                                       c.schedule = sch;
+                                       c.virtual_stages = v;
+                                       c.recompute = rc;
+                                       c.sequence_parallel = sp;
+                                       c.zero = z;
+                                       c.flash_attention = fa;
+                                       c.ep = ep;
+                                       c.cp = cp;
+                                       c.reshard = r;
+                                       c.memory_reserve = s.memory_reserve;
+                                       out.push_back(c);
+                                     }
+                                   });
+          }
         }
       }
     }

@@ -7,8 +7,10 @@
 //
 // The space, for a model on G GPUs of a topology and a global batch B:
 //   tp    divides G, at most the GPUs of one host unless tp_across_hosts
-//   pp    divides G / tp, at most the model's layers
-//   dp    = G / (tp · pp), dividing B
+//   cp    in `cp`, dividing G / tp (above 1 only with fused attention and
+//         a sequence of 2·cp equal chunks: model::check_context_parallel)
+//   pp    divides G / (tp · cp), at most the model's layers
+//   dp    = G / (tp · cp · pp), dividing B
 //         (each of the three only among `tp`, `pp`, `dp` when those are given)
 //   microbatch size m in `microbatch_sizes` dividing B / dp
 //         (microbatches = B / (dp · m))
@@ -19,7 +21,7 @@
 //   sequence parallelism in `sequence_parallel` (true only with tp > 1)
 //   ZeRO stage in `zero` (above 0 only with dp > 1)
 //   fused attention in `flash_attention`
-//   expert parallelism in `ep` (MoE models; those dividing dp and the experts)
+//   expert parallelism in `ep` (MoE models; those dividing dp·cp and the experts)
 //   stage transfer in `reshards`
 // (pipeline/config.h and docs/training.md say what each does.)
 // A configuration is "simulated", "out_of_memory" (some GPU's estimate,
@@ -59,6 +61,7 @@ struct Space {
   std::vector<model::ZeroStage> zero{model::ZeroStage::none};
   std::vector<bool> flash_attention{false};
   std::vector<int> ep{1};
+  std::vector<int> cp{1};
   std::vector<int> tp, pp, dp;  // empty: every degree that fits
   bool tp_across_hosts = false;
   Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
@@ -67,8 +70,8 @@ struct Space {
 /// A value one of the space's lists holds twice: every configuration with
 /// it would be searched twice. `list` is the member's name
 /// ("microbatch_sizes", "virtual_stages", "schedules", "reshards",
-/// "recompute", "sequence_parallel", "zero", "flash_attention", "ep", "tp",
-/// "pp", "dp"), `index` the repeat's place in it.
+/// "recompute", "sequence_parallel", "zero", "flash_attention", "ep", "cp",
+/// "tp", "pp", "dp"), `index` the repeat's place in it.
 struct RepeatedValue {
   std::string list;
   std::size_t index = 0;

@@ -64,6 +64,7 @@ SpaceFile load_space_file(const std::string& file) {
                    "zero",
                    "flash_attention",
                    "ep",
+                   "cp",
                    "tp",
                    "pp",
                    "dp"});
@@ -105,6 +106,7 @@ SpaceFile load_space_file(const std::string& file) {
     s.zero = list_of<model::ZeroStage>(
         *v, [](const JsonCursor& c) { return static_cast<model::ZeroStage>(c.as_int_in(0, 3)); });
   if (auto v = root.find("ep")) s.ep = list_of<int>(*v, positive);
+  if (auto v = root.find("cp")) s.cp = list_of<int>(*v, positive);
   if (auto v = root.find("tp")) s.tp = list_of<int>(*v, positive);
   if (auto v = root.find("pp")) s.pp = list_of<int>(*v, positive);
   if (auto v = root.find("dp")) s.dp = list_of<int>(*v, positive);

@@ -11,6 +11,7 @@
 //  "virtual_stages": [2, 4], "recompute": ["none", "selective", "full"] (or false/true),
 //  "sequence_parallel": [false, true], "zero": [0, 1], "flash_attention": [true],
 //  "ep": [1, 8],                                                (expert parallelism)
+//  "cp": [1, 2],                                                (context parallelism)
 //  "tp": [8], "pp": [4, 8], "dp": [...],                        (fixed degrees; default: all)
 //  "reshards": ["broadcast", ...], "tp_across_hosts": false,
 //  "memory_reserve": "2GiB"}                                    (all optional but global_batch)

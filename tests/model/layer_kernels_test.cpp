@@ -23,6 +23,24 @@ TEST_CASE("a GPT layer's kernels do the FLOPs of the textbook count", "[layer-ke
   CHECK(backward.memory_bytes.size() == 6);
 }
 
+TEST_CASE("a context rank's share: s/cp tokens whose queries see half the sequence's keys",
+          "[layer-kernels]") {
+  // s = 1,024 over cp = 4: 256 tokens per rank after c = 256·3/2 = 384, so
+  // fused attention's keys per query are 384 + 128 = 512 = s/2, and the 4
+  // ranks' attention products add up to the whole sequence's.
+  LayerShape whole{2048, 16, 1, 1024, 0, 2, plan::DType::bf16};
+  whole.fused_attention = true;
+  const LayerShape shard = context_shard(whole, 4);
+  CHECK(shard.tokens == 256);
+  CHECK(shard.context == 384);
+  const plan::KernelList w = layer_forward(whole);
+  const plan::KernelList r = layer_forward(shard);
+  CHECK(r.gemms[1] == plan::KernelList::Gemm{256, 512, 128, 8});
+  CHECK(4 * r.flops() == Approx(w.flops()));
+  CHECK(context_shard(whole, 1).tokens == 1024);
+  CHECK_THROWS_AS(context_shard(whole, 0), UsageError);
+}
+
 TEST_CASE("gradient accumulation reads and writes the layer's parameters on one tensor rank",
           "[layer-kernels]") {
   // h 1024, tp 2, fp16: (12·1024² + 13·1024) / 2 = 6,298,112 parameters;

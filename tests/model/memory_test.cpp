@@ -42,6 +42,16 @@ TEST_CASE("GPT activations are Korthikanti's Table 2, row by row", "[model][memo
   CHECK(gpt({.flash_attention = true}) == 1024 * 34 + 256);
 }
 
+TEST_CASE("context parallelism divides every part of a layer's activations by cp", "[model][memory]") {
+  // t = 2 with sequence parallelism and fused attention: 34·s·h/2 + a·s·4/2
+  // = 17,408 + 128; two context ranks hold half the tokens each: 8,768.
+  CHECK(gpt({.tp = 2, .sequence_parallel = true, .flash_attention = true}) == 17'536);
+  CHECK(gpt({.tp = 2, .sequence_parallel = true, .flash_attention = true, .cp = 2}) == 8'768);
+  // Full recomputation keeps the layer's input: 2·s·h / t (sp) / cp = 512.
+  CHECK(gpt({.tp = 2, .sequence_parallel = true, .recompute = Recompute::full, .cp = 2}) == 512);
+  CHECK_THROWS_AS(gpt({.cp = 0}), UsageError);
+}
+
 TEST_CASE("Llama activations: no dropout, grouped keys and values, SwiGLU, by hand", "[model][memory]") {
   const TransformerSpec t = small(Family::llama);
   // bf16, s = 16, h = 64, g·d = 32, f = 96:

@@ -1,5 +1,6 @@
-// Sequence parallelism, ZeRO's sharding and selective recomputation in the
-// iteration's plan and memory, by hand on a small GPT.
+// Sequence parallelism, ZeRO's sharding, selective recomputation, expert
+// and context parallelism in the iteration's plan and memory, by hand on
+// small models.
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -228,4 +229,78 @@ TEST_CASE("fused attention: causal-halved attention products, no softmax kernel,
   REQUIRE(unfused);
   CHECK(backward->gemms.size() == unfused->gemms.size() + 2);  // one rerun per layer
   CHECK(selective->gemms == backward->gemms);
+}
+
+TEST_CASE("context parallelism: each layer's keys and values gathered beside the pass, tokens / cp",
+          "[pipeline-plan]") {
+  // A Llama of 2 layers: h = 64, a = 4, g = 2 (d = 16: g·d = 32), s = 32,
+  // bf16. A layer's keys and values per sample: 2·32·32 elements x 2 B =
+  // 4,096 B. cp = 2, tp = 2, one stage, 2 microbatches of 1, fused attention.
+  TransformerSpec spec;
+  spec.family = Family::llama;
+  spec.layers = 2;
+  spec.hidden = 64;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.ffn_hidden = 128;
+  spec.sequence = 32;
+  spec.vocabulary = 128;
+  const Model m = transformer_model("llama", spec, plan::DType::bf16);
+  const auto t = dgx_a100();
+  PipelineConfig cfg;
+  cfg.tp = 2;
+  cfg.microbatches = 2;
+  cfg.flash_attention = true;
+  cfg.zero = ZeroStage::optimizer;
+  const PipelineIteration one = build_pipeline(m, t, cfg);
+  cfg.cp = 2;
+  const PipelineIteration it = build_pipeline(m, t, cfg);
+  // Per pass and tensor rank, over the context group (ranks t and t + 2):
+  // forward, an all-gather of 2 layers x 4,096 / t = 4,096 B; backward, an
+  // all-gather and a reduce-scatter of as much. 2 microbatches x 3 x 2 ranks.
+  std::size_t exchanges = 0;
+  for (std::size_t i = 0; i < it.plan.tasks.size(); ++i) {
+    if (it.task_kind[i] != PipelineIteration::Kind::context_exchange) continue;
+    const plan::Task& task = it.plan.tasks[i];
+    ++exchanges;
+    CHECK(task.size.count() == 4'096);
+    REQUIRE(task.devices.size() == 2);
+    const bool t1 = task.id.find("/t1/") != std::string::npos;
+    CHECK(it.plan.devices[task.devices[0]] == (t1 ? "h0/gpu1" : "h0/gpu0"));
+    CHECK(it.plan.devices[task.devices[1]] == (t1 ? "h0/gpu3" : "h0/gpu2"));
+    CHECK(task.op == (task.id.ends_with("cp-reducescatter") ? plan::CollectiveOp::reduce_scatter
+                                                            : plan::CollectiveOp::all_gather));
+  }
+  CHECK(exchanges == 12);
+  // Each rank runs half the tokens: with the causal work balanced, exactly
+  // half of the whole sequence's FLOPs.
+  auto find = [](const PipelineIteration& x, std::string_view id) -> const plan::Task& {
+    for (const plan::Task& task : x.plan.tasks)
+      if (task.id == id) return task;
+    FAIL("no task " << id);
+    return x.plan.tasks.front();
+  };
+  CHECK(find(it, "F0/s0/r0").flops == Approx(find(one, "F0/s0/r0").flops / 2));
+  CHECK(find(it, "F0/s0/r0/tp-allreduce").size.count() * 2 ==
+        find(one, "F0/s0/r0/tp-allreduce").size.count());
+  // The exchange runs beside the compute: the compute does not wait for it,
+  // the tensor all-reduce after it does.
+  std::size_t gather = 0;
+  for (std::size_t i = 0; i < it.plan.tasks.size(); ++i)
+    if (it.plan.tasks[i].id == "F0/s0/g0/t0/cp-allgather") gather = i;
+  const auto& compute_deps = find(it, "F0/s0/r0").deps;
+  const auto& ar_deps = find(it, "F0/s0/r0/tp-allreduce").deps;
+  CHECK(std::find(compute_deps.begin(), compute_deps.end(), gather) == compute_deps.end());
+  CHECK(std::find(ar_deps.begin(), ar_deps.end(), gather) != ar_deps.end());
+  // The context ranks hold the same weights: gradients are reduce-scattered
+  // over both, and ZeRO shards the optimizer state over dp·cp = 2.
+  CHECK(find(it, "dp-reducescatter/s0/t0").devices.size() == 2);
+  CHECK(it.memory[0].optimizer_bytes == Approx(one.memory[0].optimizer_bytes / 2));
+  CHECK(it.memory[0].activation_bytes == Approx(one.memory[0].activation_bytes / 2));
+  // Context parallelism needs fused attention and 2·cp equal chunks.
+  cfg.flash_attention = false;
+  CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
+  cfg.flash_attention = true;
+  cfg.cp = 3;
+  CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
 }

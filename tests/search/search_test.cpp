@@ -80,6 +80,45 @@ TEST_CASE("search space: splits that fill the GPUs, tp inside a host, microbatch
   CHECK_THROWS_AS(enumerate(s, m, t), UsageError);
 }
 
+TEST_CASE("search space: context parallelism only with fused attention, over a sequence of 2·cp chunks",
+          "[search]") {
+  // A Llama of s = 48 on 2 x p3.8xlarge (8 GPUs, 4 per host), batch 8,
+  // microbatches of 1, tp 4, pp 1: cp 1 (dp 2) and 2 (dp 1); cp 3 and 4 do
+  // not divide the 8 / 4 = 2 ranks left. Fused attention off and on: cp 1
+  // twice, cp 2 only with it.
+  TransformerSpec spec;
+  spec.family = Family::llama;
+  spec.layers = 2;
+  spec.hidden = 64;
+  spec.heads = 4;
+  spec.kv_heads = 2;
+  spec.ffn_hidden = 128;
+  spec.sequence = 48;
+  spec.vocabulary = 128;
+  const Model m = transformer_model("llama", spec, plan::DType::bf16);
+  const auto t = cluster("p3.8xlarge", 2);
+  Space s;
+  s.global_batch = 8;
+  s.microbatch_sizes = {1};
+  s.tp = {4};
+  s.pp = {1};
+  s.cp = {1, 2, 3, 4};
+  s.flash_attention = {false, true};
+  const auto configs = enumerate(s, m, t);
+  REQUIRE(configs.size() == 3);
+  CHECK(configs[2].cp == 2);
+  CHECK(configs[2].dp == 1);
+  CHECK(configs[2].flash_attention);
+  CHECK(configs[2].gpus() == 8);
+  // A CSV row keeps cp, and cp tells keys apart.
+  Result r;
+  r.config = configs[2];
+  const std::string row = csv_row(r, "k");
+  CHECK(parse_csv_row(row.substr(0, row.size() - 1), "results.csv", 2).result.config.cp == 2);
+  const std::string fp = fingerprint(m, t, {}, "1.0");
+  CHECK(config_key(fp, configs[1]) != config_key(fp, configs[2]));
+}
+
 TEST_CASE(
     "search: the memory filter drops exactly the configurations over capacity, and threads do not "
     "change the results",

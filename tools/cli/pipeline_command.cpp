@@ -162,7 +162,8 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"dp", cfg.dp},
                                   {"tp", cfg.tp},
                                   {"pp", cfg.pp},
-                                  {"gpus", cfg.dp * cfg.tp * cfg.pp},
+                                  {"cp", cfg.cp},
+                                  {"gpus", cfg.gpus()},
                                   {"schedule", a.schedule},
                                   {"virtual_stages", cfg.virtual_stages},
                                   {"recompute", model::kRecomputeNames.name(cfg.recompute)},
@@ -192,7 +193,8 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                                            {"stage_transfer", pm.critical_transfer_s},
                                                            {"dp_allreduce", pm.critical_dp_s},
                                                            {"optimizer", pm.critical_optimizer_s},
-                                                           {"expert_alltoall", pm.critical_ep_s}}},
+                                                           {"expert_alltoall", pm.critical_ep_s},
+                                                           {"context_exchange", pm.critical_cp_s}}},
                                   {"stages", stages_json(run)},
                                   {"memory", memory_json(run)},
                                   {"transfers", std::move(xfers)},
@@ -210,6 +212,7 @@ std::string describe_training(const pipeline::PipelineConfig& cfg) {
   if (cfg.sequence_parallel) parts.emplace_back("sequence parallelism");
   if (cfg.zero != model::ZeroStage::none) parts.push_back(fmt::format("ZeRO-{}", static_cast<int>(cfg.zero)));
   if (cfg.flash_attention) parts.emplace_back("fused attention");
+  if (cfg.cp > 1) parts.push_back(fmt::format("context parallelism {}", cfg.cp));
   if (cfg.ep > 1)
     parts.push_back(cfg.expert_skew > 1 ? fmt::format("expert parallelism {} (busiest rank at {}x the mean)",
                                                       cfg.ep, cfg.expert_skew)
@@ -263,6 +266,7 @@ Table results_table(const PipelineRun& run) {
        time(pm.critical_tp_s)});
   res.add({"  stage transfers", time(pm.critical_transfer_s)});
   if (cfg.ep > 1) res.add({"  expert all-to-all", time(pm.critical_ep_s)});
+  if (cfg.cp > 1) res.add({"  context key/value exchange", time(pm.critical_cp_s)});
   res.add({cfg.zero != model::ZeroStage::none ? "  data-parallel reduce-scatter/all-gather"
                                               : "  data-parallel all-reduce",
            time(pm.critical_dp_s)});
@@ -273,8 +277,8 @@ Table results_table(const PipelineRun& run) {
 
 void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
   const auto& [it, cfg] = std::tie(run.it, run.cfg);
-  fmt::print("pipeline {} on {}: dp {} x tp {} x pp {} = {} GPUs\n", run.model.name, run.topo.name, cfg.dp,
-             cfg.tp, cfg.pp, cfg.dp * cfg.tp * cfg.pp);
+  fmt::print("pipeline {} on {}: {} = {} GPUs\n", run.model.name, run.topo.name, model::degrees(cfg),
+             cfg.gpus());
   const std::string transfers =
       (cfg.reshard_auto ? std::string("auto") : fmt::format("{} ({})", a.reshard, a.balance)) +
       (cfg.overlap ? "" : ", each holding both ends on the compute stream (no overlap)");
@@ -333,10 +337,9 @@ void run_all_schedules(const PipelineArgs& a) {
       const PipelineRun run = build_and_simulate(one);
       if (!a.plot.empty()) gantt.add(label, run.it, run.topo, run.r);
       if (header.empty())
-        header =
-            fmt::format("pipeline {} on {}: dp {} x tp {} x pp {}, {} microbatches of {}{}\ncompute {}\n\n",
-                        run.model.name, run.topo.name, a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches,
-                        a.cfg.microbatch_size, describe_training(run.cfg), run.compute_models);
+        header = fmt::format("pipeline {} on {}: {}, {} microbatches of {}{}\ncompute {}\n\n", run.model.name,
+                             run.topo.name, model::degrees(a.cfg), a.cfg.microbatches, a.cfg.microbatch_size,
+                             describe_training(run.cfg), run.compute_models);
       double peak = 0;
       bool fits = true;
       for (const auto& m : run.it.memory) {
@@ -369,8 +372,8 @@ void run_all_schedules(const PipelineArgs& a) {
   }
   if (!a.plot.empty() && !gantt.csv.empty())
     plot_pipeline_gantt(a.plot, gantt,
-                        fmt::format("{}: dp {} x tp {} x pp {}, {} microbatches, every schedule", a.model,
-                                    a.cfg.dp, a.cfg.tp, a.cfg.pp, a.cfg.microbatches));
+                        fmt::format("{}: {}, {} microbatches, every schedule", a.model, model::degrees(a.cfg),
+                                    a.cfg.microbatches));
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"schedules", rows}, {"best", best}}));
     return;
@@ -396,10 +399,9 @@ void run_pipeline(PipelineArgs& a) {
   if (!a.plot.empty()) {
     GanttRows rows;
     rows.add("", run.it, run.topo, run.r);
-    plot_pipeline_gantt(
-        a.plot, rows,
-        fmt::format("{} on {}: dp {} x tp {} x pp {}, {}, {} microbatches", run.model.name, run.topo.name,
-                    run.cfg.dp, run.cfg.tp, run.cfg.pp, a.schedule, run.cfg.microbatches));
+    plot_pipeline_gantt(a.plot, rows,
+                        fmt::format("{} on {}: {}, {}, {} microbatches", run.model.name, run.topo.name,
+                                    model::degrees(run.cfg), a.schedule, run.cfg.microbatches));
   }
   (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
   if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
@@ -412,10 +414,10 @@ void add_pipeline_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "pipeline", "Simulate one training iteration of a model under data, tensor and pipeline parallelism");
   cmd->footer(
-      "Ranks follow Megatron: tensor rank fastest, then data replica, then pipeline stage, over the\n"
-      "topology's GPUs. Layers are split into contiguous stages balancing forward FLOPs, or as\n"
-      "--stage-starts says. Each pass is one compute task on the stage's tensor-parallel GPUs (in\n"
-      "lockstep) plus their all-reduce;\n"
+      "Ranks follow Megatron: tensor rank fastest, then context rank, then data replica, then\n"
+      "pipeline stage, over the topology's GPUs. Layers are split into contiguous stages balancing\n"
+      "forward FLOPs, or as --stage-starts says. Each pass is one compute task on the stage's\n"
+      "tensor-parallel GPUs (in lockstep) plus their all-reduce;\n"
       "activations and gradients between stages go through the resharding planner (--reshard);\n"
       "gradients are all-reduced over the data replicas as soon as a stage's last backward is done.\n"
       "Idle = the share of the iteration a GPU runs no pass; bubble ratio = idle / pass time (Megatron's);\n"
@@ -431,6 +433,12 @@ void add_pipeline_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->default_val(1);
   cmd->add_option("--pp", a->cfg.pp, "Pipeline stages (devices)")->check(CLI::PositiveNumber)->default_val(1);
+  cmd->add_option("--cp", a->cfg.cp,
+                  "Context parallelism (ring attention; needs --flash-attention): this many ranks share "
+                  "each sequence, s/cp tokens each, gathering each layer's keys and values beside the "
+                  "attention; gradients are reduced over dp x cp")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1);
   cmd->add_option("--microbatches,-m", a->cfg.microbatches, "Microbatches per iteration")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
@@ -475,8 +483,9 @@ void add_pipeline_command(CLI::App& app) {
       ->default_val(0);
   cmd->add_option(
          "--ep", a->cfg.ep,
-         "Expert parallelism (MoE models): groups of this many data replicas share the experts, each "
-         "holding experts/ep; tokens go to their experts and back by all-to-all (divides dp)")
+         "Expert parallelism (MoE models): groups of this many data (and context) replicas share the "
+         "experts, each holding experts/ep; tokens go to their experts and back by all-to-all (divides "
+         "dp x cp)")
       ->check(CLI::PositiveNumber)
       ->default_val(1);
   cmd->add_option(

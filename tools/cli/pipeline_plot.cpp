@@ -18,6 +18,7 @@ std::string bar_kind(const std::string& id, Kind k) {
     case Kind::compute: return id.empty() ? "compute" : std::string(1, id.front());
     case Kind::tp_allreduce: return "tp all-reduce";
     case Kind::expert_alltoall: return "expert all-to-all";
+    case Kind::context_exchange: return "context key/value exchange";
     case Kind::dp_allreduce: return "dp all-reduce";
     case Kind::optimizer: return "optimizer";
     case Kind::stage_transfer: return "transfer";

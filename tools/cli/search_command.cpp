@@ -67,7 +67,8 @@ std::string config_name(const pipeline::PipelineConfig& c) {
                      reshard::to_string(c.reshard)) +
          (c.sequence_parallel ? " sp" : "") +
          (c.zero != model::ZeroStage::none ? fmt::format(" z{}", static_cast<int>(c.zero)) : "") +
-         (c.flash_attention ? " fa" : "") + (c.ep > 1 ? fmt::format(" ep{}", c.ep) : "");
+         (c.flash_attention ? " fa" : "") + (c.ep > 1 ? fmt::format(" ep{}", c.ep) : "") +
+         (c.cp > 1 ? fmt::format(" cp{}", c.cp) : "");
 }
 
 // --sequence-parallel and --flash-attention: off, on or both.
@@ -108,6 +109,7 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"zero", static_cast<int>(c.zero)},
                        {"flash_attention", c.flash_attention},
                        {"ep", c.ep},
+                       {"cp", c.cp},
                        {"reshard", reshard::to_string(c.reshard)},
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
@@ -207,7 +209,7 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
   fmt::print("{}", tab.render({true, false, true, true, true, true, true, true}));
   fmt::print(
       "(x MxB: M microbatches of B samples; rc: full, sel: selective recomputation; sp: sequence "
-      "parallelism; zN: ZeRO-N; fa: fused attention; epN: expert parallelism)\n");
+      "parallelism; zN: ZeRO-N; fa: fused attention; epN: expert parallelism; cpN: context parallelism)\n");
   if (!dir.empty())
     fmt::print("\nresults: {}{}\n", (std::filesystem::path(dir) / "results.csv").string(), plots);
 }
@@ -348,8 +350,16 @@ void add_search_command(CLI::App& app) {
   cmd->add_option("--flash-attention", a->flash_attention, "Fused attention: off, on or both")
       ->check(CLI::IsMember({"off", "on", "both"}))
       ->capture_default_str();
-  cmd->add_option("--ep", a->space.ep,
-                  "Expert-parallel degrees to try (MoE models; those dividing dp and the experts), e.g. 1,8")
+  cmd->add_option(
+         "--ep", a->space.ep,
+         "Expert-parallel degrees to try (MoE models; those dividing dp x cp and the experts), e.g. 1,8")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option(
+         "--cp", a->space.cp,
+         "Context-parallel degrees to try (with fused attention; the sequence must split into 2 x cp "
+         "chunks), e.g. 1,2,4")
       ->delimiter(',')
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
