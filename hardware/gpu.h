@@ -42,6 +42,7 @@ struct Peaks {
   double fp16_flops = 0;  // also bf16, on the tensor cores
   double fp64_flops = 0;
   double int8_ops = 0;
+  double fp8_flops = 0;  // FP8 (E4M3/E5M2) on the tensor cores; 0: the part has none
 };
 
 struct GpuSpec {

@@ -12,10 +12,12 @@
 //   A100 SXM   A100 datasheet: 19.5 FP32, 312 FP16, 9.7 FP64, 624 INT8;
 //              40 GB HBM2 at 1,555 GB/s, 80 GB HBM2e at 2,039 GB/s; 108 SMs,
 //              12 NVLink 3 links (Ampere whitepaper)
-//   H100 SXM5  H100 datasheet: 67 FP32, 989 FP16, 34 FP64, 1,979 INT8;
+//   H100 SXM5  H100 datasheet: 67 FP32, 989 FP16, 34 FP64, 1,979 INT8,
+//              1,979 FP8 (the datasheet's 3,958 is with sparsity);
 //              80 GB HBM3 at 3.35 TB/s; 132 SMs, 18 NVLink 4 links (Hopper
 //              whitepaper)
 //   H200 SXM   H200 datasheet: H100's compute; 141 GB HBM3e at 4.8 TB/s
+// V100 and A100 have no FP8 tensor cores.
 // The parts after them carry only what NCCL's tuning model knows of them
 // (their architecture row, src/graph/tuning.cc): meshsim has no compute
 // model for them yet.
@@ -65,7 +67,11 @@ inline constexpr std::array kBuiltinGpus{
     GpuSpec{.name = "H100",
             .sm = 90,
             .nccl_arch = NcclArch::hopper,
-            .peaks = {.fp32_flops = 67e12, .fp16_flops = 989e12, .fp64_flops = 34e12, .int8_ops = 1979e12},
+            .peaks = {.fp32_flops = 67e12,
+                      .fp16_flops = 989e12,
+                      .fp64_flops = 34e12,
+                      .int8_ops = 1979e12,
+                      .fp8_flops = 1979e12},
             .memory_bandwidth = Bandwidth::GBps(3350),
             .memory = Bytes::GiB(80),
             .sms = 132,
@@ -76,7 +82,11 @@ inline constexpr std::array kBuiltinGpus{
     GpuSpec{.name = "H200",
             .sm = 90,
             .nccl_arch = NcclArch::hopper,
-            .peaks = {.fp32_flops = 67e12, .fp16_flops = 989e12, .fp64_flops = 34e12, .int8_ops = 1979e12},
+            .peaks = {.fp32_flops = 67e12,
+                      .fp16_flops = 989e12,
+                      .fp64_flops = 34e12,
+                      .int8_ops = 1979e12,
+                      .fp8_flops = 1979e12},
             .memory_bandwidth = Bandwidth::GBps(4800),
             .memory = Bytes(INT64_C(141000000000)),
             .sms = 132,

@@ -77,13 +77,16 @@ plan::KernelList layer_forward(const LayerShape& s) {
   const double heads = s.sequences * s.heads / t;  // independent attention products
   const double head_size = h / s.heads;
   const double kv_width = (s.kv_heads > 0 ? s.kv_heads : s.heads) * head_size;
-  const double keys = s.fused_attention ? s.context + s.tokens / 2 : kv;  // per query: causal tiles skipped
   plan::KernelList k;
   k.dtype = s.dtype;
-  k.gemms = {{T, (h + 2 * kv_width) / t, h, 1},
-             {s.tokens, keys, head_size, heads},
-             {s.tokens, head_size, keys, heads},
-             {T, h, h / t, 1}};
+  k.gemms = {{T, (h + 2 * kv_width) / t, h, 1}};
+  if (s.fused_attention) {  // per query, the keys a causal mask leaves: c + l/2
+    k.attention = {{heads, s.tokens, s.context + s.tokens / 2, head_size, false}};
+  } else {
+    k.gemms.push_back({s.tokens, kv, head_size, heads});
+    k.gemms.push_back({s.tokens, head_size, kv, heads});
+  }
+  k.gemms.push_back({T, h, h / t, 1});
   k.memory_bytes = {bytes(2 * T * h * e)};
   if (!s.fused_attention) k.memory_bytes.push_back(bytes(2 * heads * s.tokens * kv * e));
   k.memory_bytes.push_back(bytes(3 * T * h * e));
@@ -100,10 +103,15 @@ plan::KernelList layer_backward(const plan::KernelList& f) {
   plan::KernelList b;
   b.dtype = f.dtype;
   for (const auto& g : f.gemms) {
-    b.gemms.push_back({g.m, g.k, g.n, g.batch});  // input gradient
-    b.gemms.push_back({g.k, g.n, g.m, g.batch});  // weight (or value) gradient
+    b.gemms.push_back({g.m, g.k, g.n, g.batch, g.fp8});  // input gradient
+    b.gemms.push_back({g.k, g.n, g.m, g.batch, g.fp8});  // weight (or value) gradient
+  }
+  for (plan::KernelList::Attention a : f.attention) {
+    a.backward = true;
+    b.attention.push_back(a);
   }
   for (Bytes bytes : f.memory_bytes) b.memory_bytes.push_back(bytes * 2);
+  b.host_per_kernel = f.host_per_kernel;
   return b;
 }
 

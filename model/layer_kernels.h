@@ -42,10 +42,13 @@
 // GEMM 1 and 2 are the attention products; every other GEMM multiplies by
 // weights. Fused attention (FlashAttention; Dao et al. 2022): one kernel
 // computes scores, softmax and values tile by tile and skips the tiles a
-// causal mask hides, so here its two products cover c + l/2 keys per query
-// (half the new tokens' on average) and the softmax kernel is gone (the
-// scores never reach memory). The softmax is the second memory kernel
-// only without it.
+// causal mask hides, so here the two attention GEMMs give way to one
+// attention kernel (plan::KernelList::Attention) of b·a/t heads, l queries
+// each against c + l/2 keys (half the new tokens' on average), and the
+// softmax kernel is gone (the scores never reach memory); every GEMM then
+// multiplies by weights. Its backward is one attention kernel of five
+// products: the scores recomputed, as FlashAttention's backward does, and
+// four gradients. The softmax is the second memory kernel only without it.
 
 #include <optional>
 #include <vector>
@@ -93,7 +96,8 @@ struct LayerShape {
 enum class KernelPasses { both, forward, backward };
 
 [[nodiscard]] plan::KernelList layer_forward(const LayerShape& s);
-/// The backward kernels of a layer whose forward kernels are `forward`.
+/// The backward kernels of a layer whose forward kernels are `forward`
+/// (each attention kernel's backward with it).
 [[nodiscard]] plan::KernelList layer_backward(const plan::KernelList& forward);
 /// What a framework that accumulates gradients runs after each backward
 /// pass of a layer: one memory-bound kernel adding the pass's weight

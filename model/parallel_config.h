@@ -58,6 +58,17 @@
 //   flash_attention  fused attention (FlashAttention; Megatron-Core's
 //                    default): the scores are never stored, only their
 //                    softmax's log-sum-exp
+//   fp8              the weight GEMMs of the transformer layers (QKV, output
+//                    projection, MLP, router and experts; forward, input
+//                    and weight gradients) with FP8 operands, as Transformer
+//                    Engine's FP8 recipe runs them: at the GPU's FP8 peak,
+//                    on GPUs that have one; attention, the norms, the
+//                    embedding and the output layer stay in the model's
+//                    dtype
+//   host_per_kernel  the framework's host work per kernel it launches (the
+//                    Python and dispatch of eager PyTorch); a pass takes at
+//                    least its kernels × this (sim/compute_model.h). Zero,
+//                    the default: the host keeps ahead, as under CUDA graphs
 //   stage_starts     the first layer of each virtual stage (a split as a run
 //                    fixed it); empty: stages of balanced forward FLOPs
 //   layer_split      under tensor parallelism, how layers that list their
@@ -71,6 +82,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/units.h"
 #include "model/memory.h"
 
 namespace meshsim::model {
@@ -116,6 +128,8 @@ struct ParallelConfig {
   int ep = 1;
   double expert_skew = 1;
   int cp = 1;
+  bool fp8 = false;
+  Time host_per_kernel{};
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
   /// Ranks per tensor rank and pipeline device holding the same weights:
   /// the data- and context-parallel ones, context ranks adjacent.

@@ -685,6 +685,10 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
         "context parallelism's key/value exchanges run beside the passes: it needs overlapped stage "
         "transfers (drop --no-overlap)");
   const PipelineRanks ranks(topo, cfg, device_models);
+  if (cfg.fp8 && ranks.device_model().fp8_flops <= 0)
+    throw UsageError(
+        fmt::format("FP8 GEMMs need FP8 tensor cores, which the {} lacks (H100 and H200 have them)",
+                    ranks.device_model().name));
   const auto ops = checked_ops(model, cfg);
   refuse_huge_plan(ops, cfg);                                // before anything big is allocated
   std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them

@@ -159,6 +159,9 @@ std::vector<std::vector<PipelineOp>> checked_ops(const model::Model& model,
   check_stage_starts(cfg.stage_starts, stages, static_cast<int>(model.layers.size()));
   check_expert_parallel(model, cfg);
   model::check_context_parallel(model, cfg.cp, cfg.flash_attention);
+  if (cfg.fp8 && !model.architecture)
+    throw UsageError(fmt::format(
+        "FP8 runs the transformer layers' weight GEMMs: {} has no transformer layers", model.name));
   if (cfg.full_recompute() && cfg.schedule == model::Schedule::zb_h1)
     throw UsageError(
         "zb-h1 does not combine with recomputation: its W passes need the activations a recomputing "

@@ -14,13 +14,14 @@ namespace {
 
 // The GEMMs of layer_forward that multiply by weights (QKV, output
 // projection, the MLP's or the router's and experts'); the others are the
-// attention products.
-bool weight_gemm(std::size_t i) {
-  return i == 0 || i >= 3;
+// attention products, which fused attention holds in a kernel of its own.
+bool weight_gemm(std::size_t i, bool fused_attention) {
+  return fused_attention || i == 0 || i >= 3;
 }
 
 void append(plan::KernelList& to, const plan::KernelList& from) {
   to.gemms.insert(to.gemms.end(), from.gemms.begin(), from.gemms.end());
+  to.attention.insert(to.attention.end(), from.attention.begin(), from.attention.end());
   to.memory_bytes.insert(to.memory_bytes.end(), from.memory_bytes.begin(), from.memory_bytes.end());
 }
 
@@ -30,13 +31,13 @@ void transformer(plan::KernelList& out, const model::Model& m, const model::Laye
   model::LayerShape shape = model::whole_sequences(m, o.microbatch_size, o.tp, l.moe, o.ep, o.expert_skew);
   shape.fused_attention = o.fused_attention;
   shape = model::context_shard(shape, o.cp);
-  const plan::KernelList forward = model::layer_forward(shape);
+  plan::KernelList forward = model::layer_forward(shape);
+  for (std::size_t i = 0; i < forward.gemms.size(); ++i)
+    forward.gemms[i].fp8 = o.fp8 && weight_gemm(i, o.fused_attention);
   if (pass == Pass::forward) return append(out, forward);
   if (pass == Pass::backward && o.recompute == model::Recompute::full) append(out, forward);
-  if (pass == Pass::backward && o.fused_attention)  // FlashAttention's backward recomputes the scores
-    out.gemms.push_back(forward.gemms[1]);
-  else if (pass == Pass::backward &&
-           o.recompute == model::Recompute::selective) {  // scores and softmax again
+  // Selective: the scores and softmax again (fused attention's backward recomputes them itself).
+  if (pass == Pass::backward && !o.fused_attention && o.recompute == model::Recompute::selective) {
     out.gemms.insert(out.gemms.end(), forward.gemms.begin() + 1, forward.gemms.begin() + 3);
     out.memory_bytes.push_back(forward.memory_bytes[1]);
   }
@@ -45,12 +46,14 @@ void transformer(plan::KernelList& out, const model::Model& m, const model::Laye
   // backward.gemms holds, per forward GEMM i, its input gradient (2i) and
   // its weight or second operand's gradient (2i + 1).
   for (std::size_t i = 0; i < backward.gemms.size(); ++i) {
-    const bool weight = i % 2 == 1 && weight_gemm(i / 2);
+    const bool weight = i % 2 == 1 && weight_gemm(i / 2, o.fused_attention);
     if (weight == (pass == Pass::weight)) out.gemms.push_back(backward.gemms[i]);
   }
-  if (pass == Pass::backward)
+  if (pass == Pass::backward) {
+    out.attention.insert(out.attention.end(), backward.attention.begin(), backward.attention.end());
     out.memory_bytes.insert(out.memory_bytes.end(), backward.memory_bytes.begin(),
                             backward.memory_bytes.end());
+  }
 }
 
 // Any other layer: a GEMM to its output width when it has FLOPs, else a
@@ -107,7 +110,8 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
 PassOptions pass_options(const model::ParallelConfig& cfg) {
   return {cfg.microbatch_size, cfg.tp, cfg.schedule == model::Schedule::zb_h1,
           cfg.recompute,       cfg.ep, cfg.expert_skew,
-          cfg.flash_attention, cfg.cp};
+          cfg.flash_attention, cfg.cp, cfg.fp8,
+          cfg.host_per_kernel};
 }
 
 std::optional<plan::KernelList> pass_kernels(const model::Model& m, const VirtualStage& vs, Pass pass,
@@ -131,7 +135,8 @@ std::optional<plan::KernelList> pass_kernels(const model::Model& m, const Virtua
     else
       other(out, l, m, pass, microbatch_size, tp, o.cp, split_backward, full);
   }
-  if (out.gemms.empty() && out.memory_bytes.empty()) return std::nullopt;  // nothing to list: the roofline's
+  if (out.launches() == 0) return std::nullopt;  // nothing to list: the roofline's
+  out.host_per_kernel = o.host_per_kernel;
   return out;
 }
 

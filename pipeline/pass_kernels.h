@@ -24,10 +24,14 @@
 //   (model::context_shard).
 //   An MoE layer's experts are those of one of `ep` expert-parallel ranks,
 //   at the load of the busiest (`expert_skew`). With fused attention
-//   (FlashAttention) the attention is causal-halved GEMM work without a
-//   softmax kernel (model/layer_kernels.h), and its backward first
-//   recomputes the scores GEMM, as FlashAttention's backward does;
-//   selective recomputation then adds nothing (the scores were never stored).
+//   (FlashAttention) the attention is one causal-halved attention kernel
+//   without a softmax kernel (model/layer_kernels.h), whose backward
+//   recomputes the scores, as FlashAttention's backward does; selective
+//   recomputation then adds nothing (the scores were never stored).
+//   With FP8 the transformer layers' weight GEMMs, forward and both
+//   gradients, have FP8 operands (plan::KernelList::Gemm::fp8).
+//   Every list carries the framework's host work per launched kernel
+//   (`host_per_kernel`: an eager framework's; zero under CUDA graphs).
 //   With full recomputation every layer's backward first repeats its
 //   forward; with selective recomputation a transformer layer's backward
 //   first repeats its attention scores, softmax and values GEMMs.
@@ -61,7 +65,9 @@ struct PassOptions {
   int ep = 1;
   double expert_skew = 1;
   bool fused_attention = false;
-  int cp = 1;  // context-parallel ranks: each runs s/cp tokens (model::context_shard)
+  int cp = 1;        // context-parallel ranks: each runs s/cp tokens (model::context_shard)
+  bool fp8 = false;  // the transformer layers' weight GEMMs with FP8 operands
+  Time host_per_kernel{};
 };
 [[nodiscard]] PassOptions pass_options(const model::ParallelConfig& cfg);
 

@@ -203,7 +203,7 @@ SliceCostFn slice_cost(const model::Model& m, const SliceCostModel& c, const sim
                        (c.tp > 1 ? 4 * c.tp_allreduce.time(bl * h * e) : 0.0);
     double calls = 1 + (c.tp > 1 ? 4 : 0);  // the accumulation; the all-reduces
     for (const auto* k : {&forward, &backward, &cache, &attention})
-      calls += static_cast<double>(k->gemms.size() + k->memory_bytes.size());
+      calls += static_cast<double>(k->launches());
     const double layer = std::max(gpu, calls * c.host_per_kernel);
     const double spread = c.tp > 1 ? 2 * c.tp_broadcast.time(bl * h * e) : 0.0;  // activation and gradient
     return c.layers_per_stage * layer + spread +

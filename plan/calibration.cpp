@@ -163,7 +163,8 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
   if (auto cm = root.find("compute"))
     for (std::size_t i = 0; i < cm->size(); ++i) {
       const JsonCursor e = cm->at(i);
-      e.allow_only({"gpu_model", "efficiency", "launch_overhead", "memory_bandwidth", "points"});
+      e.allow_only({"gpu_model", "efficiency", "attention_efficiency", "launch_overhead", "memory_bandwidth",
+                    "points"});
       ComputeCalibration cc;
       cc.gpu_model = e["gpu_model"].as_name();
       if (auto x = e.find("efficiency")) {
@@ -172,6 +173,7 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
         for (std::size_t k = 0; k < kClassNames.size(); ++k)
           if (auto v = x->find(kClassNames[k])) cc.efficiency[k] = fraction(*v);
       }
+      if (auto x = e.find("attention_efficiency")) cc.attention_efficiency = fraction(*x);
       if (auto x = e.find("launch_overhead")) cc.launch_overhead = non_negative_time(*x);
       if (auto x = e.find("memory_bandwidth")) cc.memory_bandwidth = positive_bandwidth(*x);
       if (auto p = e.find("points"))
@@ -228,6 +230,7 @@ Json to_json(const Calibration& c) {
       for (std::size_t k = 0; k < kClassNames.size(); ++k)
         if (cc.efficiency[k]) eff[kClassNames[k]] = *cc.efficiency[k];
       e["efficiency"] = std::move(eff);
+      if (cc.attention_efficiency) e["attention_efficiency"] = *cc.attention_efficiency;
       if (cc.launch_overhead) e["launch_overhead"] = exact_string(*cc.launch_overhead);
       if (cc.memory_bandwidth) e["memory_bandwidth"] = exact_string(*cc.memory_bandwidth);
       Json pts = Json::array();

@@ -15,8 +15,9 @@
 //               (achieved / line rate) and hop latency; they replace those
 //               of every link of that kind
 //   compute     per GPU model: achieved fraction of the dense peak per
-//               dtype class (fp32, fp16, fp64, int8), launch overhead,
-//               memory bandwidth; they replace the built-in roofline's;
+//               dtype class (fp32, fp16, fp64, int8), fused attention's
+//               own fraction, launch overhead, memory bandwidth; they
+//               replace the built-in roofline's;
 //               points: measured GEMMs (m, n, k, batch, dtype, time), which
 //               replace the model's time for exactly that GEMM
 //   collectives nccl-tests style points (op, GPUs, size, time, busbw)
@@ -90,6 +91,7 @@ struct ComputeCalibration {
   std::array<std::optional<double>, 4> efficiency;  // by DTypeClass
   std::optional<Time> launch_overhead;
   std::optional<Bandwidth> memory_bandwidth;
+  std::optional<double> attention_efficiency;  // fused attention's fraction of its dtype's peak
   std::vector<GemmPoint> points;
 };
 

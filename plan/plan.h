@@ -105,27 +105,57 @@ inline constexpr int kMaxParts = 63;
 inline constexpr double kMaxTensorElements = 1e15;
 
 /// The kernels of a compute task, when its planner knows them
-/// (plan/kernels.h): GEMMs, a batch of m × n × k products each, and
-/// memory-bound kernels, the bytes each reads and writes; one dtype.
+/// (plan/kernels.h): GEMMs, a batch of m × n × k products each; fused
+/// attention kernels; memory-bound kernels, the bytes each reads and
+/// writes; one dtype; and the host work a framework spends launching each.
 struct KernelList {
   struct Gemm {
     double m = 0;
     double n = 0;
     double k = 0;
     double batch = 1;
+    bool fp8 = false;  // operands in FP8 (Transformer Engine's recipe), output in the list's dtype
     friend bool operator==(const Gemm&, const Gemm&) = default;
     /// 2·m·n·k·batch: two FLOPs per multiply-add.
     [[nodiscard]] double flops() const { return 2 * m * n * k * batch; }
   };
+  /// One fused attention kernel (FlashAttention, cuDNN's fused attention):
+  /// `batch` independent heads, `queries` rows each, every query against
+  /// `keys` keys on average (a causal mask's skipped tiles left out) of
+  /// `head_dim` elements. A forward runs two such products (scores, then
+  /// the weighted values); a backward five (the scores again, then the
+  /// gradients of the values, the probabilities, the queries and the keys).
+  /// It reads and writes its operands once: a forward Q, K, V and O, a
+  /// backward those, dO, dQ, dK and dV, queries × head_dim elements each
+  /// per head (keys and values as many rows as queries: an approximation
+  /// for caches and context parallelism, where they hold more).
+  struct Attention {
+    double batch = 1;
+    double queries = 0;
+    double keys = 0;
+    double head_dim = 0;
+    bool backward = false;
+    friend bool operator==(const Attention&, const Attention&) = default;
+    [[nodiscard]] double products() const { return backward ? 5 : 2; }
+    [[nodiscard]] double flops() const { return 2 * batch * queries * keys * head_dim * products(); }
+    [[nodiscard]] double elements() const { return (backward ? 8 : 4) * batch * queries * head_dim; }
+  };
   std::vector<Gemm> gemms;
+  std::vector<Attention> attention;
   std::vector<Bytes> memory_bytes;  // one memory-bound kernel each
   DType dtype = kDefaultMathDType;
+  /// The host's work per kernel launched (an eager framework's Python and
+  /// dispatch); zero when the host keeps ahead of the GPU (a CUDA graph
+  /// replays the list without it). The list takes at least launches() × it.
+  Time host_per_kernel{};
   friend bool operator==(const KernelList&, const KernelList&) = default;
 
-  /// Σ 2·m·n·k·batch over the GEMMs.
+  /// Σ FLOPs over the GEMMs and the attention kernels.
   [[nodiscard]] double flops() const;
-  /// Σ memory_bytes (the GEMMs' operand traffic is not counted).
+  /// Σ memory_bytes (the GEMMs' and attention's operand traffic is not counted).
   [[nodiscard]] Bytes bytes() const;
+  /// Kernels launched: GEMMs, attention kernels and memory-bound kernels.
+  [[nodiscard]] std::size_t launches() const { return gemms.size() + attention.size() + memory_bytes.size(); }
 };
 
 struct KernelSet {

@@ -168,6 +168,8 @@ std::string config_key(const std::string& fingerprint, const pipeline::PipelineC
   if (c.flash_attention) more += " flash";
   if (c.ep > 1) more += fmt::format(" ep{}", c.ep);
   if (c.cp > 1) more += fmt::format(" cp{}", c.cp);
+  if (c.fp8) more += " fp8";
+  if (c.host_per_kernel > Time::zero()) more += fmt::format(" host{}", c.host_per_kernel.count_ps());
   if (c.memory_reserve != model::kDefaultReserve) more += fmt::format(" reserve{}", c.memory_reserve.count());
   return fmt::format("{:016x}", fnv1a(fingerprint + cfg + more));
 }

@@ -185,6 +185,8 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
                                        c.cp = cp;
                                        c.reshard = r;
                                        c.memory_reserve = s.memory_reserve;
+                                       c.host_per_kernel = s.host_per_kernel;
+                                       c.fp8 = s.fp8;
                                        out.push_back(c);
                                      }
                                    });

@@ -65,6 +65,8 @@ struct Space {
   std::vector<int> tp, pp, dp;  // empty: every degree that fits
   bool tp_across_hosts = false;
   Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
+  Time host_per_kernel{};  // the framework's, every configuration's (parallel_config.h)
+  bool fp8 = false;        // FP8 weight GEMMs, every configuration's
 };
 
 /// A value one of the space's lists holds twice: every configuration with

@@ -60,6 +60,8 @@ SpaceFile load_space_file(const std::string& file) {
                    "reshards",
                    "tp_across_hosts",
                    "memory_reserve",
+                   "host_per_kernel",
+                   "fp8",
                    "sequence_parallel",
                    "zero",
                    "flash_attention",
@@ -112,6 +114,12 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto v = root.find("dp")) s.dp = list_of<int>(*v, positive);
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
   if (auto r = root.find("memory_reserve")) s.memory_reserve = r->as_bytes();
+  if (auto v = root.find("fp8")) s.fp8 = v->as_bool();
+  if (auto h = root.find("host_per_kernel")) {
+    s.host_per_kernel = h->as_time();
+    if (s.host_per_kernel < Time::zero() || s.host_per_kernel > Time::s(1))
+      h->fail("host work per kernel is between 0 and 1 s");
+  }
   // The built-in lists repeat nothing, so a repeat is in a list the file gives.
   if (auto r = repeated_value(s))
     root[r->list].at(r->index).fail("repeats an earlier value (each would be searched twice)");

@@ -14,7 +14,8 @@
 //  "cp": [1, 2],                                                (context parallelism)
 //  "tp": [8], "pp": [4, 8], "dp": [...],                        (fixed degrees; default: all)
 //  "reshards": ["broadcast", ...], "tp_across_hosts": false,
-//  "memory_reserve": "2GiB"}                                    (all optional but global_batch)
+//  "memory_reserve": "2GiB", "host_per_kernel": "0us",
+//  "fp8": false}                                                (all optional but global_batch)
 // search.h says what each dimension means.
 
 #include <optional>

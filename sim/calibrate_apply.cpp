@@ -38,6 +38,7 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
     DeviceModel m = *base;
     for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
       if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
+    if (cc.attention_efficiency) m.attention_efficiency = cc.attention_efficiency;
     if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
     if (cc.memory_bandwidth) m.memory_bandwidth = *cc.memory_bandwidth;
     for (const plan::GemmPoint& g : cc.points) m.add_measured_gemm(g);

@@ -29,6 +29,7 @@ DeviceModel model_of(const hardware::GpuSpec& g) {
   m.fp16_flops = g.peaks.fp16_flops;
   m.fp64_flops = g.peaks.fp64_flops;
   m.int8_ops = g.peaks.int8_ops;
+  m.fp8_flops = g.peaks.fp8_flops;
   m.memory_bandwidth = g.memory_bandwidth;
   m.memory_capacity = g.memory;
   m.sms = g.sms;
@@ -63,9 +64,22 @@ constexpr std::array<std::array<double, 2>, 6> kTiles{
 
 Time DeviceModel::kernels_time(const plan::KernelList& k) const {
   Time t;
-  for (const auto& g : k.gemms) t += gemm_time(g.m, g.n, g.k, k.dtype, g.batch);
+  for (const auto& g : k.gemms) t += g.fp8 ? fp8_gemm_time(g) : gemm_time(g.m, g.n, g.k, k.dtype, g.batch);
+  for (const auto& a : k.attention) t += attention_time(a, k.dtype);
   for (Bytes bytes : k.memory_bytes) t += kernel_time(0, bytes, k.dtype);
-  return t;
+  if (k.host_per_kernel <= Time::zero()) return t;
+  return std::max(t, kernel::duration_up(k.host_per_kernel.seconds() * static_cast<double>(k.launches())));
+}
+
+Time DeviceModel::attention_time(const plan::KernelList::Attention& a, DType d) const {
+  MESHSIM_ASSERT(a.batch > 0 && a.queries > 0 && a.keys > 0 && a.head_dim > 0,
+                 "an attention kernel has positive sizes");
+  const double fraction =
+      attention_efficiency.value_or(compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))]);
+  const double compute_s = a.flops() / (peak(d) * fraction);
+  const double memory_s =
+      a.elements() * static_cast<double>(plan::dtype_size(d)) / memory_bandwidth.bytes_per_second_f();
+  return kernel::duration_up(std::max(compute_s, memory_s) / efficiency) + launch_overhead;
 }
 
 void DeviceModel::add_measured_gemm(const plan::GemmPoint& g) {
@@ -124,10 +138,21 @@ Time DeviceModel::gemm_time(double m, double n, double k, DType d, double batch)
 }
 
 Time DeviceModel::modelled_gemm_time(double m, double n, double k, DType d, double batch) const {
-  MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
   const double elem = static_cast<double>(plan::dtype_size(d));
-  const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   const double rate = peak(d) * compute_efficiency[static_cast<std::size_t>(plan::dtype_class(d))];
+  return tiled_time({m, n, k, batch}, rate, elem);
+}
+
+Time DeviceModel::fp8_gemm_time(const plan::KernelList::Gemm& g) const {
+  if (fp8_flops <= 0)
+    throw UsageError(fmt::format("an FP8 GEMM on the {}, which has no FP8 tensor cores", name));
+  return tiled_time(g, fp8_flops * compute_efficiency[static_cast<std::size_t>(DTypeClass::fp16)], 1);
+}
+
+Time DeviceModel::tiled_time(const plan::KernelList::Gemm& g, double rate, double elem) const {
+  const double m = g.m, n = g.n, k = g.k, batch = g.batch;
+  MESHSIM_ASSERT(m > 0 && n > 0 && k > 0 && batch > 0, "a GEMM has positive sizes");
+  const double memory_s = (m * k + k * n + m * n) * batch * elem / memory_bandwidth.bytes_per_second_f();
   if (sms <= 0)
     return kernel::duration_up(std::max(2 * m * n * k * batch / rate, memory_s) / efficiency) +
            launch_overhead;
@@ -170,7 +195,10 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
     const DeviceModel* found = find_device_model(name, models);
     if (!found) continue;  // build_pipeline names the GPU without a model
     DeviceModel m = *found;
-    if (efficiency) m.compute_efficiency.fill(*efficiency);
+    if (efficiency) {  // the GEMMs' and fused attention's alike
+      m.compute_efficiency.fill(*efficiency);
+      m.attention_efficiency.reset();
+    }
     const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
     at_peak = at_peak || eff >= 1.0;
     parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,

@@ -42,6 +42,22 @@
 // misses (on a Volta part a lone wave of tiles runs well below the rate per SM
 // that large GEMMs reach: DeepBench's 2048 × 128 × 2048 takes 31 us, the
 // model 16 us) and shapes far from every measurement keep the model.
+//
+// A fused attention kernel (plan::KernelList::Attention) runs its products
+// tile by tile inside one kernel, at a rate of its own: the achieved
+// fraction of the dtype's peak that such kernels reach,
+// attention_efficiency (FlashAttention-2 reports 50-73 % of an A100's
+// fp16 peak forward and backward, Dao 2023, §4.1; FlashAttention-3 up to
+// 75 % of an H100's, Shah et al. 2024, §4.1), unset: the GEMMs'
+// compute_efficiency:
+//
+//   time = max(flops / (peak(dtype) · attention_efficiency),
+//              elements · element size / memory_bandwidth) / efficiency
+//          + launch_overhead
+//
+// A kernel list takes the sum of its kernels' times, or, when a framework
+// works on the host for every kernel it launches (host_per_kernel), at
+// least launches × that: the GPU cannot run ahead of the host that feeds it.
 
 #include <array>
 #include <cstdint>
@@ -63,12 +79,14 @@ struct DeviceModel {
   double fp16_flops = 0;  // FLOP/s, also bf16 (tensor cores, dense)
   double fp64_flops = 0;
   double int8_ops = 0;
+  double fp8_flops = 0;  // 0: no FP8 tensor cores
   Bandwidth memory_bandwidth;
   Time launch_overhead = Time::us(4);
   double efficiency = 1.0;
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
-  Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
-  int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
+  std::optional<double> attention_efficiency;  // fused attention's fraction of the peak; unset: the GEMMs'
+  Bytes memory_capacity;                       // HBM of the SKU the peaks are for; zero when unknown
+  int sms = 0;  // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
   std::vector<plan::GemmPoint> measured_gemms;  // sorted by (dtype, m, n, k, batch); see above
 
   /// Adds (or replaces) a measured GEMM.
@@ -84,13 +102,24 @@ struct DeviceModel {
   [[nodiscard]] Time gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
   /// The tile-and-wave model alone, whatever was measured.
   [[nodiscard]] Time modelled_gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
+  /// A GEMM with FP8 operands (Gemm::fp8): the tile-and-wave model at the
+  /// FP8 peak times the fp16 class's efficiency (the same tensor cores),
+  /// operands of one byte; measured GEMMs (of other dtypes) do not correct
+  /// it. UsageError on a GPU without FP8 (fp8_flops 0).
+  [[nodiscard]] Time fp8_gemm_time(const plan::KernelList::Gemm& g) const;
+  /// One fused attention kernel in dtype `d`, as above.
+  [[nodiscard]] Time attention_time(const plan::KernelList::Attention& a, plan::DType d) const;
   /// The measurement that corrects gemm_time of this GEMM (see above), or nullptr.
   [[nodiscard]] const plan::GemmPoint* nearest_measured_gemm(const plan::KernelList::Gemm& g,
                                                              plan::DType d) const;
   /// A task's kernels one after another (plan/kernels.h): Σ gemm_time over
-  /// the GEMMs + Σ kernel_time of the memory-bound kernels, each with its
-  /// launch.
+  /// the GEMMs + Σ attention_time + Σ kernel_time of the memory-bound
+  /// kernels, each with its launch; at least launches × host_per_kernel.
   [[nodiscard]] Time kernels_time(const plan::KernelList& k) const;
+
+ private:
+  // The tile-and-wave time of `g` at `rate` FLOP/s with operands of `elem` bytes.
+  [[nodiscard]] Time tiled_time(const plan::KernelList::Gemm& g, double rate, double elem) const;
 };
 
 /// The built-in model of a GPU the hardware catalogue has peaks for

@@ -35,7 +35,8 @@ TEST_CASE("a context rank's share: s/cp tokens whose queries see half the sequen
   CHECK(shard.context == 384);
   const plan::KernelList w = layer_forward(whole);
   const plan::KernelList r = layer_forward(shard);
-  CHECK(r.gemms[1] == plan::KernelList::Gemm{256, 512, 128, 8});
+  REQUIRE(r.attention.size() == 1);
+  CHECK(r.attention[0] == plan::KernelList::Attention{8, 256, 512, 128, false});
   CHECK(4 * r.flops() == Approx(w.flops()));
   CHECK(context_shard(whole, 1).tokens == 1024);
   CHECK_THROWS_AS(context_shard(whole, 0), UsageError);

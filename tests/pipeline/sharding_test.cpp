@@ -1,6 +1,8 @@
 // Sequence parallelism, ZeRO's sharding, selective recomputation, expert
 // and context parallelism in the iteration's plan and memory, by hand on
 // small models.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -199,23 +201,31 @@ TEST_CASE("expert parallelism: experts split over ep replicas, tokens exchanged 
   CHECK_THROWS_AS(build_pipeline(tiny(), t, cfg), UsageError);
 }
 
-TEST_CASE("fused attention: causal-halved attention products, no softmax kernel, scores recomputed backward",
-          "[pipeline-plan]") {
+TEST_CASE(
+    "fused attention: one causal-halved attention kernel, no softmax kernel, scores recomputed backward",
+    "[pipeline-plan]") {
   // The small GPT, one layer at t = 2, b = 1: s = 32, d = 16, 2 heads per
-  // rank. Unfused: scores 32 x 32 x 16 (x2 heads) and a softmax kernel;
-  // fused: 32 x 16 x 16, half the keys per query, and no softmax.
+  // rank. Unfused: the scores GEMM 32 x 32 x 16 (x2 heads), the values
+  // GEMM, and a softmax kernel; fused: one attention kernel of 2 heads, 32
+  // queries against 16 keys each (half on average), and no softmax.
   model::LayerShape shape = whole_sequences(tiny(), 1, 2);
   const auto plain = layer_forward(shape);
   shape.fused_attention = true;
   const auto fused = layer_forward(shape);
   CHECK(plain.gemms[1] == plan::KernelList::Gemm{32, 32, 16, 2});
-  CHECK(fused.gemms[1] == plan::KernelList::Gemm{32, 16, 16, 2});
-  CHECK(fused.gemms[2] == plan::KernelList::Gemm{32, 16, 16, 2});
+  CHECK(fused.gemms.size() == plain.gemms.size() - 2);
+  REQUIRE(fused.attention.size() == 1);
+  CHECK(fused.attention[0] == plan::KernelList::Attention{2, 32, 16, 16, false});
   CHECK(fused.memory_bytes.size() == plain.memory_bytes.size() - 1);
   // Saved: half of each layer's 4·s²·h/t attention FLOPs, 2·32²·64/2 = 65,536.
   CHECK(plain.flops() - fused.flops() == Approx(65'536));
-  // The backward reruns the scores product (FlashAttention's backward) and
-  // selective recomputation adds nothing more.
+  // The backward is one attention kernel of five products (the scores
+  // rerun, as FlashAttention's backward does, and four gradients): 2.5 x
+  // the forward's 65,536 FLOPs; selective recomputation adds nothing more.
+  const auto back = layer_backward(fused);
+  REQUIRE(back.attention.size() == 1);
+  CHECK(back.attention[0].backward);
+  CHECK(back.attention[0].flops() == Approx(2.5 * 65'536));
   const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2());
   const VirtualStage& vs = it.stages[1];  // l2, l3, head
   PassOptions o{1, 2, false, Recompute::none};
@@ -223,12 +233,17 @@ TEST_CASE("fused attention: causal-halved attention products, no softmax kernel,
   const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
   o.recompute = Recompute::selective;
   const auto selective = pass_kernels(tiny(), vs, Pass::backward, o);
-  o = PassOptions{1, 2, false, Recompute::none};
-  const auto unfused = pass_kernels(tiny(), vs, Pass::backward, o);
   REQUIRE(backward);
-  REQUIRE(unfused);
-  CHECK(backward->gemms.size() == unfused->gemms.size() + 2);  // one rerun per layer
-  CHECK(selective->gemms == backward->gemms);
+  CHECK(backward->attention.size() == 2);  // one per layer
+  CHECK(selective == backward);
+  // Under zb-h1 the attention's backward is all in B: W holds weight gradients only.
+  o = PassOptions{1, 2, true, Recompute::none};
+  o.fused_attention = true;
+  const auto b = pass_kernels(tiny(), vs, Pass::backward, o);
+  const auto w = pass_kernels(tiny(), vs, Pass::weight, o);
+  CHECK(b->attention.size() == 2);
+  CHECK(w->attention.empty());
+  CHECK(b->gemms.size() + w->gemms.size() == backward->gemms.size());
 }
 
 TEST_CASE("context parallelism: each layer's keys and values gathered beside the pass, tokens / cp",
@@ -303,4 +318,32 @@ TEST_CASE("context parallelism: each layer's keys and values gathered beside the
   cfg.flash_attention = true;
   cfg.cp = 3;
   CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
+}
+
+TEST_CASE(
+    "FP8: the transformer layers' weight GEMMs, forward and both gradients; attention and the head stay",
+    "[pipeline-plan]") {
+  // Stage 1 of the small GPT (l2, l3, head) at t = 2, unfused attention:
+  // per layer forward QKV, scores, values, output projection and the MLP's
+  // two GEMMs; FP8 marks the four weight GEMMs of each layer and their
+  // eight gradient GEMMs, not the attention products or the head's.
+  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2());
+  const VirtualStage& vs = it.stages[1];
+  PassOptions o{1, 2, false, Recompute::none};
+  o.fp8 = true;
+  auto count = [](const plan::KernelList& k) {
+    return std::count_if(k.gemms.begin(), k.gemms.end(), [](const auto& g) { return g.fp8; });
+  };
+  const auto forward = pass_kernels(tiny(), vs, Pass::forward, o);
+  const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
+  REQUIRE(forward);
+  REQUIRE(backward);
+  CHECK(count(*forward) == 2 * 4);
+  CHECK(forward->gemms.size() == 2 * 6 + 1);
+  CHECK(count(*backward) == 2 * 8);
+  CHECK(backward->gemms.size() == 2 * 12 + 2);
+  // Only on GPUs with FP8 tensor cores: the A100 has none.
+  PipelineConfig cfg = dp2_tp2_pp2();
+  cfg.fp8 = true;
+  CHECK_THROWS_AS(build_pipeline(tiny(), dgx_a100(), cfg), UsageError);
 }

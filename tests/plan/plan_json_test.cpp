@@ -155,6 +155,45 @@ TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes defaul
   }
 }
 
+TEST_CASE("kernel sets: fused attention kernels and host work per kernel read back as written", "[plan]") {
+  // One forward attention kernel of 16 heads, 512 queries against 256 keys
+  // of 128: 4·16·512·256·128 = 1,073,741,824 FLOPs; 20 us per launch.
+  const std::string sets = R"("kernel_sets": [{"name": "attn", "dtype": "bf16",
+      "attention": [{"batch": 16, "queries": 512, "keys": 256, "head_dim": 128, "pass": "forward"}],
+      "gemms": [[128, 256, 64, 1, "fp8"]], "host_per_kernel": "20us"}],
+  "tasks": [)";
+  std::string text = edited(R"("tasks": [)", sets);
+  text.replace(text.find(R"("flops": 1e12, "bytes": "1GB")"), 29, R"("kernels": "attn")");
+  const Plan p = parse(text);
+  const KernelList& k = p.kernel_sets[0].kernels;
+  REQUIRE(k.attention.size() == 1);
+  CHECK(k.attention[0] == KernelList::Attention{16, 512, 256, 128, false});
+  CHECK(k.host_per_kernel == Time::us(20));
+  REQUIRE(k.gemms.size() == 1);
+  CHECK(k.gemms[0].fp8);
+  CHECK(p.tasks[0].flops == 1'073'741'824.0 + 2.0 * 128 * 256 * 64);
+  const std::string once = dump_json(plan_to_json(p));
+  CHECK(parse(once).kernel_sets == p.kernel_sets);
+  struct Case {
+    std::string from, to, path, fragment;
+  };
+  const std::vector<Case> cases{
+      {R"("pass": "forward")", R"("pass": "sideways")", "kernel_sets[0].attention[0].pass",
+       "forward or backward"},
+      {R"("keys": 256)", R"("keys": 0)", "kernel_sets[0].attention[0].keys", "between 0 and 2^40"},
+      {R"("20us")", R"("2s")", "kernel_sets[0].host_per_kernel", "between 0 and 1 s"},
+      {R"("fp8")", R"("fp4")", "kernel_sets[0].gemms[0][4]", "is \"fp8\""},
+  };
+  for (const Case& c : cases) {
+    INFO(c.to);
+    std::string bad = text;
+    bad.replace(bad.find(c.from), c.from.size(), c.to);
+    const ConfigError e = plan_error(bad);
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
+}
+
 TEST_CASE("a plan file names each device once, in the order it first names them", "[plan]") {
   // kPlan's buffers name h0/gpu0 and h1/gpu0; its tasks then add h0/gpu1 and
   // h1/gpu1 (the broadcast's receivers). Every reference is an index into

@@ -22,7 +22,8 @@ Json minimal() {
     "copy": {"bandwidth": "1TBps", "latency": "4us", "aggregate_bandwidth": "1.2TBps",
              "points": [{"size": "1MiB", "time": "5.048576us"}]},
     "links": {"nvlink": {"efficiency": 0.5, "latency": "2us"}},
-    "compute": [{"gpu_model": "H100", "efficiency": {"fp16": 0.5}, "launch_overhead": "2us"}]
+    "compute": [{"gpu_model": "H100", "efficiency": {"fp16": 0.5}, "attention_efficiency": 0.6,
+                 "launch_overhead": "2us"}]
   })");
 }
 
@@ -64,6 +65,7 @@ TEST_CASE("calibration files round-trip and name the path of mistakes", "[calibr
   bad("/format", "meshsim.calibration/2", "format");
   bad("/backend", "rocm", "backend");
   bad("/compute/0/efficiency/fp8", 0.5, "compute[0].efficiency.fp8");
+  bad("/compute/0/attention_efficiency", 1.5, "compute[0].attention_efficiency");
   bad("/links/nvlink/latency", "-1us", "links.nvlink.latency");
   // A measurement of a negative or zero time or size is no measurement.
   bad("/copy/points/0/time", "-5ns", "copy.points[0].time");
@@ -127,6 +129,9 @@ TEST_CASE("calibrated links and compute change the simulation", "[calibration]")
   o.device_models = calibrated_models(c, "c.json");
   const auto res = simulate(p, topo, o);
   CHECK(std::abs(res.makespan.seconds() - (2e-3 + 2e-6)) < 1e-9);
+  // Fused attention keeps its own fraction, 0.6, beside the GEMMs' 0.5.
+  REQUIRE(o.device_models.size() == 1);
+  CHECK(o.device_models[0].attention_efficiency == 0.6);
   Calibration unknown = c;
   unknown.compute[0].gpu_model = "B200";
   CHECK_THROWS_AS(calibrated_models(unknown, "c.json"), ConfigError);

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
+
 using namespace meshsim;
 using namespace meshsim::sim;
 
@@ -54,4 +56,53 @@ TEST_CASE("without an SM count a GEMM is the roofline", "[compute]") {
   CHECK(d.gemm_time(2049, 4096, 4096, plan::DType::f16) ==
         d.kernel_time(2.0 * 2049 * 4096 * 4096, Bytes(2 * (2049 * 4096 + 4096 * 4096 + 2049 * 4096)),
                       plan::DType::f16));
+}
+
+TEST_CASE("a fused attention kernel runs at its own efficiency, the GEMMs' when unset", "[compute]") {
+  // 16 heads of 1,024 queries against 512 keys of 64: forward 2 products,
+  // 4·16·1024·512·64 = 2.147 GFLOP, 17.18 us at 125 TFLOP/s (memory: Q, K,
+  // V, O, 4·16·1024·64·2 B = 8.4 MB, 9.3 us); at 50 %, 34.36 us.
+  DeviceModel d = v100();
+  const plan::KernelList::Attention a{16, 1024, 512, 64, false};
+  CHECK(a.flops() == 2'147'483'648.0);
+  CHECK(d.attention_time(a, plan::DType::f16).seconds() == Approx(17.18e-6 + 4e-6).epsilon(1e-3));
+  d.attention_efficiency = 0.5;
+  CHECK(d.attention_time(a, plan::DType::f16).seconds() == Approx(34.36e-6 + 4e-6).epsilon(1e-3));
+  // Backward: five products, 2.5 x the FLOPs.
+  plan::KernelList::Attention b = a;
+  b.backward = true;
+  CHECK(b.flops() == 2.5 * a.flops());
+}
+
+TEST_CASE("a kernel list takes at least its launches times the host's work per kernel", "[compute]") {
+  // Three memory-bound kernels of 9 MB: 10 us each at 900 GB/s, plus a 4 us
+  // launch: 42 us on the GPU. At 20 us of host work each the host needs
+  // 60 us; at 10 us, 30, and the GPU's 42 stand.
+  const DeviceModel d = v100();
+  plan::KernelList k;
+  k.memory_bytes.assign(3, Bytes(9'000'000));
+  CHECK(d.kernels_time(k).seconds() == Approx(42e-6));
+  k.host_per_kernel = Time::us(20);
+  CHECK(d.kernels_time(k) == Time::us(60));
+  k.host_per_kernel = Time::us(10);
+  CHECK(d.kernels_time(k).seconds() == Approx(42e-6));
+}
+
+TEST_CASE("an FP8 GEMM runs at the FP8 peak with one-byte operands, on GPUs that have it", "[compute]") {
+  // H100: 1,979 TFLOP/s FP8, twice its 989 bf16 (the 3,958 of its
+  // datasheet is with sparsity). A compute-bound 8192^3 GEMM in the same
+  // tiles and waves takes half the bf16 time, launch aside.
+  const DeviceModel h = *find_device_model("H100");
+  REQUIRE(h.fp8_flops == 1979e12);
+  plan::KernelList::Gemm g{8192, 8192, 8192, 1};
+  const Time bf16 = h.gemm_time(g.m, g.n, g.k, plan::DType::bf16) - h.launch_overhead;
+  g.fp8 = true;
+  const Time fp8 = h.fp8_gemm_time(g) - h.launch_overhead;
+  CHECK(fp8.seconds() == Approx(bf16.seconds() * 989 / 1979).epsilon(1e-6));
+  plan::KernelList k;
+  k.dtype = plan::DType::bf16;
+  k.gemms = {g};
+  CHECK(h.kernels_time(k) == fp8 + h.launch_overhead);
+  // The A100 has no FP8 tensor cores.
+  CHECK_THROWS_AS(find_device_model("A100")->fp8_gemm_time(g), UsageError);
 }

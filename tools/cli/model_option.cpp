@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/unit_strings.h"
+#include "tools/cli/options.h"
 
 namespace meshsim::cli {
 
@@ -42,6 +44,22 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
                  "Achieved fraction of the GPU's dense peak for the model's matrix work (default: the "
                  "calibration's, else 1.0, the roofline peak)")
       ->check(CLI::Range(0.01, 1.0));
+}
+
+void add_host_per_kernel_option(CLI::App& cmd, std::optional<std::string>& duration,
+                                const std::string& default_note) {
+  cmd.add_option("--host-per-kernel", duration,
+                 "Host work of the framework per launched kernel, a duration (e.g. 40us): an eager "
+                 "framework's Python and dispatch; a pass takes at least its kernels x this (" +
+                     default_note + ")");
+}
+
+Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise) {
+  if (!duration) return otherwise;
+  const Time t = option_value("--host-per-kernel", *duration, parse_time);
+  if (t < Time::zero() || t > Time::s(1))
+    throw UsageError(fmt::format("--host-per-kernel: {} is not a duration from 0 to 1s", *duration));
+  return t;
 }
 
 }  // namespace meshsim::cli

@@ -1,7 +1,8 @@
 #pragma once
 // Options shared by the commands that simulate training (`pipeline`,
-// `terapipe`): the model (a file, or a name under configs/models/) and the
-// achieved fraction of the GPU's compute peak.
+// `search`, `terapipe`): the model (a file, or a name under
+// configs/models/), the achieved fraction of the GPU's compute peak and
+// the framework's host work per launched kernel.
 
 #include <optional>
 #include <string>
@@ -19,5 +20,12 @@ void add_model_option(CLI::App& cmd, std::string& model);
 [[nodiscard]] model::Model load_model_arg(const std::string& model);
 
 void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency);
+
+/// --host-per-kernel DURATION; `default_note` says what applies without it.
+void add_host_per_kernel_option(CLI::App& cmd, std::optional<std::string>& duration,
+                                const std::string& default_note);
+/// The --host-per-kernel duration, or `otherwise`; UsageError unless it is
+/// a duration from 0 to 1 s.
+[[nodiscard]] Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise);
 
 }  // namespace meshsim::cli

@@ -49,6 +49,7 @@ struct PipelineArgs {
   std::string recompute = "none";
   int zero = 0;
   std::string memory_reserve = exact_string(model::kDefaultReserve);
+  std::optional<std::string> host_per_kernel;
 };
 
 std::string gib(double bytes) {
@@ -88,6 +89,7 @@ PipelineRun build_and_simulate(PipelineArgs& a) {
   cfg.recompute = a.recompute.empty() ? model::Recompute::full : *model::kRecomputeNames.parse(a.recompute);
   cfg.zero = static_cast<model::ZeroStage>(a.zero);
   cfg.memory_reserve = option_value("--memory-reserve", a.memory_reserve, parse_bytes);
+  cfg.host_per_kernel = host_per_kernel_value(a.host_per_kernel, Time::zero());
   run.compute_models =
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
   const auto t0 = std::chrono::steady_clock::now();
@@ -172,6 +174,8 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"flash_attention", cfg.flash_attention},
                                   {"ep", cfg.ep},
                                   {"expert_skew", cfg.expert_skew},
+                                  {"fp8", cfg.fp8},
+                                  {"host_per_kernel_s", cfg.host_per_kernel.seconds()},
                                   {"microbatches", cfg.microbatches},
                                   {"microbatch_size", cfg.microbatch_size},
                                   {"global_batch", it.global_batch},
@@ -213,6 +217,9 @@ std::string describe_training(const pipeline::PipelineConfig& cfg) {
   if (cfg.zero != model::ZeroStage::none) parts.push_back(fmt::format("ZeRO-{}", static_cast<int>(cfg.zero)));
   if (cfg.flash_attention) parts.emplace_back("fused attention");
   if (cfg.cp > 1) parts.push_back(fmt::format("context parallelism {}", cfg.cp));
+  if (cfg.fp8) parts.emplace_back("FP8 GEMMs");
+  if (cfg.host_per_kernel > Time::zero())
+    parts.push_back(fmt::format("{} of host work per kernel", human_string(cfg.host_per_kernel)));
   if (cfg.ep > 1)
     parts.push_back(cfg.expert_skew > 1 ? fmt::format("expert parallelism {} (busiest rank at {}x the mean)",
                                                       cfg.ep, cfg.expert_skew)
@@ -496,6 +503,11 @@ void add_pipeline_command(CLI::App& app) {
       ->default_val(1);
   cmd->add_flag("--flash-attention", a->cfg.flash_attention,
                 "Fused attention (FlashAttention): the attention scores are never stored");
+  cmd->add_flag("--fp8", a->cfg.fp8,
+                "FP8 weight GEMMs in the transformer layers (Transformer Engine's recipe), at the GPU's FP8 "
+                "peak (H100, H200)");
+  add_host_per_kernel_option(*cmd, a->host_per_kernel,
+                             "default 0: the host keeps ahead of the GPU, as under CUDA graphs");
   cmd->add_option(
          "--memory-reserve", a->memory_reserve,
          "Memory each GPU keeps beyond the model's tensors: the CUDA context, NCCL's buffers and the "

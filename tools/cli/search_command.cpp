@@ -49,6 +49,8 @@ struct SearchArgs {
   std::string flash_attention = "off";
   std::vector<int> zero{0};
   std::optional<std::string> memory_reserve;
+  std::optional<std::string> host_per_kernel;
+  bool fp8 = false;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   int top = 10;
   std::string out;
@@ -168,6 +170,8 @@ SearchJob make_job(SearchArgs& a) {
   }
   if (a.memory_reserve)
     j.space.memory_reserve = option_value("--memory-reserve", *a.memory_reserve, parse_bytes);
+  j.space.host_per_kernel = host_per_kernel_value(a.host_per_kernel, j.space.host_per_kernel);
+  j.space.fp8 = j.space.fp8 || a.fp8;
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   return j;
@@ -382,6 +386,10 @@ void add_search_command(CLI::App& app) {
       "Memory each GPU keeps beyond the model's tensors: the CUDA context, NCCL's buffers and the "
       "allocator's fragmentation (default " +
           exact_string(model::kDefaultReserve) + "; docs/training.md)");
+  add_host_per_kernel_option(*cmd, a->host_per_kernel,
+                             "default: the space file's, else 0: the host keeps ahead, as under CUDA graphs");
+  cmd->add_flag("--fp8", a->fp8,
+                "FP8 weight GEMMs in every configuration (Transformer Engine's recipe; H100, H200)");
   cmd->add_option("--threads", a->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 256));
   cmd->add_option("--top", a->top, "Rows of the ranking to print")
       ->check(CLI::Range(1, 100000))

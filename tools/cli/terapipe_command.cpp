@@ -43,10 +43,7 @@ struct TeraPipeArgs {
 
 // The --host-per-kernel duration in seconds, or `otherwise`.
 double host_per_kernel(const TeraPipeArgs& a, double otherwise) {
-  if (!a.host_per_kernel) return otherwise;
-  const Time t = option_value("--host-per-kernel", *a.host_per_kernel, parse_time);
-  if (t < Time::zero()) throw UsageError("--host-per-kernel must not be negative");
-  return t.seconds();
+  return a.host_per_kernel ? host_per_kernel_value(a.host_per_kernel, Time::zero()).seconds() : otherwise;
 }
 
 std::string describe(const pipeline::TokenSlicing& s) {
@@ -268,11 +265,10 @@ void add_terapipe_command(CLI::App& app) {
   cmd->add_option("--granularity", a->shape.granularity, "Slice lengths in units of this many tokens")
       ->check(CLI::PositiveNumber)
       ->default_val(8);
-  cmd->add_option(
-      "--host-per-kernel", a->host_per_kernel,
-      fmt::format("Host work of the framework per launched kernel, a duration (e.g. 40us; default "
-                  "0, a program launched without host work per kernel; with --paper, the "
-                  "paper's {:.1f}us)",
+  add_host_per_kernel_option(
+      *cmd, a->host_per_kernel,
+      fmt::format("default 0, a program launched without host work per kernel; with --paper, the paper's "
+                  "{:.1f}us",
                   pipeline::terapipe_paper_host_per_kernel() * 1e6));
   cmd->add_flag(
       "--paper", a->paper,
