@@ -65,6 +65,22 @@
 //                    on GPUs that have one; attention, the norms, the
 //                    embedding and the output layer stay in the model's
 //                    dtype
+//   overlap_grad_reduce  gradients reduced in buckets during the last
+//                    backward of each chunk (Megatron-Core's
+//                    overlap_grad_reduce): each bucket's reduction starts
+//                    as the backward has run its layers, beside the rest;
+//                    off: once the chunk's last backward is done
+//   overlap_param_gather  ZeRO-1/2: each bucket's updated weights gathered
+//                    during the next step's forward, just ahead of its
+//                    layers (Megatron-Core's overlap_param_gather); in one
+//                    step's plan, issued at its start, the chunk's first
+//                    forward running each bucket's layers once its gather
+//                    is done; off: gathered after the optimizer step
+//   bucket_params    parameters per gradient bucket, of one rank's share;
+//                    0: Megatron-Core's default, max(4·10^7, 10^6·dp·cp)
+//   tp_comm_overlap  the tensor-parallel collectives of a pass beside its
+//                    compute instead of after it (Transformer Engine's
+//                    userbuffers overlap, Megatron's --tp-comm-overlap)
 //   host_per_kernel  the framework's host work per kernel it launches (the
 //                    Python and dispatch of eager PyTorch); a pass takes at
 //                    least its kernels × this (sim/compute_model.h). Zero,
@@ -75,6 +91,7 @@
 //                    kernels are shared (pipeline/layer_split.h); nullopt:
 //                    chosen per layer
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -129,12 +146,20 @@ struct ParallelConfig {
   double expert_skew = 1;
   int cp = 1;
   bool fp8 = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  double bucket_params = 0;
+  bool tp_comm_overlap = false;
   Time host_per_kernel{};
   [[nodiscard]] bool full_recompute() const { return recompute == Recompute::full; }
   /// Ranks per tensor rank and pipeline device holding the same weights:
   /// the data- and context-parallel ones, context ranks adjacent.
   [[nodiscard]] int replicas() const { return dp * cp; }
   [[nodiscard]] int gpus() const { return dp * cp * tp * pp; }
+  /// Parameters per gradient bucket (bucket_params, or its default).
+  [[nodiscard]] double grad_bucket_params() const {
+    return bucket_params > 0 ? bucket_params : std::max(4e7, 1e6 * replicas());
+  }
   /// What the activations of a stage's layers depend on; full recomputation
   /// is the pipeline's own (a stage keeps its layers' inputs), so the layers
   /// are counted as stored.

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <tuple>
 #include <utility>
 
 #include <fmt/compile.h>
@@ -37,8 +38,9 @@ constexpr plan::CollectiveOp kSequenceParallelOps[] = {plan::CollectiveOp::all_g
 constexpr int kForwardStream = 1;   // + s mod 2
 constexpr int kBackwardStream = 3;  // + s mod 2
 constexpr int kDataParallelStream = 5;
-constexpr int kWeightGatherStream = 6;  // ZeRO-3's gathers, ahead of the passes
-constexpr int kContextStream = 7;       // context parallelism's key/value exchanges, beside the passes
+constexpr int kWeightGatherStream = 6;   // ZeRO-3's gathers, ahead of the passes
+constexpr int kContextStream = 7;        // context parallelism's key/value exchanges, beside the passes
+constexpr int kTensorOverlapStream = 8;  // tensor-parallel collectives beside the compute (tp_comm_overlap)
 constexpr std::size_t kNone = SIZE_MAX;
 
 std::size_t at(int i) {
@@ -93,10 +95,16 @@ class PipelineBuilder {
         incoming_(2 * at(stages_ * cfg.microbatches * cfg.replicas())),
         last_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), 0)),
         templates_(2 * it.transfers.size() * at(cfg.replicas())),
+        buckets_(at(stages_)),
+        bucket_computes_(at(cfg.replicas())),
+        first_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), kNone)),
         computes_before_(at(cfg.pp) * at(cfg.replicas()), {kNone, kNone}) {
     for (int p = 0; p < cfg.pp; ++p)
       for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
-        if (ops[at(p)][k].pass != Pass::forward) last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
+        if (ops[at(p)][k].pass != Pass::forward)
+          last_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
+        else if (first_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] == kNone)
+          first_of_chunk_[at(p)][at(ops[at(p)][k].chunk)] = k;
   }
 
   void emit(const ScheduleTimeline& ideal) {
@@ -105,6 +113,7 @@ class PipelineBuilder {
     // A pass is a compute task, its all-reduce and about one transfer.
     it_.plan.tasks.reserve(3 * passes * at(replicas_) + at(cfg_.pp * replicas_ * cfg_.tp));
     it_.task_kind.reserve(it_.plan.tasks.capacity());
+    emit_param_gathers();
     if (cfg_.overlap)
       emit_overlapping(ideal);
     else
@@ -122,7 +131,7 @@ class PipelineBuilder {
       gather_weights(op, ev.device);
       exchange_tokens(op, ev.device);
       exchange_context(op, ev.device);
-      for (int d = 0; d < replicas_; ++d) computes[at(d)] = emit_pass(op, ev.device, d);
+      for (int d = 0; d < replicas_; ++d) computes[at(d)] = emit_pass(op, ev.device, d, ev.index);
       release_gradients(op, ev.index, ev.device, computes);
     }
   }
@@ -174,57 +183,123 @@ class PipelineBuilder {
     return at(((backward ? 1 : 0) * stages_ + stage) * cfg_.microbatches + mb) * at(replicas_) + at(d);
   }
 
-  // The plan's kernel set of pass `pass` of virtual stage s, made on first
-  // use; nullopt when the model has no kernel lists (pipeline_kernels.h).
-  std::optional<std::size_t> kernel_set(int s, Pass pass) {
-    if (auto found = kernel_sets_.find({s, pass}); found != kernel_sets_.end()) return found->second;
+  // The plan's kernel set of pass `pass` of virtual stage s (of its
+  // gradient bucket `bucket`; -1: the whole stage), made on first use;
+  // nullopt when the model has no kernel lists (pipeline_kernels.h).
+  std::optional<std::size_t> kernel_set(int s, Pass pass, int bucket) {
+    const auto key = std::tuple{s, pass, bucket};
+    if (auto found = kernel_sets_.find(key); found != kernel_sets_.end()) return found->second;
     std::optional<std::size_t> index;
-    if (auto k = pass_kernels(model_, it_.stages[at(s)], pass, pass_options(cfg_))) {
+    if (auto k = pass_kernels(model_, stage_part(s, bucket), pass, pass_options(cfg_))) {
       index = it_.plan.kernel_sets.size();
       const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
-      it_.plan.kernel_sets.push_back({fmt::format("s{}/{}", s, name), std::move(*k)});
+      it_.plan.kernel_sets.push_back(
+          {bucket < 0 ? fmt::format("s{}/{}", s, name) : fmt::format("s{}/{}/b{}", s, name, bucket),
+           std::move(*k)});
     }
-    return kernel_sets_[{s, pass}] = index;
+    return kernel_sets_[key] = index;
   }
 
-  // One pass of one data replica: the compute of its tensor ranks, the
-  // tensor all-reduce, and the transfers it starts. Returns the compute task.
-  std::size_t emit_pass(const PipelineOp& op, int device, int d) {
+  // Virtual stage s, or its gradient bucket `bucket` (>= 0).
+  const VirtualStage& stage_part(int s, int bucket) {
+    return bucket < 0 ? it_.stages[at(s)] : buckets_of(s)[at(bucket)];
+  }
+
+  // The gradient buckets of virtual stage s (grad_buckets), made on first use.
+  const std::vector<VirtualStage>& buckets_of(int s) {
+    auto& b = buckets_[at(s)];
+    if (b.empty()) b = grad_buckets(model_, it_.stages[at(s)], cfg_);
+    return b;
+  }
+
+  // The buckets pass `op` of stage s runs one by one, in the order it runs
+  // them: the last backward of a chunk when its gradients are reduced bucket
+  // by bucket (bucket 0 first), the first forward of a chunk when its
+  // weights are gathered bucket by bucket (the last bucket, its first
+  // layers, first). Empty: the pass is one compute task.
+  std::vector<int> pass_buckets(const PipelineOp& op, int device, std::size_t index) {
     const int s = op.chunk * cfg_.pp + device;
-    const VirtualStage& vs = it_.stages[at(s)];
-    const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
-    std::string& prefix = prefix_;  // formatted into the same storage pass after pass
-    prefix.clear();
-    fmt::format_to(std::back_inserter(prefix), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
-    const std::optional<std::size_t> kernels = kernel_set(s, op.pass);
-    // The tensor ranks run the same kernels in lockstep: one task on all of them.
+    std::vector<int> order;
+    if (replicas_ < 2) return order;
+    const bool releases = op.pass != Pass::forward && last_of_chunk_[at(device)][at(op.chunk)] == index;
+    const bool first = op.pass == Pass::forward && first_of_chunk_[at(device)][at(op.chunk)] == index;
+    if ((releases && cfg_.overlap_grad_reduce) || (first && !param_gathers_.empty())) {
+      const int n = static_cast<int>(buckets_of(s).size());
+      for (int k = 0; k < n; ++k) order.push_back(first ? n - 1 - k : k);
+    }
+    return order;
+  }
+
+  // One compute task of pass `op` on replica d's tensor ranks (they run the
+  // same kernels in lockstep: one task on all of them), over stage s or its
+  // bucket. Returns its index.
+  std::size_t emit_compute(const PipelineOp& op, int s, int device, int d, int bucket) {
     const std::size_t compute = used_;
     plan::Task& c = next_task(Kind::compute);
-    c.id = prefix;
+    c.id = prefix_;
+    if (bucket >= 0) fmt::format_to(std::back_inserter(c.id), FMT_COMPILE("/b{}"), bucket);
     c.kind = plan::TaskKind::compute;
     for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     c.stream = kComputeStream;
-    if (op.pass != Pass::weight)
-      incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), c.deps);
-    c.deps.insert(c.deps.end(), pass_gathers_.begin(), pass_gathers_.end());
-    if (!pass_exchanges_.empty())  // its group's all-to-all per tensor rank
-      for (int t = 0; t < cfg_.tp; ++t) c.deps.push_back(pass_exchanges_[at((d / cfg_.ep) * cfg_.tp + t)]);
-    auto& before = computes_before_[at(device) * at(replicas_) + at(d)];  // the last two passes' computes
-    before = {before[1], compute};
+    const std::optional<std::size_t> kernels = kernel_set(s, op.pass, bucket);
     c.kernels = kernels;
     if (kernels) {
       const plan::KernelList& k = it_.plan.kernel_sets[*kernels].kernels;
       c.flops = k.flops();
       c.mem_bytes = k.bytes();
     } else {
-      const PassCost cost = pass_cost(vs, op.pass, cfg_.microbatch_size, cfg_.tp,
+      const PassCost cost = pass_cost(stage_part(s, bucket), op.pass, cfg_.microbatch_size, cfg_.tp,
                                       cfg_.schedule == model::Schedule::zb_h1, cfg_.full_recompute());
       c.flops = cost.flops;
       c.mem_bytes = cost.bytes;
     }
     c.dtype = model_.dtype;
+    return compute;
+  }
+
+  // One pass of one data replica: the compute of its tensor ranks (one
+  // task, or one per gradient bucket, pass_buckets), the tensor
+  // all-reduce, and the transfers it starts. Returns its last compute task;
+  // a pass run bucket by bucket leaves each bucket's in bucket_computes_[d].
+  std::size_t emit_pass(const PipelineOp& op, int device, int d, std::size_t index) {
+    const int s = op.chunk * cfg_.pp + device;
+    const VirtualStage& vs = it_.stages[at(s)];
+    const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
+    prefix_.clear();  // formatted into the same storage pass after pass
+    fmt::format_to(std::back_inserter(prefix_), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
+    const std::vector<int> order = pass_buckets(op, device, index);
+    // What the pass waits for: its inputs, its weights, its tokens.
+    std::vector<std::size_t>& inputs = inputs_;
+    inputs.clear();
+    if (op.pass != Pass::weight)
+      incoming_.read(pass_key(op.pass == Pass::backward, s, op.microbatch, d), inputs);
+    inputs.insert(inputs.end(), pass_gathers_.begin(), pass_gathers_.end());
+    if (!pass_exchanges_.empty())  // its group's all-to-all per tensor rank
+      for (int t = 0; t < cfg_.tp; ++t) inputs.push_back(pass_exchanges_[at((d / cfg_.ep) * cfg_.tp + t)]);
+    const std::size_t first = used_;
+    std::size_t compute = kNone;
+    auto& by_bucket = bucket_computes_[at(d)];
+    by_bucket.assign(order.size(), kNone);
+    for (int bucket : order.empty() ? std::vector<int>{-1} : order) {
+      const std::size_t previous = compute;
+      compute = emit_compute(op, s, device, d, bucket);
+      plan::Task& c = it_.plan.tasks[compute];
+      if (previous == kNone)
+        c.deps = inputs;
+      else
+        c.deps.assign(1, previous);
+      if (op.pass == Pass::forward && bucket >= 0 && !param_gathers_.empty()) {  // its weights' gathers
+        const auto& g = param_gathers_[at(s)][at(bucket)];
+        c.deps.insert(c.deps.end(), g.begin(), g.end());
+      }
+      if (bucket >= 0) by_bucket[at(bucket)] = compute;
+    }
+    auto& before = computes_before_[at(device) * at(replicas_) + at(d)];  // the last two passes' computes
+    before = {before[1], compute};
     std::size_t end = compute;  // what the pass's transfers wait for
-    // Its context group's key/value exchanges run beside the compute: what follows the pass waits for them.
+    // Its context group's key/value exchanges run beside the compute, and
+    // with tensor-parallel overlap its collectives do: what follows the pass
+    // waits for them.
     joins_.clear();
     if (!pass_contexts_.empty())
       for (int t = 0; t < cfg_.tp; ++t) joins_.push_back(pass_contexts_[at((d / cfg_.cp) * cfg_.tp + t)]);
@@ -240,17 +315,30 @@ class PipelineBuilder {
       for (plan::CollectiveOp cop : ops) {
         const std::size_t idx = used_;
         plan::Task& ar = next_task(Kind::tp_allreduce);
-        name_.assign(prefix).append(cop == plan::CollectiveOp::all_reduce   ? "/tp-allreduce"
-                                    : cop == plan::CollectiveOp::all_gather ? "/tp-allgather"
-                                                                            : "/tp-reducescatter");
+        name_.assign(prefix_).append(cop == plan::CollectiveOp::all_reduce   ? "/tp-allreduce"
+                                     : cop == plan::CollectiveOp::all_gather ? "/tp-allgather"
+                                                                             : "/tp-reducescatter");
         collective(ar, name_, cop, device, ar_bytes, tensor_rank, cfg_.tp);
-        ar.stream = kComputeStream;
-        ar.deps.assign(1, end);
-        if (end == compute) ar.deps.insert(ar.deps.end(), joins_.begin(), joins_.end());
+        if (cfg_.tp_comm_overlap) {  // beside the compute, from its start
+          ar.stream = kTensorOverlapStream;
+          if (end == compute)
+            ar.deps = it_.plan.tasks[first].deps;
+          else
+            ar.deps.assign(1, end);
+        } else {
+          ar.stream = kComputeStream;
+          ar.deps.assign(1, end);
+          if (end == compute) ar.deps.insert(ar.deps.end(), joins_.begin(), joins_.end());
+        }
         end = idx;
       }
     }
-    if (end != compute) joins_.clear();  // the tensor collectives waited for them
+    if (end != compute) {
+      if (cfg_.tp_comm_overlap)
+        joins_.push_back(compute);  // the collectives ran beside the compute
+      else
+        joins_.clear();  // the collectives waited for them
+    }
     last_end_[at(device) * at(replicas_) + at(d)] = end;
     if (cfg_.overlap) send(op, s, d, end, -1, end);
     return compute;
@@ -311,7 +399,7 @@ class PipelineBuilder {
         const std::size_t slot = at(step.device) * at(replicas_) + at(d);
         if (step.to < 0) {
           const std::size_t first = used_;
-          computes[at(d)] = emit_pass(op, step.device, d);
+          computes[at(d)] = emit_pass(op, step.device, d, step.index);
           auto& deps = it_.plan.tasks[first].deps;
           deps.insert(deps.end(), held[slot].begin(), held[slot].end());
           held[slot].clear();
@@ -358,37 +446,68 @@ class PipelineBuilder {
   // the layers split by channels is all-reduced over the replicas (under
   // ZeRO, reduce-scattered, and the updated weights all-gathered after the
   // optimizer step: emit_weight_allgathers); the layers split by batch,
-  // whole on every rank, are all-reduced over all tp·dp GPUs.
+  // whole on every rank, are all-reduced over all tp·dp GPUs. When the
+  // stage's last backward ran bucket by bucket, each bucket's reductions
+  // wait for its own compute only.
   void emit_dp_allreduce(int s, int device, const std::vector<std::size_t>& computes) {
     const VirtualStage& vs = it_.stages[at(s)];
-    // With expert parallelism, the experts' gradients go apart: over the
-    // replicas j, j + ep, ... that hold the same experts.
-    const double experts = cfg_.ep > 1 ? vs.expert_param_bytes : 0;
-    const double channels = (vs.param_bytes - vs.batch_param_bytes - experts) / cfg_.tp;
     const bool sharded = cfg_.zero != model::ZeroStage::none;
-    auto reduce = [&](const char* what, double bytes, Replicas r) {
-      if (r.count < 2 || bytes <= 0) return;
-      for (int t = 0; t < cfg_.tp; ++t) {
-        gradient_allreduce(fmt::format("{}-{}/s{}/t{}{}", what, sharded ? "reducescatter" : "allreduce", s, t,
-                                       r.stride > 1 ? fmt::format("/r{}", r.first) : std::string()),
-                           device, bytes, computes, t, 1,
-                           sharded ? plan::CollectiveOp::reduce_scatter : plan::CollectiveOp::all_reduce, r);
-        if (sharded) weight_allgathers_.push_back({s, device, t, bytes, r});
+    const bool bucketed = !bucket_computes_[0].empty();
+    const std::size_t parts = bucketed ? buckets_of(s).size() : 1;
+    std::vector<std::size_t> done = computes;
+    for (std::size_t k = 0; k < parts; ++k) {
+      if (bucketed)
+        for (int d = 0; d < replicas_; ++d) done[at(d)] = bucket_computes_[at(d)][k];
+      const int bucket = bucketed ? static_cast<int>(k) : -1;
+      for (const Share& sh : gradient_shares(bucketed ? buckets_of(s)[k] : vs)) {
+        if (sh.replicas.count < 2 || sh.bytes <= 0) continue;
+        for (int t = 0; t < cfg_.tp; ++t) {
+          gradient_allreduce(share_name(sh, sharded ? "reducescatter" : "allreduce", s, t, bucket), device,
+                             sh.bytes, done, t, 1,
+                             sharded ? plan::CollectiveOp::reduce_scatter : plan::CollectiveOp::all_reduce,
+                             sh.replicas, k + 1 == parts);
+          if (sharded && param_gathers_.empty()) weight_allgathers_.push_back({s, device, t, bucket, sh});
+        }
       }
-    };
-    reduce("dp", channels, {0, 1, replicas_});
-    for (int j = 0; j < cfg_.ep && experts > 0; ++j)
-      reduce("expert-dp", experts / (cfg_.tp * cfg_.ep), {j, cfg_.ep, replicas_ / cfg_.ep});
+    }
     if (vs.batch_param_bytes > 0)
       gradient_allreduce(fmt::format("batch-split-allreduce/s{}", s), device, vs.batch_param_bytes, computes,
                          0, cfg_.tp);
   }
 
+  // What a tensor rank reduces of a stage's (or bucket's) gradients, and
+  // over which replicas: the dense share over all of them; with expert
+  // parallelism the experts' apart, over the replicas j, j + ep, ... that
+  // hold the same experts.
+  struct Share {
+    const char* what = "dp";
+    double bytes = 0;
+    Replicas replicas;
+  };
+  std::vector<Share> gradient_shares(const VirtualStage& part) const {
+    const double experts = cfg_.ep > 1 ? part.expert_param_bytes : 0;
+    std::vector<Share> out{
+        {"dp", (part.param_bytes - part.batch_param_bytes - experts) / cfg_.tp, {0, 1, replicas_}}};
+    for (int j = 0; j < cfg_.ep && experts > 0; ++j)
+      out.push_back({"expert-dp", experts / (cfg_.tp * cfg_.ep), {j, cfg_.ep, replicas_ / cfg_.ep}});
+    return out;
+  }
+
+  // "dp-reducescatter/s3/t1", with "/r2" for strided replicas and "/b4" for a bucket.
+  static std::string share_name(const Share& sh, const char* op, int s, int t, int bucket) {
+    std::string id = fmt::format("{}-{}/s{}/t{}", sh.what, op, s, t);
+    if (sh.replicas.stride > 1) id += fmt::format("/r{}", sh.replicas.first);
+    if (bucket >= 0) id += fmt::format("/b{}", bucket);
+    return id;
+  }
+
   // An all-reduce over tensor ranks [t0, t0 + ranks) of the replicas `r`
   // (default: every one), after their passes `computes`.
+  // With `after_exchanges`, also after the pass's context exchanges.
   void gradient_allreduce(const std::string& id, int device, double bytes,
                           const std::vector<std::size_t>& computes, int t0, int ranks,
-                          plan::CollectiveOp op = plan::CollectiveOp::all_reduce, Replicas r = {}) {
+                          plan::CollectiveOp op = plan::CollectiveOp::all_reduce, Replicas r = {},
+                          bool after_exchanges = true) {
     if (r.count == 0) r.count = replicas_;
     const std::size_t idx = used_;
     plan::Task& ar = next_task(Kind::dp_allreduce);
@@ -399,7 +518,7 @@ class PipelineBuilder {
         },
         ranks * r.count);
     for (int k = 0; k < r.count; ++k) ar.deps.push_back(computes[at(r.replica(k))]);
-    ar.deps.insert(ar.deps.end(), pass_contexts_.begin(), pass_contexts_.end());
+    if (after_exchanges) ar.deps.insert(ar.deps.end(), pass_contexts_.begin(), pass_contexts_.end());
     ar.stream = kDataParallelStream;
     for (int k = 0; k < r.count; ++k)
       for (int t = t0; t < t0 + ranks; ++t) dp_tasks_of_[ranks_.gpu(t, r.replica(k), device)].push_back(idx);
@@ -431,24 +550,47 @@ class PipelineBuilder {
   }
 
   // ZeRO: each rank updated its 1/dp of the weights; every tensor rank's
-  // share of a stage is all-gathered over the replicas once their steps are done.
+  // share of a stage (or bucket) is all-gathered over the replicas once
+  // their steps are done.
   void emit_weight_allgathers() {
     for (const WeightGather& w : weight_allgathers_) {
       plan::Task& ag = next_task(Kind::dp_allreduce);
-      collective(
-          ag,
-          fmt::format("{}-allgather/s{}/t{}{}", w.replicas.stride > 1 ? "expert-dp" : "dp", w.stage,
-                      w.tensor_rank,
-                      w.replicas.stride > 1 ? fmt::format("/r{}", w.replicas.first) : std::string()),
-          plan::CollectiveOp::all_gather, w.device, w.bytes,
-          [&](int k) {
-            return std::pair{w.tensor_rank, w.replicas.replica(k)};
-          },
-          w.replicas.count);
-      ag.stream = kDataParallelStream;
-      for (int k = 0; k < w.replicas.count; ++k)
-        ag.deps.push_back(optimizer_of_.at(ranks_.gpu(w.tensor_rank, w.replicas.replica(k), w.device)));
+      gather_share(ag, w.share, w.stage, w.device, w.tensor_rank, w.bucket);
+      for (int k = 0; k < w.share.replicas.count; ++k)
+        ag.deps.push_back(optimizer_of_.at(ranks_.gpu(w.tensor_rank, w.share.replicas.replica(k), w.device)));
     }
+  }
+
+  // overlap_param_gather: the previous step's updated weights, gathered
+  // bucket by bucket as this step starts (stream 5, nothing before them);
+  // a chunk's first forward runs each bucket once its gathers are done.
+  void emit_param_gathers() {
+    if (!cfg_.overlap_param_gather || replicas_ < 2) return;
+    param_gathers_.resize(at(stages_));
+    for (int s = 0; s < stages_; ++s) {
+      const int device = s % cfg_.pp;
+      const auto& buckets = buckets_of(s);
+      param_gathers_[at(s)].resize(buckets.size());
+      for (std::size_t k = 0; k < buckets.size(); ++k)
+        for (const Share& sh : gradient_shares(buckets[k])) {
+          if (sh.replicas.count < 2 || sh.bytes <= 0) continue;
+          for (int t = 0; t < cfg_.tp; ++t) {
+            param_gathers_[at(s)][k].push_back(used_);
+            gather_share(next_task(Kind::dp_allreduce), sh, s, device, t, static_cast<int>(k));
+          }
+        }
+    }
+  }
+
+  // The all-gather of a share's updated weights on stream 5.
+  void gather_share(plan::Task& ag, const Share& sh, int s, int device, int t, int bucket) {
+    collective(
+        ag, share_name(sh, "allgather", s, t, bucket), plan::CollectiveOp::all_gather, device, sh.bytes,
+        [&](int k) {
+          return std::pair{t, sh.replicas.replica(k)};
+        },
+        sh.replicas.count);
+    ag.stream = kDataParallelStream;
   }
 
   // Expert parallelism: before a forward or backward pass of a stage with
@@ -644,16 +786,24 @@ class PipelineBuilder {
   // The last pass of each chunk on each device releases its DP all-reduce.
   std::vector<std::vector<std::size_t>> last_of_chunk_;
   std::vector<std::optional<Template>> templates_;  // by (transfer, backward?, replica), made once
-  std::map<std::pair<int, Pass>, std::optional<std::size_t>> kernel_sets_;  // by (virtual stage, pass)
-  std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;        // per GPU, its DP all-reduces
-  std::size_t used_ = 0;                                                    // tasks emitted so far
+  // by (virtual stage, pass, gradient bucket or -1)
+  std::map<std::tuple<int, Pass, int>, std::optional<std::size_t>> kernel_sets_;
+  std::vector<std::vector<VirtualStage>> buckets_;  // per virtual stage, its gradient buckets (made on use)
+  // Per replica, the compute task of each gradient bucket of its latest pass (run bucket by bucket).
+  std::vector<std::vector<std::size_t>> bucket_computes_;
+  // overlap_param_gather: per virtual stage and bucket, the gathers of its weights issued at the start.
+  std::vector<std::vector<std::vector<std::size_t>>> param_gathers_;
+  std::vector<std::vector<std::size_t>> first_of_chunk_;  // per device and chunk, its first forward's index
+  std::vector<std::size_t> inputs_;                       // scratch: a pass's dependencies
+  std::map<topology::NodeId, std::vector<std::size_t>> dp_tasks_of_;  // per GPU, its DP all-reduces
+  std::size_t used_ = 0;                                              // tasks emitted so far
   // ZeRO: the weight all-gathers that follow the optimizer steps, per (stage, tensor rank).
   struct WeightGather {
     int stage = 0;
     int device = 0;
     int tensor_rank = 0;
-    double bytes = 0;
-    Replicas replicas;
+    int bucket = -1;
+    Share share;
   };
   std::vector<WeightGather> weight_allgathers_;
   std::map<topology::NodeId, std::size_t> optimizer_of_;  // per GPU, its optimizer step
@@ -680,10 +830,18 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
   if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.cp < 1 || cfg.microbatches < 1 ||
       cfg.microbatch_size < 1 || cfg.virtual_stages < 1 || cfg.first_gpu < 0)
     throw UsageError("dp, tp, pp, cp, microbatches, microbatch size and virtual stages must be at least 1");
-  if (cfg.cp > 1 && !cfg.overlap)
+  if ((cfg.cp > 1 || cfg.tp_comm_overlap) && !cfg.overlap)
     throw UsageError(
-        "context parallelism's key/value exchanges run beside the passes: it needs overlapped stage "
-        "transfers (drop --no-overlap)");
+        "context parallelism's exchanges and overlapped tensor-parallel collectives run beside the passes: "
+        "they need overlapped stage transfers (drop --no-overlap)");
+  if (cfg.overlap_param_gather && cfg.zero != model::ZeroStage::optimizer &&
+      cfg.zero != model::ZeroStage::gradients)
+    throw UsageError(
+        "overlapped parameter gathers are ZeRO-1 and 2's (the distributed optimizer's): ZeRO-3 gathers "
+        "before every pass, and without ZeRO nothing is gathered");
+  if (!(cfg.bucket_params >= 0 && cfg.bucket_params <= 1e15))
+    throw UsageError(
+        fmt::format("a gradient bucket holds 0 (the default) to 1e15 parameters, got {}", cfg.bucket_params));
   const PipelineRanks ranks(topo, cfg, device_models);
   if (cfg.fp8 && ranks.device_model().fp8_flops <= 0)
     throw UsageError(

@@ -278,6 +278,43 @@ PassCost pass_cost(const VirtualStage& vs, Pass pass, int microbatch_size, int t
   return c;
 }
 
+VirtualStage layer_range(const model::Model& model, const VirtualStage& vs, int first, int end) {
+  VirtualStage out;
+  out.first_layer = first;
+  out.end_layer = end;
+  for (int l = first; l < end; ++l) {
+    const model::LayerCost& lc = model.layers[at(l)];
+    const std::size_t in_stage = at(l - vs.first_layer);
+    const bool by_batch = in_stage < vs.splits.size() && vs.splits[in_stage] == model::LayerSplit::batch;
+    if (in_stage < vs.splits.size()) out.splits.push_back(vs.splits[in_stage]);
+    out.forward_flops += lc.forward_flops;
+    out.param_bytes += lc.param_bytes;
+    out.expert_param_bytes += lc.expert_param_bytes;
+    if (by_batch) out.batch_param_bytes += lc.param_bytes;
+  }
+  return out;
+}
+
+std::vector<VirtualStage> grad_buckets(const model::Model& model, const VirtualStage& vs,
+                                       const model::ParallelConfig& cfg) {
+  const double elem = static_cast<double>(plan::dtype_size(model.dtype));
+  const double limit = cfg.grad_bucket_params();
+  std::vector<VirtualStage> out;
+  int end = vs.end_layer;
+  double held = 0;
+  for (int l = vs.end_layer - 1; l >= vs.first_layer; --l) {
+    const model::LayerCost& lc = model.layers[at(l)];
+    held += ((lc.param_bytes - lc.expert_param_bytes) / cfg.tp + lc.expert_param_bytes / (cfg.tp * cfg.ep)) /
+            elem;
+    if (held >= limit || l == vs.first_layer) {
+      out.push_back(layer_range(model, vs, l, end));
+      end = l;
+      held = 0;
+    }
+  }
+  return out;
+}
+
 double rank_param_bytes(const VirtualStage& vs, int tp, int ep) {
   return (vs.param_bytes - vs.batch_param_bytes - vs.expert_param_bytes) / tp +
          vs.expert_param_bytes / (tp * ep) + vs.batch_param_bytes;

@@ -101,6 +101,19 @@ struct PassCost {
 /// layers split by channels ÷ tp, those split by batch whole.
 [[nodiscard]] double rank_param_bytes(const VirtualStage& vs, int tp, int ep = 1);
 
+/// The stage of layers [first, end) of `vs`: their forward FLOPs and
+/// parameters (experts' and those split by batch apart) and their splits.
+[[nodiscard]] VirtualStage layer_range(const model::Model& model, const VirtualStage& vs, int first, int end);
+
+/// The layers of `vs` in the gradient buckets a data-parallel framework
+/// reduces them in (Megatron-Core's DDP buckets): from its last layer
+/// back, whole layers until a bucket holds at least
+/// cfg.grad_bucket_params() of one rank's parameters (÷ tp, experts ÷
+/// tp·ep). Bucket 0 holds the last layers, whose gradients a backward makes
+/// first; each is the layer_range of its layers.
+[[nodiscard]] std::vector<VirtualStage> grad_buckets(const model::Model& model, const VirtualStage& vs,
+                                                     const model::ParallelConfig& cfg);
+
 /// split_stages for `cfg`, then each layer's split over the tensor ranks
 /// (choose_layer_splits) within GPUs of `capacity` bytes (0: no limit).
 [[nodiscard]] std::vector<VirtualStage> laid_out_stages(const model::Model& model,

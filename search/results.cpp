@@ -169,6 +169,9 @@ std::string config_key(const std::string& fingerprint, const pipeline::PipelineC
   if (c.ep > 1) more += fmt::format(" ep{}", c.ep);
   if (c.cp > 1) more += fmt::format(" cp{}", c.cp);
   if (c.fp8) more += " fp8";
+  if (c.overlap_grad_reduce) more += " ogr";
+  if (c.overlap_param_gather) more += " opg";
+  if (c.tp_comm_overlap) more += " tpo";
   if (c.host_per_kernel > Time::zero()) more += fmt::format(" host{}", c.host_per_kernel.count_ps());
   if (c.memory_reserve != model::kDefaultReserve) more += fmt::format(" reserve{}", c.memory_reserve.count());
   return fmt::format("{:016x}", fnv1a(fingerprint + cfg + more));

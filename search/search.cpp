@@ -166,30 +166,34 @@ std::vector<pipeline::PipelineConfig> enumerate(const Space& s, const model::Mod
             const std::vector<int> vs =
                 sch == model::Schedule::interleaved_1f1b ? s.virtual_stages : std::vector<int>{1};
             for (int v : vs)
-              each_training_option(s, m, tp, dp, cp,
-                                   [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa, int ep) {
-                                     for (reshard::Strategy r : s.reshards) {
-                                       pipeline::PipelineConfig c;
-                                       c.dp = dp;
-                                       c.tp = tp;
-                                       c.pp = pp;
-                                       c.microbatch_size = mbs;
-                                       c.microbatches = replica_batch / mbs;
-                                       c.schedule = sch;
-                                       c.virtual_stages = v;
-                                       c.recompute = rc;
-                                       c.sequence_parallel = sp;
-                                       c.zero = z;
-                                       c.flash_attention = fa;
-                                       c.ep = ep;
-                                       c.cp = cp;
-                                       c.reshard = r;
-                                       c.memory_reserve = s.memory_reserve;
-                                       c.host_per_kernel = s.host_per_kernel;
-                                       c.fp8 = s.fp8;
-                                       out.push_back(c);
-                                     }
-                                   });
+              each_training_option(
+                  s, m, tp, dp, cp, [&](model::Recompute rc, bool sp, model::ZeroStage z, bool fa, int ep) {
+                    for (reshard::Strategy r : s.reshards) {
+                      pipeline::PipelineConfig c;
+                      c.dp = dp;
+                      c.tp = tp;
+                      c.pp = pp;
+                      c.microbatch_size = mbs;
+                      c.microbatches = replica_batch / mbs;
+                      c.schedule = sch;
+                      c.virtual_stages = v;
+                      c.recompute = rc;
+                      c.sequence_parallel = sp;
+                      c.zero = z;
+                      c.flash_attention = fa;
+                      c.ep = ep;
+                      c.cp = cp;
+                      c.reshard = r;
+                      c.memory_reserve = s.memory_reserve;
+                      c.host_per_kernel = s.host_per_kernel;
+                      c.fp8 = s.fp8;
+                      c.overlap_grad_reduce = s.overlap_grad_reduce;
+                      c.overlap_param_gather = s.overlap_param_gather && (z == model::ZeroStage::optimizer ||
+                                                                          z == model::ZeroStage::gradients);
+                      c.tp_comm_overlap = s.tp_comm_overlap && tp > 1;
+                      out.push_back(c);
+                    }
+                  });
           }
         }
       }

@@ -67,6 +67,10 @@ struct Space {
   Bytes memory_reserve = model::kDefaultReserve;  // kept free on every GPU (model/memory.h)
   Time host_per_kernel{};  // the framework's, every configuration's (parallel_config.h)
   bool fp8 = false;        // FP8 weight GEMMs, every configuration's
+  // Overlap as the frameworks run it (parallel_config.h), every configuration's.
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;  // for those under ZeRO-1 and 2
+  bool tp_comm_overlap = false;       // for those with tp > 1
 };
 
 /// A value one of the space's lists holds twice: every configuration with

@@ -62,6 +62,9 @@ SpaceFile load_space_file(const std::string& file) {
                    "memory_reserve",
                    "host_per_kernel",
                    "fp8",
+                   "overlap_grad_reduce",
+                   "overlap_param_gather",
+                   "tp_comm_overlap",
                    "sequence_parallel",
                    "zero",
                    "flash_attention",
@@ -115,6 +118,9 @@ SpaceFile load_space_file(const std::string& file) {
   if (auto t = root.find("tp_across_hosts")) s.tp_across_hosts = t->as_bool();
   if (auto r = root.find("memory_reserve")) s.memory_reserve = r->as_bytes();
   if (auto v = root.find("fp8")) s.fp8 = v->as_bool();
+  if (auto v = root.find("overlap_grad_reduce")) s.overlap_grad_reduce = v->as_bool();
+  if (auto v = root.find("overlap_param_gather")) s.overlap_param_gather = v->as_bool();
+  if (auto v = root.find("tp_comm_overlap")) s.tp_comm_overlap = v->as_bool();
   if (auto h = root.find("host_per_kernel")) {
     s.host_per_kernel = h->as_time();
     if (s.host_per_kernel < Time::zero() || s.host_per_kernel > Time::s(1))

@@ -15,7 +15,8 @@
 //  "tp": [8], "pp": [4, 8], "dp": [...],                        (fixed degrees; default: all)
 //  "reshards": ["broadcast", ...], "tp_across_hosts": false,
 //  "memory_reserve": "2GiB", "host_per_kernel": "0us",
-//  "fp8": false}                                                (all optional but global_batch)
+//  "fp8": false, "overlap_grad_reduce": false, "overlap_param_gather": false,
+//  "tp_comm_overlap": false}                                    (all optional but global_batch)
 // search.h says what each dimension means.
 
 #include <optional>

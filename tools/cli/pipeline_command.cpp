@@ -175,6 +175,10 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"ep", cfg.ep},
                                   {"expert_skew", cfg.expert_skew},
                                   {"fp8", cfg.fp8},
+                                  {"overlap_grad_reduce", cfg.overlap_grad_reduce},
+                                  {"overlap_param_gather", cfg.overlap_param_gather},
+                                  {"bucket_params", cfg.grad_bucket_params()},
+                                  {"tp_comm_overlap", cfg.tp_comm_overlap},
                                   {"host_per_kernel_s", cfg.host_per_kernel.seconds()},
                                   {"microbatches", cfg.microbatches},
                                   {"microbatch_size", cfg.microbatch_size},
@@ -218,6 +222,11 @@ std::string describe_training(const pipeline::PipelineConfig& cfg) {
   if (cfg.flash_attention) parts.emplace_back("fused attention");
   if (cfg.cp > 1) parts.push_back(fmt::format("context parallelism {}", cfg.cp));
   if (cfg.fp8) parts.emplace_back("FP8 GEMMs");
+  if (cfg.overlap_grad_reduce)
+    parts.push_back(fmt::format("gradients reduced in buckets of {:.3g} parameters during the backward",
+                                cfg.grad_bucket_params()));
+  if (cfg.overlap_param_gather) parts.emplace_back("parameter gathers overlapped with the forward");
+  if (cfg.tp_comm_overlap) parts.emplace_back("tensor-parallel communication overlapped");
   if (cfg.host_per_kernel > Time::zero())
     parts.push_back(fmt::format("{} of host work per kernel", human_string(cfg.host_per_kernel)));
   if (cfg.ep > 1)
@@ -503,6 +512,19 @@ void add_pipeline_command(CLI::App& app) {
       ->default_val(1);
   cmd->add_flag("--flash-attention", a->cfg.flash_attention,
                 "Fused attention (FlashAttention): the attention scores are never stored");
+  cmd->add_flag("--overlap-grad-reduce", a->cfg.overlap_grad_reduce,
+                "Reduce gradients in buckets during each chunk's last backward (Megatron-Core's "
+                "overlap_grad_reduce), each bucket as soon as the backward has run its layers");
+  cmd->add_flag("--overlap-param-gather", a->cfg.overlap_param_gather,
+                "ZeRO-1/2: gather each bucket's updated weights during the forward, just ahead of its layers "
+                "(Megatron-Core's overlap_param_gather), not after the optimizer step");
+  cmd->add_option("--bucket-size", a->cfg.bucket_params,
+                  "Parameters per gradient bucket, of one rank's share (default max(4e7, 1e6 x dp x cp), "
+                  "Megatron-Core's)")
+      ->check(CLI::Range(1.0, 1e15));
+  cmd->add_flag("--tp-comm-overlap", a->cfg.tp_comm_overlap,
+                "Run each pass's tensor-parallel collectives beside its compute (Transformer Engine's "
+                "userbuffers overlap) instead of after it");
   cmd->add_flag("--fp8", a->cfg.fp8,
                 "FP8 weight GEMMs in the transformer layers (Transformer Engine's recipe), at the GPU's FP8 "
                 "peak (H100, H200)");

@@ -51,6 +51,9 @@ struct SearchArgs {
   std::optional<std::string> memory_reserve;
   std::optional<std::string> host_per_kernel;
   bool fp8 = false;
+  bool overlap_grad_reduce = false;
+  bool overlap_param_gather = false;
+  bool tp_comm_overlap = false;
   int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   int top = 10;
   std::string out;
@@ -172,6 +175,9 @@ SearchJob make_job(SearchArgs& a) {
     j.space.memory_reserve = option_value("--memory-reserve", *a.memory_reserve, parse_bytes);
   j.space.host_per_kernel = host_per_kernel_value(a.host_per_kernel, j.space.host_per_kernel);
   j.space.fp8 = j.space.fp8 || a.fp8;
+  j.space.overlap_grad_reduce = j.space.overlap_grad_reduce || a.overlap_grad_reduce;
+  j.space.overlap_param_gather = j.space.overlap_param_gather || a.overlap_param_gather;
+  j.space.tp_comm_overlap = j.space.tp_comm_overlap || a.tp_comm_overlap;
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   return j;
@@ -388,6 +394,12 @@ void add_search_command(CLI::App& app) {
           exact_string(model::kDefaultReserve) + "; docs/training.md)");
   add_host_per_kernel_option(*cmd, a->host_per_kernel,
                              "default: the space file's, else 0: the host keeps ahead, as under CUDA graphs");
+  cmd->add_flag("--overlap-grad-reduce", a->overlap_grad_reduce,
+                "Every configuration reduces gradients in buckets during the backward (see pipeline --help)");
+  cmd->add_flag("--overlap-param-gather", a->overlap_param_gather,
+                "Every ZeRO-1/2 configuration gathers its weights during the forward");
+  cmd->add_flag("--tp-comm-overlap", a->tp_comm_overlap,
+                "Every configuration with tp > 1 runs its tensor-parallel collectives beside the compute");
   cmd->add_flag("--fp8", a->fp8,
                 "FP8 weight GEMMs in every configuration (Transformer Engine's recipe; H100, H200)");
   cmd->add_option("--threads", a->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 256));
