@@ -2,10 +2,14 @@
 // One training iteration of a pipeline-, tensor- and data-parallel model as
 // a Plan (docs/design.md: the simulator scores it, the runtime can run it).
 //
-// Ranks (Megatron's order): rank = t + tp·(d + dp·p) for tensor rank t,
-// data replica d and pipeline device p, taken over the topology's GPUs from
-// `first_gpu`; so a tensor-parallel group is tp consecutive GPUs (one host
-// when tp divides the host) and stage p holds dp·tp consecutive GPUs.
+// Ranks (Megatron's order): rank = t + tp·(d + dp·cp·p) for tensor rank t,
+// replica d = c + cp·(data replica) with context rank c, and pipeline
+// device p, taken over the topology's GPUs from `first_gpu`; so a
+// tensor-parallel group is tp consecutive GPUs (one host when tp divides
+// the host), a context group cp tensor groups side by side, and stage p
+// holds dp·cp·tp consecutive GPUs. The dp·cp replicas hold the same
+// weights; where the data replicas are meant alone (the global batch, a
+// context group's count) it says dp.
 //
 // Layers: pp·v contiguous virtual stages, split to minimise the largest
 // stage's forward FLOPs (ties: the earlier split); virtual stage s runs on
@@ -54,6 +58,24 @@
 //                inputs have arrived: Megatron's all-to-alls block compute.
 //                The experts' gradients are reduced over the dp/ep
 //                replicas that hold the same experts, apart from the rest
+//   context      with context parallelism (cp > 1), before each F and B
+//                pass, per context group and tensor rank, an all-gather over
+//                the group of the stage's keys and values (b·Σ 2·s·g·d per
+//                layer ÷ tp; twice in a B with full recomputation), and in B
+//                then a reduce-scatter of their gradients, on stream 7 once
+//                every member's inputs have arrived: beside the pass, whose
+//                tensor collectives and transfers (and the gradient
+//                reduction) wait for them
+//   buckets      with overlap_grad_reduce, a chunk's last B (or W) is one
+//                compute task per gradient bucket (grad_buckets: its last
+//                layers first), and each bucket's reduction waits for its
+//                own; with overlap_param_gather (ZeRO-1/2) the weight
+//                all-gathers, per stage, bucket and tensor rank, come first
+//                in the plan with nothing before them, and each chunk's
+//                first F runs bucket by bucket (first layers first), each
+//                after its gathers
+//   tp overlap   with tp_comm_overlap, a pass's tensor collectives on stream
+//                8 from the compute's start, beside it
 //   ZeRO-3       before each F and B pass, per tensor rank, an all-gather
 //                over the replicas of the stage's weights (÷ tp), on stream
 //                6, waiting for the pass before the previous one: gathered
