@@ -280,7 +280,8 @@ class PipelineBuilder {
     std::size_t compute = kNone;
     auto& by_bucket = bucket_computes_[at(d)];
     by_bucket.assign(order.size(), kNone);
-    for (int bucket : order.empty() ? std::vector<int>{-1} : order) {
+    for (std::size_t k = 0; k < std::max<std::size_t>(order.size(), 1); ++k) {
+      const int bucket = order.empty() ? -1 : order[k];
       const std::size_t previous = compute;
       compute = emit_compute(op, s, device, d, bucket);
       plan::Task& c = it_.plan.tasks[compute];
