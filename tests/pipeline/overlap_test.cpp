@@ -9,32 +9,19 @@
 #include "core/error.h"
 #include "pipeline/iteration.h"
 #include "pipeline/layout.h"
-#include "topology/cluster.h"
+#include "tests/pipeline/pipeline_test_util.h"
 
 using namespace meshsim;
 using namespace meshsim::model;
 using namespace meshsim::pipeline;
+using namespace meshsim::pipeline::testing;
 
 namespace {
 
-topology::Topology dgx_a100() {
-  topology::ClusterSpec spec;
-  spec.host_preset = "dgx-a100";
-  spec.hosts = 1;
-  return topology::build_cluster(spec);
-}
-
-// h = 64, a = 4, s = 32, V = 128, 4 layers, f16: layers 0 (embedding,
-// 10,240 parameters), 1-4 (transformer, 49,984 each), 5 (head, tied: none).
-// Stage 0 = layers 0-2, stage 1 = layers 3-5. At tp 2 a transformer layer
-// is 24,992 parameters of one rank, the embedding 5,120; buckets of at
-// least 20,000 of them: stage 1 from its end, [4, 6) (head and l3) and
-// [3, 4); stage 0, [2, 3), [1, 2) and the embedding [0, 1).
-const Model& tiny() {
-  static const Model m = gpt_model("tiny", 4, 64, 4, 32, 128);
-  return m;
-}
-
+// The small GPT (pipeline_test_util.h). At tp 2 a transformer layer is
+// 24,992 parameters of one rank, the embedding 5,120; buckets of at least
+// 20,000 of them: stage 1 from its end, [4, 6) (head and l3) and [3, 4);
+// stage 0, [2, 3), [1, 2) and the embedding [0, 1).
 PipelineConfig config() {
   PipelineConfig cfg;
   cfg.dp = 2;
@@ -61,10 +48,10 @@ bool depends(const PipelineIteration& it, std::string_view task, std::string_vie
 
 TEST_CASE("gradient buckets: whole layers from the stage's end until a bucket holds enough",
           "[pipeline-plan]") {
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), config());
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), config());
   auto ranges = [&](int s) {
     std::vector<std::pair<int, int>> out;
-    for (const VirtualStage& b : grad_buckets(tiny(), it.stages[static_cast<std::size_t>(s)], config()))
+    for (const VirtualStage& b : grad_buckets(tiny_gpt(), it.stages[static_cast<std::size_t>(s)], config()))
       out.emplace_back(b.first_layer, b.end_layer);
     return out;
   };
@@ -83,7 +70,7 @@ TEST_CASE("overlapped gradient reduction: each bucket reduced once the last back
           "[pipeline-plan]") {
   PipelineConfig cfg = config();
   cfg.overlap_grad_reduce = true;
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), cfg);
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), cfg);
   // Stage 1's last backward (microbatch 3 under 1F1B) runs bucket 0, then
   // bucket 1; an earlier backward is one task of the same FLOPs.
   const auto& b0 = it.plan.tasks[index_of(it, "B3/s1/r0/b0")];
@@ -99,7 +86,7 @@ TEST_CASE("overlapped gradient reduction: each bucket reduced once the last back
   CHECK(it.plan.tasks[index_of(it, "dp-allreduce/s1/t0/b1")].size.count() == 49'984);
   CHECK(it.plan.tasks[index_of(it, "dp-allreduce/s0/t1/b2")].size.count() == 10'240);  // the embedding
   // Simulated, bucket 0's reduction runs while the backward runs bucket 1.
-  const sim::SimResult r = sim::simulate(it.plan, dgx_a100());
+  const sim::SimResult r = sim::simulate(it.plan, one_dgx_a100());
   CHECK(r.tasks[index_of(it, "dp-allreduce/s1/t0/b0")].start < r.tasks[index_of(it, "B3/s1/r0/b1")].end);
 }
 
@@ -109,7 +96,7 @@ TEST_CASE(
   PipelineConfig cfg = config();
   cfg.zero = ZeroStage::optimizer;
   cfg.overlap_param_gather = true;
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), cfg);
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), cfg);
   // Nothing comes before a gather; stage 0's first forward runs its buckets
   // first layers first (the embedding, bucket 2), each after its gathers.
   CHECK(it.plan.tasks[index_of(it, "dp-allgather/s0/t0/b2")].deps.empty());
@@ -123,14 +110,14 @@ TEST_CASE(
       for (std::size_t d : it.plan.tasks[i].deps) CHECK_FALSE(it.plan.tasks[d].id.starts_with("optimizer/"));
   // Only under ZeRO-1 and 2.
   cfg.zero = ZeroStage::parameters;
-  CHECK_THROWS_AS(build_pipeline(tiny(), dgx_a100(), cfg), UsageError);
+  CHECK_THROWS_AS(build_pipeline(tiny_gpt(), one_dgx_a100(), cfg), UsageError);
 }
 
 TEST_CASE("tensor-parallel overlap: the pass's all-reduce beside its compute, the transfers after both",
           "[pipeline-plan]") {
   PipelineConfig cfg = config();
   cfg.tp_comm_overlap = true;
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), cfg);
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), cfg);
   const std::size_t compute = index_of(it, "F1/s0/r0");
   const auto& ar = it.plan.tasks[index_of(it, "F1/s0/r0/tp-allreduce")];
   CHECK(ar.deps == it.plan.tasks[compute].deps);  // from the compute's start, not after it

@@ -9,28 +9,14 @@
 #include "model/layer_kernels.h"
 #include "pipeline/iteration.h"
 #include "pipeline/pass_kernels.h"
-#include "topology/cluster.h"
+#include "tests/pipeline/pipeline_test_util.h"
 
 using namespace meshsim;
 using namespace meshsim::model;
 using namespace meshsim::pipeline;
+using namespace meshsim::pipeline::testing;
 
 namespace {
-
-topology::Topology dgx_a100() {
-  topology::ClusterSpec spec;
-  spec.host_preset = "dgx-a100";
-  spec.hosts = 1;
-  return topology::build_cluster(spec);
-}
-
-// h = 64, a = 4, s = 32, V = 128, 4 layers, f16 (the small GPT of
-// iteration_test.cpp): stage 0 = [embedding, l0, l1], 110,208 parameters;
-// stage 1 = [l2, l3, head], 99,968.
-const Model& tiny() {
-  static const Model m = gpt_model("tiny", 4, 64, 4, 32, 128);
-  return m;
-}
 
 PipelineConfig dp2_tp2_pp2() {
   PipelineConfig cfg;
@@ -56,14 +42,14 @@ TEST_CASE("ZeRO shards the training state over the replicas, stage by stage", "[
   //   ZeRO-0: 2, 2, 12 B          ZeRO-1: 2, 2, 6
   //   ZeRO-2: 2, 1, 6             ZeRO-3: 1, 1, 6, plus two layers' gathered
   //   weights: the largest layer of stage 0, 49,984 / 2 parameters at 2 B.
-  const auto t = dgx_a100();
+  const auto t = one_dgx_a100();
   PipelineConfig cfg = dp2_tp2_pp2();
   const double p = 55'104;
   const double expected[4][3] = {
       {2 * p, 2 * p, 12 * p}, {2 * p, 2 * p, 6 * p}, {2 * p, p, 6 * p}, {p, p, 6 * p}};
   for (int z = 0; z < 4; ++z) {
     cfg.zero = static_cast<ZeroStage>(z);
-    const DeviceMemory m = build_pipeline(tiny(), t, cfg).memory[0];
+    const DeviceMemory m = build_pipeline(tiny_gpt(), t, cfg).memory[0];
     INFO("ZeRO-" << z);
     CHECK(m.params == Approx(p));
     const double gathered = z == 3 ? 2 * (49'984 / 2.0) * 2 : 0;
@@ -75,13 +61,13 @@ TEST_CASE("ZeRO shards the training state over the replicas, stage by stage", "[
 
 TEST_CASE("ZeRO reduce-scatters gradients and all-gathers weights in place of the all-reduce",
           "[pipeline-plan]") {
-  const auto t = dgx_a100();
+  const auto t = one_dgx_a100();
   PipelineConfig cfg = dp2_tp2_pp2();
-  const PipelineIteration plain = build_pipeline(tiny(), t, cfg);
+  const PipelineIteration plain = build_pipeline(tiny_gpt(), t, cfg);
   // Without ZeRO: one gradient all-reduce per (stage, tensor rank): 4.
   CHECK(count_ops(plain.plan, plan::CollectiveOp::all_reduce, "dp-allreduce") == 4);
   cfg.zero = ZeroStage::optimizer;
-  const PipelineIteration z1 = build_pipeline(tiny(), t, cfg);
+  const PipelineIteration z1 = build_pipeline(tiny_gpt(), t, cfg);
   CHECK(count_ops(z1.plan, plan::CollectiveOp::all_reduce, "dp-allreduce") == 0);
   CHECK(count_ops(z1.plan, plan::CollectiveOp::reduce_scatter, "dp-reducescatter") == 4);
   CHECK(count_ops(z1.plan, plan::CollectiveOp::all_gather, "dp-allgather") == 4);
@@ -97,7 +83,7 @@ TEST_CASE("ZeRO reduce-scatters gradients and all-gathers weights in place of th
   // ZeRO-3 adds, per forward and backward pass and tensor rank, a gather
   // of the stage's weights: 4 microbatches x 2 passes x 2 stages x 2 ranks.
   cfg.zero = ZeroStage::parameters;
-  const PipelineIteration z3 = build_pipeline(tiny(), t, cfg);
+  const PipelineIteration z3 = build_pipeline(tiny_gpt(), t, cfg);
   CHECK(count_ops(z3.plan, plan::CollectiveOp::all_gather, "weight-allgather") == 32);
   // Sharding moves bytes, it does not remove them: never faster than without.
   sim::SimOptions o;
@@ -106,11 +92,11 @@ TEST_CASE("ZeRO reduce-scatters gradients and all-gathers weights in place of th
 
 TEST_CASE("sequence parallelism: an all-gather and a reduce-scatter per pass, activations / tp",
           "[pipeline-plan]") {
-  const auto t = dgx_a100();
+  const auto t = one_dgx_a100();
   PipelineConfig cfg = dp2_tp2_pp2();
-  const PipelineIteration tp = build_pipeline(tiny(), t, cfg);
+  const PipelineIteration tp = build_pipeline(tiny_gpt(), t, cfg);
   cfg.sequence_parallel = true;
-  const PipelineIteration sp = build_pipeline(tiny(), t, cfg);
+  const PipelineIteration sp = build_pipeline(tiny_gpt(), t, cfg);
   // Each forward and backward of each replica: one all-reduce, or one of each.
   const std::size_t passes = 4 * 2 * 2 * 2;
   CHECK(count_ops(tp.plan, plan::CollectiveOp::all_reduce, "tp-allreduce") == passes);
@@ -126,15 +112,15 @@ TEST_CASE("sequence parallelism: an all-gather and a reduce-scatter per pass, ac
 TEST_CASE("selective recomputation reruns the attention products and drops the scores", "[pipeline-plan]") {
   PipelineConfig cfg = dp2_tp2_pp2();
   cfg.recompute = Recompute::selective;
-  const auto t = dgx_a100();
-  const PipelineIteration it = build_pipeline(tiny(), t, cfg);
+  const auto t = one_dgx_a100();
+  const PipelineIteration it = build_pipeline(tiny_gpt(), t, cfg);
   // A layer at t = 2 stores 2,048·(10 + 24/2) bytes, the scores not.
   CHECK(it.stages[0].activation_bytes == Approx(4'096 / 2.0 + 2 * 2'048 * 22));
   // Its backward: the two attention GEMMs and the softmax again, then the
   // 12 gradient GEMMs; without recomputation 12 alone.
   const VirtualStage& vs = it.stages[1];  // l2, l3 and the head
-  const auto none = pass_kernels(tiny(), vs, Pass::backward, {1, 2, false, Recompute::none});
-  const auto selective = pass_kernels(tiny(), vs, Pass::backward, {1, 2, false, Recompute::selective});
+  const auto none = pass_kernels(tiny_gpt(), vs, Pass::backward, {1, 2, false, Recompute::none});
+  const auto selective = pass_kernels(tiny_gpt(), vs, Pass::backward, {1, 2, false, Recompute::selective});
   REQUIRE(none);
   REQUIRE(selective);
   CHECK(selective->gemms.size() == none->gemms.size() + 2 * 2);
@@ -146,19 +132,11 @@ TEST_CASE("expert parallelism: experts split over ep replicas, tokens exchanged 
           "[pipeline-plan]") {
   // A Llama with 4 experts (top 2, f_e = 64) on every layer: h = 64, s = 32,
   // bf16. An MoE layer's experts hold 4 x 3·64·64 = 49,152 parameters.
-  TransformerSpec spec;
-  spec.family = Family::llama;
-  spec.layers = 4;
-  spec.hidden = 64;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.ffn_hidden = 128;
-  spec.sequence = 32;
-  spec.vocabulary = 128;
+  TransformerSpec spec = small_llama(4, 32);
   spec.moe = MoeSpec{4, 2, 64};
   const Model m = transformer_model("moe", spec, plan::DType::bf16);
   REQUIRE(m.layers[1].expert_param_bytes == 49'152 * 2);
-  const auto t = dgx_a100();
+  const auto t = one_dgx_a100();
   PipelineConfig cfg;
   cfg.dp = 4;
   cfg.tp = 2;
@@ -198,7 +176,7 @@ TEST_CASE("expert parallelism: experts split over ep replicas, tokens exchanged 
   cfg.ep = 3;
   CHECK_THROWS_AS(build_pipeline(m, t, cfg), UsageError);
   cfg.ep = 2;
-  CHECK_THROWS_AS(build_pipeline(tiny(), t, cfg), UsageError);
+  CHECK_THROWS_AS(build_pipeline(tiny_gpt(), t, cfg), UsageError);
 }
 
 TEST_CASE(
@@ -208,7 +186,7 @@ TEST_CASE(
   // rank. Unfused: the scores GEMM 32 x 32 x 16 (x2 heads), the values
   // GEMM, and a softmax kernel; fused: one attention kernel of 2 heads, 32
   // queries against 16 keys each (half on average), and no softmax.
-  model::LayerShape shape = whole_sequences(tiny(), 1, 2);
+  model::LayerShape shape = whole_sequences(tiny_gpt(), 1, 2);
   const auto plain = layer_forward(shape);
   shape.fused_attention = true;
   const auto fused = layer_forward(shape);
@@ -226,21 +204,21 @@ TEST_CASE(
   REQUIRE(back.attention.size() == 1);
   CHECK(back.attention[0].backward);
   CHECK(back.attention[0].flops() == Approx(2.5 * 65'536));
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2());
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), dp2_tp2_pp2());
   const VirtualStage& vs = it.stages[1];  // l2, l3, head
   PassOptions o{1, 2, false, Recompute::none};
   o.fused_attention = true;
-  const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
+  const auto backward = pass_kernels(tiny_gpt(), vs, Pass::backward, o);
   o.recompute = Recompute::selective;
-  const auto selective = pass_kernels(tiny(), vs, Pass::backward, o);
+  const auto selective = pass_kernels(tiny_gpt(), vs, Pass::backward, o);
   REQUIRE(backward);
   CHECK(backward->attention.size() == 2);  // one per layer
   CHECK(selective == backward);
   // Under zb-h1 the attention's backward is all in B: W holds weight gradients only.
   o = PassOptions{1, 2, true, Recompute::none};
   o.fused_attention = true;
-  const auto b = pass_kernels(tiny(), vs, Pass::backward, o);
-  const auto w = pass_kernels(tiny(), vs, Pass::weight, o);
+  const auto b = pass_kernels(tiny_gpt(), vs, Pass::backward, o);
+  const auto w = pass_kernels(tiny_gpt(), vs, Pass::weight, o);
   CHECK(b->attention.size() == 2);
   CHECK(w->attention.empty());
   CHECK(b->gemms.size() + w->gemms.size() == backward->gemms.size());
@@ -251,17 +229,8 @@ TEST_CASE("context parallelism: each layer's keys and values gathered beside the
   // A Llama of 2 layers: h = 64, a = 4, g = 2 (d = 16: g·d = 32), s = 32,
   // bf16. A layer's keys and values per sample: 2·32·32 elements x 2 B =
   // 4,096 B. cp = 2, tp = 2, one stage, 2 microbatches of 1, fused attention.
-  TransformerSpec spec;
-  spec.family = Family::llama;
-  spec.layers = 2;
-  spec.hidden = 64;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.ffn_hidden = 128;
-  spec.sequence = 32;
-  spec.vocabulary = 128;
-  const Model m = transformer_model("llama", spec, plan::DType::bf16);
-  const auto t = dgx_a100();
+  const Model m = transformer_model("llama", small_llama(2, 32), plan::DType::bf16);
+  const auto t = one_dgx_a100();
   PipelineConfig cfg;
   cfg.tp = 2;
   cfg.microbatches = 2;
@@ -327,15 +296,15 @@ TEST_CASE(
   // per layer forward QKV, scores, values, output projection and the MLP's
   // two GEMMs; FP8 marks the four weight GEMMs of each layer and their
   // eight gradient GEMMs, not the attention products or the head's.
-  const PipelineIteration it = build_pipeline(tiny(), dgx_a100(), dp2_tp2_pp2());
+  const PipelineIteration it = build_pipeline(tiny_gpt(), one_dgx_a100(), dp2_tp2_pp2());
   const VirtualStage& vs = it.stages[1];
   PassOptions o{1, 2, false, Recompute::none};
   o.fp8 = true;
   auto count = [](const plan::KernelList& k) {
     return std::count_if(k.gemms.begin(), k.gemms.end(), [](const auto& g) { return g.fp8; });
   };
-  const auto forward = pass_kernels(tiny(), vs, Pass::forward, o);
-  const auto backward = pass_kernels(tiny(), vs, Pass::backward, o);
+  const auto forward = pass_kernels(tiny_gpt(), vs, Pass::forward, o);
+  const auto backward = pass_kernels(tiny_gpt(), vs, Pass::backward, o);
   REQUIRE(forward);
   REQUIRE(backward);
   CHECK(count(*forward) == 2 * 4);
@@ -345,5 +314,5 @@ TEST_CASE(
   // Only on GPUs with FP8 tensor cores: the A100 has none.
   PipelineConfig cfg = dp2_tp2_pp2();
   cfg.fp8 = true;
-  CHECK_THROWS_AS(build_pipeline(tiny(), dgx_a100(), cfg), UsageError);
+  CHECK_THROWS_AS(build_pipeline(tiny_gpt(), one_dgx_a100(), cfg), UsageError);
 }

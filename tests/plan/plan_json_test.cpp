@@ -48,12 +48,32 @@ ConfigError plan_error(const std::string& text) {
   throw;
 }
 
-// kPlan with the first occurrence of `from` replaced by `to`.
-std::string edited(const std::string& from, const std::string& to) {
-  std::string s = kPlan;
+// `s` with the first occurrence of `from` replaced by `to`.
+std::string replaced(std::string s, const std::string& from, const std::string& to) {
   const auto pos = s.find(from);
   REQUIRE(pos != std::string::npos);
   return s.replace(pos, from.size(), to);
+}
+
+// kPlan with the first occurrence of `from` replaced by `to`.
+std::string edited(const std::string& from, const std::string& to) {
+  return replaced(kPlan, from, to);
+}
+
+// A mistake made by replacing `from` with `to`, and where and how the
+// loader names it.
+struct BadEdit {
+  std::string from, to, path, fragment;
+};
+
+// Each edit of `base` is refused at its JSON path with a message naming it.
+void check_refused(const std::string& base, const std::vector<BadEdit>& edits) {
+  for (const BadEdit& c : edits) {
+    INFO(c.to);
+    const ConfigError e = plan_error(replaced(base, c.from, c.to));
+    CHECK(e.json_path() == c.path);
+    CHECK_THAT(e.message(), Contains(c.fragment));
+  }
 }
 
 }  // namespace
@@ -133,10 +153,7 @@ TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes defaul
   other_bytes.replace(other_bytes.find(R"("bytes": "2MiB")"), 15, R"("bytes": "1GB")");
   CHECK(plan_error(other_bytes).json_path() == "tasks[0].bytes");
 
-  struct Case {
-    std::string from, to, path, fragment;
-  };
-  const std::vector<Case> cases{
+  const std::vector<BadEdit> cases{
       {R"("kernels": "mlp")", R"("kernels": "attn")", "tasks[0].kernels", "unknown kernel set \"attn\""},
       {R"("kernels": "mlp")", R"("kernels": "mlp", "duration": "1ms")", "tasks[0].kernels", "not both"},
       {R"([64, 64, 32, 8])", R"([64, 0, 32])", "kernel_sets[0].gemms[1][1]", "between 0 and 2^40"},
@@ -145,14 +162,7 @@ TEST_CASE("kernel sets: a compute task names its kernels, flops and bytes defaul
       {R"([128, 4096, 1024])", R"([1e12, 1e12, 1e12, 1e6])", "kernel_sets[0]", "more than 1e30 FLOPs"},
       {R"("memory_bytes": ["2MiB"])", R"("bytes": ["2MiB"])", "kernel_sets[0].bytes", "unknown key"},
   };
-  for (const Case& c : cases) {
-    INFO(c.to);
-    std::string bad = with_set;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    const ConfigError e = plan_error(bad);
-    CHECK(e.json_path() == c.path);
-    CHECK_THAT(e.message(), Contains(c.fragment));
-  }
+  check_refused(with_set, cases);
 }
 
 TEST_CASE("kernel sets: fused attention kernels and host work per kernel read back as written", "[plan]") {
@@ -174,24 +184,14 @@ TEST_CASE("kernel sets: fused attention kernels and host work per kernel read ba
   CHECK(p.tasks[0].flops == 1'073'741'824.0 + 2.0 * 128 * 256 * 64);
   const std::string once = dump_json(plan_to_json(p));
   CHECK(parse(once).kernel_sets == p.kernel_sets);
-  struct Case {
-    std::string from, to, path, fragment;
-  };
-  const std::vector<Case> cases{
+  const std::vector<BadEdit> cases{
       {R"("pass": "forward")", R"("pass": "sideways")", "kernel_sets[0].attention[0].pass",
        "forward or backward"},
       {R"("keys": 256)", R"("keys": 0)", "kernel_sets[0].attention[0].keys", "between 0 and 2^40"},
       {R"("20us")", R"("2s")", "kernel_sets[0].host_per_kernel", "between 0 and 1 s"},
       {R"("fp8")", R"("fp4")", "kernel_sets[0].gemms[0][4]", "is \"fp8\""},
   };
-  for (const Case& c : cases) {
-    INFO(c.to);
-    std::string bad = text;
-    bad.replace(bad.find(c.from), c.from.size(), c.to);
-    const ConfigError e = plan_error(bad);
-    CHECK(e.json_path() == c.path);
-    CHECK_THAT(e.message(), Contains(c.fragment));
-  }
+  check_refused(text, cases);
 }
 
 TEST_CASE("a plan file names each device once, in the order it first names them", "[plan]") {
@@ -219,10 +219,7 @@ TEST_CASE("a loaded plan carries the schedule its loader made", "[plan]") {
 }
 
 TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input]") {
-  struct Case {
-    std::string from, to, path, fragment;
-  };
-  const std::vector<Case> cases{
+  const std::vector<BadEdit> cases{
       {R"("id": "tail")", R"("id": "fwd")", "tasks[4].id", "duplicate task id \"fwd\""},
       {R"("deps": ["ar"])", R"("deps": ["nope"])", "tasks[4].deps[0]", "unknown task \"nope\""},
       {R"("deps": ["fwd"],)", R"("deps": ["xfer"],)", "tasks[1].deps[0]", "cannot depend on itself"},
@@ -258,12 +255,7 @@ TEST_CASE("malformed plans are rejected with their JSON path", "[plan][bad-input
       {R"("device": "h1/gpu0", "duration")", R"("devices": ["h1/gpu0", "h1/gpu0"], "duration")",
        "tasks[4].devices[1]", "appears twice"},
   };
-  for (const Case& c : cases) {
-    INFO(c.to);
-    const ConfigError e = plan_error(edited(c.from, c.to));
-    CHECK(e.json_path() == c.path);
-    CHECK_THAT(e.message(), Contains(c.fragment));
-  }
+  check_refused(kPlan, cases);
 }
 
 TEST_CASE("sum payloads: parts, part buffers and reduce regions are checked", "[plan][bad-input]") {

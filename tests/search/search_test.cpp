@@ -12,6 +12,7 @@
 #include "plan/plan_json.h"
 #include "search/results.h"
 #include "search/space_file.h"
+#include "tests/pipeline/pipeline_test_util.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -86,16 +87,7 @@ TEST_CASE("search space: context parallelism only with fused attention, over a s
   // microbatches of 1, tp 4, pp 1: cp 1 (dp 2) and 2 (dp 1); cp 3 and 4 do
   // not divide the 8 / 4 = 2 ranks left. Fused attention off and on: cp 1
   // twice, cp 2 only with it.
-  TransformerSpec spec;
-  spec.family = Family::llama;
-  spec.layers = 2;
-  spec.hidden = 64;
-  spec.heads = 4;
-  spec.kv_heads = 2;
-  spec.ffn_hidden = 128;
-  spec.sequence = 48;
-  spec.vocabulary = 128;
-  const Model m = transformer_model("llama", spec, plan::DType::bf16);
+  const Model m = transformer_model("llama", pipeline::testing::small_llama(2, 48), plan::DType::bf16);
   const auto t = cluster("p3.8xlarge", 2);
   Space s;
   s.global_batch = 8;
