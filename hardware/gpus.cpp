@@ -90,6 +90,15 @@ std::string modelled_gpu_names() {
   return out;
 }
 
+std::string fp8_gpu_names() {
+  std::string out;
+  first([&](const GpuSpec& g) {
+    if (g.peaks.fp8_flops > 0) out += (out.empty() ? "" : ", ") + std::string(g.name);
+    return false;
+  });
+  return out;
+}
+
 std::string sm_default_names() {
   std::string out;
   first([&](const GpuSpec& g) {

@@ -130,6 +130,8 @@ inline constexpr std::array kBuiltinGpus{
 
 /// The modelled GPUs' names, comma-separated, for messages ("V100, A100, ...").
 [[nodiscard]] std::string modelled_gpu_names();
+/// The GPUs with FP8 tensor cores (Peaks::fp8_flops), in catalogue order, comma-separated.
+[[nodiscard]] std::string fp8_gpu_names();
 /// Each compute capability an NCCL dump's "sm" names a model by, and that
 /// model, for messages ("70 V100, 80 A100, 90 H100").
 [[nodiscard]] std::string sm_default_names();

@@ -15,6 +15,7 @@
 
 #include "core/append_lists.h"
 #include "core/error.h"
+#include "hardware/gpus.h"
 #include "pipeline/layout.h"
 #include "pipeline/pass_kernels.h"
 #include "plan/builder.h"
@@ -845,9 +846,8 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
         fmt::format("a gradient bucket holds 0 (the default) to 1e15 parameters, got {}", cfg.bucket_params));
   const PipelineRanks ranks(topo, cfg, device_models);
   if (cfg.fp8 && ranks.device_model().fp8_flops <= 0)
-    throw UsageError(
-        fmt::format("FP8 GEMMs need FP8 tensor cores, which the {} lacks (H100 and H200 have them)",
-                    ranks.device_model().name));
+    throw UsageError(fmt::format("FP8 GEMMs need FP8 tensor cores, which the {} lacks ({} have them)",
+                                 ranks.device_model().name, hardware::fp8_gpu_names()));
   const auto ops = checked_ops(model, cfg);
   refuse_huge_plan(ops, cfg);                                // before anything big is allocated
   std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them

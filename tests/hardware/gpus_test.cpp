@@ -29,6 +29,8 @@ TEST_CASE("every catalogue entry is named once and modelled entries are whole", 
   }
   // The five GPUs with a compute model, in catalogue order.
   CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200");
+  // Of them, the Hopper parts have FP8 tensor cores.
+  CHECK(fp8_gpu_names() == "H100, H200");
 }
 
 TEST_CASE("the catalogue's figures are the datasheets'", "[hardware]") {

@@ -13,6 +13,7 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/unit_strings.h"
+#include "hardware/gpus.h"
 #include "pipeline/iteration.h"
 #include "pipeline/layer_split.h"
 #include "plan/plan_json.h"
@@ -527,7 +528,8 @@ void add_pipeline_command(CLI::App& app) {
                 "userbuffers overlap) instead of after it");
   cmd->add_flag("--fp8", a->cfg.fp8,
                 "FP8 weight GEMMs in the transformer layers (Transformer Engine's recipe), at the GPU's FP8 "
-                "peak (H100, H200)");
+                "peak (" +
+                    hardware::fp8_gpu_names() + ")");
   add_host_per_kernel_option(*cmd, a->host_per_kernel,
                              "default 0: the host keeps ahead of the GPU, as under CUDA graphs");
   cmd->add_option(

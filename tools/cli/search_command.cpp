@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/table.h"
 #include "core/unit_strings.h"
+#include "hardware/gpus.h"
 #include "runtime/distributed.h"
 #include "search/results.h"
 #include "search/space_file.h"
@@ -401,7 +402,8 @@ void add_search_command(CLI::App& app) {
   cmd->add_flag("--tp-comm-overlap", a->tp_comm_overlap,
                 "Every configuration with tp > 1 runs its tensor-parallel collectives beside the compute");
   cmd->add_flag("--fp8", a->fp8,
-                "FP8 weight GEMMs in every configuration (Transformer Engine's recipe; H100, H200)");
+                "FP8 weight GEMMs in every configuration (Transformer Engine's recipe; " +
+                    hardware::fp8_gpu_names() + ")");
   cmd->add_option("--threads", a->threads, "Worker threads (default: every core)")->check(CLI::Range(1, 256));
   cmd->add_option("--top", a->top, "Rows of the ranking to print")
       ->check(CLI::Range(1, 100000))
