@@ -17,6 +17,10 @@
 //              80 GB HBM3 at 3.35 TB/s; 132 SMs, 18 NVLink 4 links (Hopper
 //              whitepaper)
 //   H200 SXM   H200 datasheet: H100's compute; 141 GB HBM3e at 4.8 TB/s
+//   B200       HGX B200 datasheet (1,000 W): 2,250 FP16/BF16 and 4,500 FP8
+//              and INT8 dense (twice that with sparsity), 75 FP32, 37 FP64;
+//              180 GB HBM3e usable at 8 TB/s; 148 SMs (not on the
+//              datasheet: what CUDA reports), 18 NVLink 5 links
 // V100 and A100 have no FP8 tensor cores.
 // The parts after them carry only what NCCL's tuning model knows of them
 // (their architecture row, src/graph/tuning.cc): meshsim has no compute
@@ -93,13 +97,26 @@ inline constexpr std::array kBuiltinGpus{
             .nvlink_lanes = 18,
             .driver_names = {"H200", {}},
             .source = "NVIDIA H200 datasheet"},
+    GpuSpec{.name = "B200",
+            .sm = 100,
+            .nccl_arch = NcclArch::blackwell,
+            .peaks = {.fp32_flops = 75e12,
+                      .fp16_flops = 2250e12,
+                      .fp64_flops = 37e12,
+                      .int8_ops = 4500e12,
+                      .fp8_flops = 4500e12},
+            .memory_bandwidth = Bandwidth::GBps(8000),
+            .memory = Bytes(INT64_C(180000000000)),
+            .sms = 148,
+            .nvlink_lanes = 18,
+            .driver_names = {"B200", {}},
+            .source = "NVIDIA HGX B200 datasheet; 148 SMs as CUDA reports them"},
     // NCCL's architecture rows alone (src/graph/tuning.cc):
     GpuSpec{.name = "A800", .sm = 80, .nccl_arch = NcclArch::ampere, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "H800", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "H20", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "GH200", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "B100", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
-    GpuSpec{.name = "B200", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "GB200", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
 };
 
@@ -147,5 +164,6 @@ inline constexpr const GpuSpec& kA100 = builtin_gpu("A100");
 inline constexpr const GpuSpec& kA100_80GB = builtin_gpu("A100-80GB");
 inline constexpr const GpuSpec& kH100 = builtin_gpu("H100");
 inline constexpr const GpuSpec& kH200 = builtin_gpu("H200");
+inline constexpr const GpuSpec& kB200 = builtin_gpu("B200");
 
 }  // namespace meshsim::hardware

@@ -16,7 +16,7 @@
 //   nvswitch        8 GPUs each with all its NVLink lanes to the NVSwitch
 //                   fabric, two CPUs, `pcie_switches` PCIe switches of Gen
 //                   `pcie_gen`, each holding 8/switches GPUs and
-//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200)
+//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200, DGX B200)
 //
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC
 // hop); EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop).
@@ -65,6 +65,8 @@ inline constexpr std::array kHostPresets{
                &kH100, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
     HostPreset{"dgx-h200", "NVIDIA DGX H200: 8 x H200 on NVSwitch (NVLink 4), 8 x 400 Gb/s NDR InfiniBand", 8,
                &kH200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
+    HostPreset{"dgx-b200", "NVIDIA DGX B200: 8 x B200 on NVSwitch (NVLink 5), 8 x 400 Gb/s NDR InfiniBand", 8,
+               &kB200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
 };
 
 [[nodiscard]] std::span<const HostPreset> host_presets();

@@ -121,7 +121,8 @@ struct PipelineIteration {
   std::vector<DeviceMemory> memory;                  // per pipeline device
   std::vector<std::vector<std::string>> stage_gpus;  // per pipeline device, its dp·tp GPU names
   double model_flops = 0;                            // per iteration: 3 × forward FLOPs × global batch
-  double ideal_bubble = 0;                           // of the schedule played with the compute times alone
+  double peak_flops = 0;    // a GPU's dense datasheet peak for the model's dtype (the MFU's denominator)
+  double ideal_bubble = 0;  // of the schedule played with the compute times alone
   double ideal_makespan_s = 0;
   int global_batch = 0;
   std::vector<std::string> placement_notes;  // PipelineRanks::placement_notes
@@ -162,6 +163,7 @@ struct PipelineMetrics {
   double iteration_s = 0;
   double samples_per_s = 0;
   double tflops_per_gpu = 0;  // model FLOPs (no recomputation) per GPU per second
+  double mfu = 0;             // model FLOPs utilisation: tflops_per_gpu / the GPU's dense peak (0 to 1)
   // Bubble ratio, as Megatron-LM defines it ((p - 1)/m for GPipe with equal
   // stages): mean over pipeline GPUs of idle time / pass time, where idle
   // is the iteration less the GPU's passes (its optimizer step excluded).

@@ -14,6 +14,7 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
   if (out.iteration_s > 0) {
     out.samples_per_s = it.global_batch / out.iteration_s;
     out.tflops_per_gpu = it.model_flops / out.iteration_s / gpus / 1e12;
+    if (it.peak_flops > 0) out.mfu = out.tflops_per_gpu * 1e12 / it.peak_flops;
   }
   out.ideal_bubble = it.ideal_bubble;
   // Pass time per GPU: its compute time less the optimizer step.

@@ -15,23 +15,10 @@ namespace meshsim::plan {
 namespace {
 
 constexpr const char* kFormat = "meshsim.calibration/1";
-constexpr std::array<const char*, 4> kClassNames{"fp32", "fp16", "fp64", "int8"};
-
-Bandwidth positive_bandwidth(const JsonCursor& c) {
-  const Bandwidth b = c.as_bandwidth();
-  if (b.bps() <= 0) c.fail("must be greater than zero");
-  return b;
-}
 
 Time measured_time(const JsonCursor& c) {
   const Time t = c.as_time();
   if (t <= Time::zero()) c.fail("a measured time is greater than zero");
-  return t;
-}
-
-Time non_negative_time(const JsonCursor& c) {
-  const Time t = c.as_time();
-  if (t < Time::zero()) c.fail("must not be negative");
   return t;
 }
 
@@ -58,12 +45,6 @@ Json copy_to(const CopyFit& f) {
     pts.push_back(Json{{"size", exact_string(p.size)}, {"time", exact_string(p.time)}});
   j["points"] = std::move(pts);
   return j;
-}
-
-double fraction(const JsonCursor& c) {
-  const double v = c.as_number();
-  if (!(v > 0.0 && v <= 1.0)) c.fail(fmt::format("an efficiency is in (0, 1], got {}", v));
-  return v;
 }
 
 // {"dtype", "m", "n", "k", "batch" (default 1), "time"}, or the older
@@ -170,8 +151,9 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
       if (auto x = e.find("efficiency")) {
         if (!x->is_object()) x->fail("expected an object keyed by fp32, fp16, fp64, int8");
         x->allow_only({"fp32", "fp16", "fp64", "int8"});
-        for (std::size_t k = 0; k < kClassNames.size(); ++k)
-          if (auto v = x->find(kClassNames[k])) cc.efficiency[k] = fraction(*v);
+        for (std::size_t k = 0; k < kDTypeClasses; ++k)
+          if (auto v = x->find(kDTypeClassNames.name(static_cast<DTypeClass>(k))))
+            cc.efficiency[k] = fraction(*v);
       }
       if (auto x = e.find("attention_efficiency")) cc.attention_efficiency = fraction(*x);
       if (auto x = e.find("launch_overhead")) cc.launch_overhead = non_negative_time(*x);
@@ -227,8 +209,9 @@ Json to_json(const Calibration& c) {
     for (const auto& cc : c.compute) {
       Json e{{"gpu_model", cc.gpu_model}};
       Json eff = Json::object();
-      for (std::size_t k = 0; k < kClassNames.size(); ++k)
-        if (cc.efficiency[k]) eff[kClassNames[k]] = *cc.efficiency[k];
+      for (std::size_t k = 0; k < kDTypeClasses; ++k)
+        if (cc.efficiency[k])
+          eff[std::string(kDTypeClassNames.name(static_cast<DTypeClass>(k)))] = *cc.efficiency[k];
       e["efficiency"] = std::move(eff);
       if (cc.attention_efficiency) e["attention_efficiency"] = *cc.attention_efficiency;
       if (cc.launch_overhead) e["launch_overhead"] = exact_string(*cc.launch_overhead);

@@ -25,6 +25,15 @@ template <typename E, std::size_t N>
 /// A size at `c` that is more than zero bytes; ConfigError otherwise.
 [[nodiscard]] Bytes positive_size(const JsonCursor& c);
 
+/// A rate at `c` greater than zero; ConfigError otherwise.
+[[nodiscard]] Bandwidth positive_bandwidth(const JsonCursor& c);
+
+/// A duration at `c` of zero or more; ConfigError otherwise.
+[[nodiscard]] Time non_negative_time(const JsonCursor& c);
+
+/// An efficiency (an achieved fraction of a peak) at `c`, in (0, 1]; ConfigError otherwise.
+[[nodiscard]] double fraction(const JsonCursor& c);
+
 /// A dtype name ("f32", "bf16", ...; or fp32, fp16, fp64) at `c`; ConfigError listing the names otherwise.
 [[nodiscard]] DType dtype_from_json(const JsonCursor& c);
 

@@ -95,6 +95,12 @@ inline constexpr DType kDefaultMathDType = DType::f16;
 /// The classes GPUs have separate peaks for: fp32 (also i32), fp16 (f16
 /// and bf16, tensor cores), fp64, int8 (i8, u8).
 enum class DTypeClass : std::uint8_t { fp32, fp16, fp64, int8 };
+inline constexpr std::size_t kDTypeClasses = 4;
+inline constexpr EnumNames<DTypeClass, kDTypeClasses> kDTypeClassNames{"dtype class",
+                                                                       {{{DTypeClass::fp32, "fp32"},
+                                                                         {DTypeClass::fp16, "fp16"},
+                                                                         {DTypeClass::fp64, "fp64"},
+                                                                         {DTypeClass::int8, "int8"}}}};
 [[nodiscard]] DTypeClass dtype_class(DType d);
 
 /// The most contributions a tensor may sum (plan loader's limit): the runtime's

@@ -1,6 +1,9 @@
 #include "sim/calibrate_apply.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "hardware/gpus.h"
@@ -26,16 +29,19 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
     }
 }
 
-std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file) {
+std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file,
+                                           const std::vector<DeviceModel>& base) {
   std::vector<DeviceModel> out;
   for (std::size_t i = 0; i < c.compute.size(); ++i) {
     const auto& cc = c.compute[i];
-    const DeviceModel* base = find_device_model(cc.gpu_model);
-    if (base == nullptr)
+    const DeviceModel* from = find_device_model(cc.gpu_model, base);
+    if (from == nullptr)
       throw ConfigError(file, fmt::format("compute[{}].gpu_model", i),
                         fmt::format("no built-in peaks for GPU model \"{}\" (known: {})", cc.gpu_model,
                                     hardware::modelled_gpu_names()));
-    DeviceModel m = *base;
+    DeviceModel m = *from;
+    m.source = fmt::format("calibration {}", file);
+    if (!cc.points.empty()) m.measured_gemms.clear();  // this machine's GEMMs, not the profile's
     for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
       if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
     if (cc.attention_efficiency) m.attention_efficiency = cc.attention_efficiency;
@@ -50,7 +56,49 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
 void apply_calibration(const plan::Calibration& c, const std::string& file, topology::Topology& topo,
                        std::vector<DeviceModel>& models) {
   apply_links(c, topo, file);
-  models = calibrated_models(c, file);
+  for (DeviceModel& m : calibrated_models(c, file, models)) {
+    auto slot =
+        std::find_if(models.begin(), models.end(), [&](const DeviceModel& d) { return d.name == m.name; });
+    if (slot != models.end())
+      *slot = std::move(m);
+    else
+      models.push_back(std::move(m));
+  }
+}
+
+std::optional<std::string> calibration_gpu_mismatch(const plan::Calibration& c,
+                                                    const topology::Topology& topo) {
+  std::vector<std::string> cluster;
+  for (topology::NodeId g : topo.gpus())
+    if (std::find(cluster.begin(), cluster.end(), topo.node(g).model) == cluster.end())
+      cluster.push_back(topo.node(g).model);
+  for (const plan::ComputeCalibration& cc : c.compute)
+    if (std::find(cluster.begin(), cluster.end(), cc.gpu_model) == cluster.end())
+      return fmt::format("it measured the {}, and the cluster's GPUs are the {}", cc.gpu_model,
+                         fmt::join(cluster, ", the "));
+  return std::nullopt;
+}
+
+std::vector<DeviceModel> retargeted_models(const plan::Calibration& c, const topology::Topology& topo,
+                                           const std::vector<DeviceModel>& base, const std::string& file) {
+  std::vector<DeviceModel> out;
+  if (c.compute.empty()) return out;
+  const plan::ComputeCalibration& cc = c.compute.front();
+  for (topology::NodeId g : topo.gpus()) {
+    const std::string& name = topo.node(g).model;
+    if (std::any_of(out.begin(), out.end(), [&](const DeviceModel& m) { return m.name == name; })) continue;
+    const DeviceModel* from = find_device_model(name, base);
+    if (from == nullptr) continue;  // the pipeline builder names a GPU without a model
+    DeviceModel m = *from;
+    m.source = fmt::format("calibration {} of the {}", file, cc.gpu_model);
+    for (std::size_t k = 0; k < cc.efficiency.size(); ++k)
+      if (cc.efficiency[k]) m.compute_efficiency[k] = *cc.efficiency[k];
+    if (cc.attention_efficiency) m.attention_efficiency = cc.attention_efficiency;
+    if (cc.launch_overhead) m.launch_overhead = *cc.launch_overhead;
+    m.measured_gemms.clear();  // another GPU's times
+    out.push_back(std::move(m));
+  }
+  return out;
 }
 
 topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,

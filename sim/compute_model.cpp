@@ -25,6 +25,7 @@ namespace {
 DeviceModel model_of(const hardware::GpuSpec& g) {
   DeviceModel m;
   m.name = std::string(g.name);
+  m.source = "datasheet peak";
   m.fp32_flops = g.peaks.fp32_flops;
   m.fp16_flops = g.peaks.fp16_flops;
   m.fp64_flops = g.peaks.fp64_flops;
@@ -195,14 +196,16 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
     const DeviceModel* found = find_device_model(name, models);
     if (!found) continue;  // build_pipeline names the GPU without a model
     DeviceModel m = *found;
-    if (efficiency) {  // the GEMMs' and fused attention's alike
+    if (efficiency) {  // the GEMMs' and fused attention's alike, measured GEMMs no longer correcting them
       m.compute_efficiency.fill(*efficiency);
       m.attention_efficiency.reset();
+      m.measured_gemms.clear();
+      m.source = fmt::format("efficiency {:g} given in place of the {}", *efficiency, m.source);
     }
     const double eff = m.compute_efficiency[static_cast<std::size_t>(plan::dtype_class(dtype))];
     at_peak = at_peak || eff >= 1.0;
-    parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s)", name, 100 * eff,
-                                plan::to_string(dtype), m.peak(dtype) * eff / 1e12));
+    parts.push_back(fmt::format("{} at {:.0f} % of its {} peak ({:.0f} TFLOP/s; {})", name, 100 * eff,
+                                plan::to_string(dtype), m.peak(dtype) * eff / 1e12, m.source));
     auto slot =
         std::find_if(models.begin(), models.end(), [&](const DeviceModel& d) { return d.name == name; });
     if (slot != models.end()) {
@@ -212,8 +215,7 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
     }
   }
   std::string line = fmt::format("{}", fmt::join(parts, "; "));
-  if (at_peak)
-    line += " (the datasheet peak, an optimistic bound: a compute efficiency or a calibration lowers it)";
+  if (at_peak) line += ": an optimistic bound, no GPU reaches its datasheet peak";
   return line;
 }
 

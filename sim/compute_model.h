@@ -6,7 +6,9 @@
 //          + launch_overhead
 //
 // Peaks are the vendors' public dense figures (no sparsity); the
-// efficiencies are what calibration fits (1.0 until it does):
+// efficiencies, the memory bandwidth and the launch overhead are what a
+// GPU achieves, from its device profile (sim/profiles.h) or a calibration
+// (1.0 and the datasheet in the built-in model, the roofline bound):
 // compute_efficiency per dtype class (fp32/i32, fp16/bf16, fp64, int8)
 // is the achieved fraction of the peak on large GEMMs.
 //
@@ -75,8 +77,9 @@ namespace meshsim::sim {
 
 struct DeviceModel {
   std::string name;
-  double fp32_flops = 0;  // FLOP/s
-  double fp16_flops = 0;  // FLOP/s, also bf16 (tensor cores, dense)
+  std::string source = "datasheet peak";  // where the achieved figures come from (a profile, a calibration)
+  double fp32_flops = 0;                  // FLOP/s
+  double fp16_flops = 0;                  // FLOP/s, also bf16 (tensor cores, dense)
   double fp64_flops = 0;
   double int8_ops = 0;
   double fp8_flops = 0;  // 0: no FP8 tensor cores
@@ -131,9 +134,11 @@ struct DeviceModel {
 
 /// Puts the compute model of every GPU model of `topo` into `models` (a
 /// run's overrides, e.g. SimOptions::device_models), with its compute
-/// efficiency set to `efficiency` when given (else the calibrated or
-/// built-in one); returns a line saying what each GPU model computes at
-/// for `dtype`, and saying so when that is the datasheet peak itself.
+/// efficiency set to `efficiency` when given (else the profiled, calibrated
+/// or built-in one; a given one drops the measured GEMMs, which would
+/// correct it back); returns a line saying what each GPU model computes at
+/// for `dtype` and where that comes from (DeviceModel::source), and saying
+/// so when that is the datasheet peak itself.
 std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
                                      std::optional<double> efficiency, plan::DType dtype);
 

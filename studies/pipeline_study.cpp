@@ -13,6 +13,7 @@
 #include "plan/calibration.h"
 #include "sim/calibrate_apply.h"
 #include "sim/compute_model.h"
+#include "sim/profiles.h"
 
 namespace meshsim::studies {
 
@@ -262,6 +263,7 @@ class PipelineStudyRun final : public Study {
   Report run(const Context& c) const override {
     topology::Topology topo = load_study_topology(s_.topology);
     sim::SimOptions opts;
+    if (c.profiles != nullptr) opts.device_models = sim::profiled_models(topo, *c.profiles);
     if (c.calibration != nullptr)
       sim::apply_calibration(*c.calibration, c.calibration_file, topo, opts.device_models);
     const std::string compute = prepare_study_options(s_, topo, opts, c.calibration != nullptr);

@@ -32,6 +32,7 @@
 #include "core/json.h"
 #include "model/model.h"
 #include "plan/calibration.h"
+#include "sim/profiles.h"
 #include "topology/topology.h"
 
 namespace meshsim::studies {
@@ -142,6 +143,9 @@ struct Context {
   /// --calibration, loaded (nullptr: none) and its file, for the kinds that take one.
   const plan::Calibration* calibration = nullptr;
   std::string calibration_file;
+  /// The device profiles GPU models compute at (sim/profiles.h), for the
+  /// kinds that time compute; nullptr: the datasheet roofline.
+  const std::vector<sim::LoadedProfile>* profiles = nullptr;
   /// A progress callback (done, total) for a label and unit ("cases"); may
   /// return an empty function.
   std::function<std::function<void(std::size_t, std::size_t)>(const std::string& label,

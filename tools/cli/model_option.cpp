@@ -41,8 +41,8 @@ model::Model load_model_arg(const std::string& model) {
 
 void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficiency) {
   cmd.add_option("--compute-efficiency", efficiency,
-                 "Achieved fraction of the GPU's dense peak for the model's matrix work (default: the "
-                 "calibration's, else 1.0, the roofline peak)")
+                 "Achieved fraction of the GPU's dense peak for the model's matrix work, in place of the "
+                 "profile's or calibration's (their measured GEMMs no longer correct it; 1: the roofline)")
       ->check(CLI::Range(0.01, 1.0));
 }
 

@@ -192,6 +192,7 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                                   {"iteration_s", pm.iteration_s},
                                   {"samples_per_s", pm.samples_per_s},
                                   {"tflops_per_gpu", pm.tflops_per_gpu},
+                                  {"mfu", pm.mfu},
                                   {"bubble", pm.bubble},
                                   {"idle_fraction", pm.idle_fraction},
                                   {"ideal_bubble", pm.ideal_bubble},
@@ -271,7 +272,7 @@ Table results_table(const PipelineRun& run) {
   Table res({"metric", "value"});
   res.add({"iteration time", human_string(run.r.makespan)});
   res.add({"samples/s", fmt::format("{:.2f}", pm.samples_per_s)});
-  res.add({"TFLOP/s per GPU", fmt::format("{:.1f}", pm.tflops_per_gpu)});
+  res.add({"TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f} %)", pm.tflops_per_gpu, 100 * pm.mfu)});
   res.add({"idle (share of the iteration)", fmt::format("{:.1f} % per GPU, mean", 100 * pm.idle_fraction)});
   res.add({"bubble ratio (idle / passes)",
            fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
@@ -338,8 +339,8 @@ void run_all_schedules(const PipelineArgs& a) {
   if (!a.trace.empty() || !a.plan_out.empty())
     throw UsageError("--trace and --plan-out write one iteration: name one --schedule");
   GanttRows gantt;  // --plot: every schedule's iteration, one above the other
-  Table tab(
-      {"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "idle", "bubble ratio", "peak GiB", "fits"});
+  Table tab({"schedule", "iteration", "samples/s", "TFLOP/s/GPU", "MFU", "idle", "bubble ratio", "peak GiB",
+             "fits"});
   Json rows = Json::array();
   std::string best;
   double best_s = 0;
@@ -365,13 +366,15 @@ void run_all_schedules(const PipelineArgs& a) {
       }
       const auto& pm = run.pm;
       tab.add({label, human_string(run.r.makespan), fmt::format("{:.2f}", pm.samples_per_s),
-               fmt::format("{:.1f}", pm.tflops_per_gpu), fmt::format("{:.1f} %", 100 * pm.idle_fraction),
-               fmt::format("{:.3f}", pm.bubble), gib(peak), fits ? "yes" : "NO"});
+               fmt::format("{:.1f}", pm.tflops_per_gpu), fmt::format("{:.1f} %", 100 * pm.mfu),
+               fmt::format("{:.1f} %", 100 * pm.idle_fraction), fmt::format("{:.3f}", pm.bubble), gib(peak),
+               fits ? "yes" : "NO"});
       rows.push_back(Json{{"schedule", name},
                           {"virtual_stages", one.cfg.virtual_stages},
                           {"iteration_s", pm.iteration_s},
                           {"samples_per_s", pm.samples_per_s},
                           {"tflops_per_gpu", pm.tflops_per_gpu},
+                          {"mfu", pm.mfu},
                           {"idle_fraction", pm.idle_fraction},
                           {"bubble", pm.bubble},
                           {"peak_memory_bytes", peak},
@@ -396,7 +399,7 @@ void run_all_schedules(const PipelineArgs& a) {
     return;
   }
   fmt::print("{}{}", header, header.ends_with("\n\n") ? "" : "\n");
-  fmt::print("{}", tab.render({false, true, true, true, true, true, true, false}));
+  fmt::print("{}", tab.render({false, true, true, true, true, true, true, true, false}));
   fmt::print("idle: mean share of the iteration a GPU runs no pass; bubble ratio: idle / pass time\n");
   if (best.empty())
     fmt::print("\nno schedule fits in memory\n");
@@ -443,7 +446,7 @@ void add_pipeline_command(CLI::App& app) {
       "           --microbatches 8 --schedule 1f1b --trace pipe.json");
   add_model_option(*cmd, a->model);
   a->topology.add_to(*cmd, "--topology");
-  a->calibration.add_to(*cmd);
+  a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--dp", a->cfg.dp, "Data-parallel degree")->check(CLI::PositiveNumber)->default_val(1);
   cmd->add_option("--tp", a->cfg.tp, "Tensor-parallel degree (Megatron, inside a stage)")

@@ -158,6 +158,8 @@ void run_run(RunArgs& a) {
     src.what = *a.topology;
     topo = src.load();
     (void)sim::plan_nodes(plan, *topo, a.plan);
+    a.calibration.check_gpu =
+        a.backend.backend == "nccl";  // host, cuda: virtual devices of the calibrated GPU
     a.calibration.apply(*topo, opts);
   }
   // The host backend waits, and the cuda backend without cuBLAS spins, for the roofline's time.
@@ -341,6 +343,7 @@ void run_validate(ValidateArgs& a) {
   topology::Topology topo = a.topology.load();
   (void)sim::plan_nodes(plan, topo, a.plan);
   sim::SimOptions opts;
+  a.calibration.check_gpu = a.backend.backend == "nccl";  // host, cuda: virtual devices of the calibrated GPU
   a.calibration.apply(topo, opts);
   const plan::Calibration* cal = matching_calibration(a);
   // The prediction's machine: the topology itself for nccl (real GPUs); for
@@ -386,7 +389,7 @@ void add_runtime_commands(CLI::App& app) {
         "--topology,-t", a->topology,
         "Topology for the trace's hosts and, on the host backend, the roofline that compute tasks "
         "wait for (default: compute tasks without a duration take no time)");
-    a->calibration.add_to(*cmd);
+    a->calibration.add_with_profile_to(*cmd);
     cmd->add_option("--trace", a->trace, "Write the measured timeline as a Perfetto trace")
         ->check(output_file());
     a->trace_detail.add_to(*cmd);
@@ -410,7 +413,7 @@ void add_runtime_commands(CLI::App& app) {
     a->topology.add_to(*cmd, "--topology");
     a->backend.warmup = 1;
     a->backend.add_to(*cmd, 5);
-    a->calibration.add_to(*cmd);
+    a->calibration.add_with_profile_to(*cmd);
     cmd->add_option("--trace-predicted", a->trace_predicted, "Write the simulated timeline (Perfetto)")
         ->check(output_file());
     cmd->add_option("--trace-measured", a->trace_measured, "Write the measured timeline (Perfetto)")

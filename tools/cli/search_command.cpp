@@ -208,16 +208,20 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
       results.size(), counts[0], counts[1],
       memory > 0 ? human_string(Bytes(static_cast<std::int64_t>(memory))) : "no limit", counts[2],
       reused > 0 ? fmt::format(" ({} from {})", reused, dir) : "", seconds, a.threads);
-  Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "bubble ratio", "exposed comm",
-             "peak memory"});
+  // MFU: model FLOPs per GPU against the GPU's dense datasheet peak for the model's dtype.
+  const sim::DeviceModel* gpu = sim::find_device_model(j.topo.node(j.topo.gpus()[0]).model);
+  const double peak = gpu != nullptr ? gpu->peak(j.model.dtype) : 0;
+  Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "MFU", "bubble ratio",
+             "exposed comm", "peak memory"});
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k) {
     const ps::Result& r = results[order[k]];
     tab.add({fmt::format("{}", k + 1), config_name(r.config), fmt::format("{:.3f} s", r.metrics.iteration_s),
              fmt::format("{:.2f}", r.metrics.samples_per_s), fmt::format("{:.1f}", r.metrics.tflops_per_gpu),
+             peak > 0 ? fmt::format("{:.1f} %", 100 * r.metrics.tflops_per_gpu * 1e12 / peak) : "-",
              fmt::format("{:.3f}", r.metrics.bubble), fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
              human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))});
   }
-  fmt::print("{}", tab.render({true, false, true, true, true, true, true, true}));
+  fmt::print("{}", tab.render({true, false, true, true, true, true, true, true, true}));
   fmt::print(
       "(x MxB: M microbatches of B samples; rc: full, sel: selective recomputation; sp: sequence "
       "parallelism; zN: ZeRO-N; fa: fused attention; epN: expert parallelism; cpN: context parallelism)\n");
@@ -326,7 +330,7 @@ void add_search_command(CLI::App& app) {
       "--model", a->model,
       "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-13b, gpt3-39b, gpt3-175b, ...)");
   a->topology.add_to(*cmd, "--topology", false);
-  a->calibration.add_to(*cmd);
+  a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--global-batch", a->space.global_batch, "Samples per iteration")
       ->check(CLI::PositiveNumber);

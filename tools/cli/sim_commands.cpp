@@ -48,6 +48,8 @@ void run_simulate(SimulateArgs& a) {
   (void)sim::plan_nodes(plan, topo, a.plan);  // a device the topology lacks: the error names this file
   sim::SimOptions opts;
   a.calibration.apply(topo, opts);
+  const std::string compute =
+      sim::apply_compute_efficiency(topo, opts.device_models, std::nullopt, plan::kDefaultMathDType);
   opts.record_link_timeline = !a.trace.empty();
   opts.check_rates = a.check_rates;
   const sim::SimResult r = sim::simulate(plan, loaded.schedule, topo, opts);
@@ -74,14 +76,15 @@ void run_simulate(SimulateArgs& a) {
     }
     fmt::print("{}", dump_json(Json{{"plan", plan.name},
                                     {"topology", topo.name},
+                                    {"compute_models", compute},
                                     {"makespan_us", r.makespan.microseconds()},
                                     {"tasks", std::move(tasks)},
                                     {"critical_path", std::move(crit)},
                                     {"bottlenecks", bottlenecks_json(topo, r, a.top)}}));
     return;
   }
-  fmt::print("plan {} on {}: {} tasks, makespan {}\n\n", plan.name.empty() ? a.plan : plan.name, topo.name,
-             plan.tasks.size(), human_string(r.makespan));
+  fmt::print("plan {} on {}: {} tasks, makespan {}\ncompute {}\n\n", plan.name.empty() ? a.plan : plan.name,
+             topo.name, plan.tasks.size(), human_string(r.makespan), compute);
   Table cp({"critical path", "kind", "devices", "start", "end", "duration"});
   for (std::size_t i : r.critical_path) {
     const auto& t = plan.tasks[i];
@@ -107,7 +110,7 @@ void add_sim_commands(CLI::App& app) {
     auto* cmd = app.add_subcommand("simulate", "Simulate a plan (meshsim.plan/1) on a topology");
     cmd->add_option("plan", a->plan, "Plan file (meshsim.plan/1)")->required();
     a->topology.add_to(*cmd, "--topology");
-    a->calibration.add_to(*cmd);
+    a->calibration.add_with_profile_to(*cmd);
     cmd->add_option("--trace", a->trace, "Write a Chrome/Perfetto trace (open in ui.perfetto.dev)")
         ->check(output_file());
     a->trace_detail.add_to(*cmd);

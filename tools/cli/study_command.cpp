@@ -69,6 +69,7 @@ void run_study(StudyArgs& a) {
   studies::Context c;
   c.calibration = a.calibration.get();
   c.calibration_file = a.calibration.file;
+  c.profiles = &bundled_profiles();
   c.progress = [&](const std::string& label, const std::string& unit) {
     return progress_reporter(label, unit, a.json);
   };

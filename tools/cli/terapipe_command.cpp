@@ -242,7 +242,7 @@ void add_terapipe_command(CLI::App& app) {
       "          meshsim terapipe --paper --calibration configs/calibrations/v100-deepbench.json");
   cmd->add_option("--model", a->model, "Model: a meshsim.model/1 GPT file or a name from configs/models/");
   a->topology.add_to(*cmd, "--topology", false);
-  a->calibration.add_to(*cmd);
+  a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--pp", a->shape.pp, "Pipeline stages K")->check(CLI::PositiveNumber)->default_val(1);
   cmd->add_option("--op", a->shape.op, "Tensor (operator) parallel degree per stage")
