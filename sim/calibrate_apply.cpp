@@ -108,8 +108,12 @@ topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topolo
   // (A plan without devices gets no machine: virtual_gpu_topology says so.)
   std::string model = p.devices.empty() ? std::string() : topo.node(topo.at(p.devices.front())).model;
   if (c.backend == "cuda" && !c.compute.empty()) model = c.compute.front().gpu_model;
-  return topology::virtual_gpu_topology(p.devices, model, copy.bandwidth,
-                                        copy.aggregate_bandwidth.value_or(copy.bandwidth), copy.latency);
+  topology::VirtualGpu v = topology::virtual_gpu_topology(
+      p.devices, model, copy.bandwidth, copy.aggregate_bandwidth.value_or(copy.bandwidth), copy.latency);
+  if (c.backend == "host")  // the devices are buffers in the host's memory; compute is timed as on `model`
+    v.topology.name = fmt::format("virtual devices in host memory (compute timed as on the {})",
+                                  model.empty() ? std::string("plan's GPU") : model);
+  return v;
 }
 
 }  // namespace meshsim::sim

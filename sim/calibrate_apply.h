@@ -52,7 +52,8 @@ void apply_calibration(const plan::Calibration& c, const std::string& file, topo
 /// bandwidth (the single-copy rate when it has none). Its GPU model: on the
 /// cuda backend the one the calibration measured (compute tasks run on that
 /// GPU, whatever the plan was made for); otherwise the one `topo` gives the
-/// plan's first device. UsageError when `c` has no copy fit.
+/// plan's first device; on the host backend the machine is named as host
+/// memory. UsageError when `c` has no copy fit.
 [[nodiscard]] topology::VirtualGpu virtual_machine(const plan::Plan& p, const topology::Topology& topo,
                                                    const plan::Calibration& c);
 

@@ -237,9 +237,15 @@ struct ValidateArgs {
   std::string trace_predicted;
   TraceDetailOption trace_detail;
   std::size_t top = 15;
+  double tolerance = 0.10;
   bool json = false;
   std::optional<plan::Calibration> measured;  // host: measured here when --calibration is not given
 };
+
+// Whether the makespan prediction is within ±tolerance of the measurement.
+bool within_tolerance(const ValidateArgs& a, const plan::TimelineComparison& cmp) {
+  return cmp.makespan_error && std::abs(*cmp.makespan_error) <= a.tolerance;
+}
 
 Json optional_json(const std::optional<double>& v) {
   return v ? Json(*v) : Json(nullptr);
@@ -278,6 +284,8 @@ void print_validation_json(const ValidateArgs& a, const Validation& v) {
                                   {"predicted_us", v.predicted.makespan.microseconds()},
                                   {"measured_us", rep.timeline.makespan.microseconds()},
                                   {"error", optional_json(v.cmp.makespan_error)},
+                                  {"tolerance", a.tolerance},
+                                  {"within_tolerance", within_tolerance(a, v.cmp)},
                                   {"mean_abs_task_error", v.cmp.mean_abs_task_error},
                                   {"timing_only", rep.timing_only},
                                   {"verified", rep.verified},
@@ -371,6 +379,12 @@ void run_validate(ValidateArgs& a) {
   (a.json ? print_validation_json : print_validation_text)(a, v);
   if (rep.verified && !rep.check.ok)
     throw VerificationFailed(fmt::format("{} elements did not arrive as planned", rep.check.bad_elements));
+  if (!within_tolerance(a, v.cmp))
+    throw VerificationFailed(fmt::format(
+        "the prediction is outside the tolerance: predicted {}, measured {} on the {} backend, error {} "
+        "(--tolerance {:g} %)",
+        human_string(predicted.makespan), human_string(rep.timeline.makespan), rep.backend,
+        percent(v.cmp.makespan_error), 100 * a.tolerance));
 }
 
 }  // namespace
@@ -421,6 +435,10 @@ void add_runtime_commands(CLI::App& app) {
     a->trace_detail.add_to(*cmd);
     cmd->add_option("--top", a->top, "Tasks listed, largest errors first (default 15)")
         ->check(CLI::Range(1, 100000));
+    cmd->add_option("--tolerance", a->tolerance,
+                    "The makespan error the prediction may have, a fraction (default 0.1: ±10 %); outside "
+                    "it, or when a byte does not verify, validate exits 1 after its report")
+        ->check(CLI::Range(0.0, 1e6));
     cmd->add_flag("--json", a->json, "Print one JSON document with every task");
     cmd->callback([a] { run_validate(*a); });
   }
