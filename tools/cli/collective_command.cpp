@@ -12,7 +12,9 @@
 #include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/collective.h"
+#include "plan/nccl_tests.h"
 #include "sim/executor.h"
+#include "sim/nccl_fit.h"
 #include "sim/ring_order.h"
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
@@ -39,6 +41,7 @@ struct CollectiveArgs {
   std::size_t top = 5;
   bool json = false;
   bool verbose = false;
+  bool nccl_tests = false;
   std::string plot;
 };
 
@@ -64,42 +67,14 @@ std::vector<Bytes> sizes_of(const CollectiveArgs& a) {
   return out;
 }
 
-// The plan nccl-tests would run for one size: one task, or (sendrecv) every
-// rank sending to the next on the ring at once.
-plan::Plan plan_for(const CollectiveArgs& a, const std::vector<std::string>& names, Bytes size) {
-  plan::Plan plan;
-  plan.name = a.op;
-  plan.devices = names;  // device k is names[k]
-  std::vector<std::size_t> ring(names.size());
-  for (std::size_t k = 0; k < ring.size(); ++k) ring[k] = k;
-  auto add = [&](plan::Task t) {
-    t.id = fmt::format("t{}", plan.tasks.size());
-    t.size = size;
-    plan.tasks.push_back(std::move(t));
-  };
-  plan::Task t;
-  if (a.op == "broadcast") {
-    t.kind = plan::TaskKind::broadcast;
-    t.devices = ring;  // chain in ring order: enters each host once
-    add(t);
-  } else if (a.op == "sendrecv") {
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      t.kind = plan::TaskKind::send;
-      t.devices = {k, (k + 1) % names.size()};
-      t.stream = static_cast<int>(k % 2);  // a rank both sends and receives
-      add(t);
-    }
-  } else {
-    t.kind = plan::TaskKind::collective;
-    t.op = *plan::op_from(a.op);
-    t.algorithm = plan::algorithm_from(a.algorithm);
-    t.protocol = plan::protocol_from(a.protocol);
-    t.channels = a.channels;
-    t.devices = ring;
-    t.listed_order = true;  // already in ring order
-    add(t);
-  }
-  return plan;
+// The collective of one sweep, as nccl-tests runs it.
+sim::NcclTestSpec spec_of(const CollectiveArgs& a) {
+  sim::NcclTestSpec spec;
+  spec.op = a.op;
+  spec.algorithm = plan::algorithm_from(a.algorithm);
+  spec.protocol = plan::protocol_from(a.protocol);
+  spec.channels = a.channels;
+  return spec;
 }
 
 struct Row {
@@ -137,6 +112,34 @@ void plot_sweep(const std::string& png, const std::string& topo_name, const std:
     csv += fmt::format("{},{},{}\n", csv_quoted(topo_name), csv_quoted(human_string(rows[i].size)), busbw[i]);
   draw_chart("plot_compare.py", csv, {png}, png);
   if (say) fmt::print("chart: {}\n\n", png);
+}
+
+// The sweep as nccl-tests prints it: rank k on ring GPU k ("h1/gpu3": host
+// h1, device 3), 4-byte floats, the in-place columns the same as the others.
+plan::NcclTestsRun as_nccl_tests(const CollectiveArgs& a, const topology::Topology& topo,
+                                 const std::vector<std::string>& ring, const std::vector<Row>& rows) {
+  plan::NcclTestsRun run;
+  run.op = a.op;
+  run.test = plan::nccl_tests_name(a.op);
+  const auto n = static_cast<std::int64_t>(ring.size());
+  for (std::size_t k = 0; k < ring.size(); ++k) {
+    const std::string& name = ring[k];
+    const auto slash = name.find('/');
+    const auto digits = name.find_last_not_of("0123456789");
+    const int device = digits + 1 < name.size() ? std::stoi(name.substr(digits + 1)) : static_cast<int>(k);
+    run.ranks.push_back({static_cast<int>(k), slash == std::string::npos ? "host" : name.substr(0, slash),
+                         device, topo.node(topo.at(name)).model});
+  }
+  const bool split = a.op == "allgather" || a.op == "reducescatter" || a.op == "alltoall";
+  const bool reduces = a.op == "allreduce" || a.op == "reducescatter";
+  const double factor = plan::op_from(a.op) ? plan::bus_factor(*plan::op_from(a.op), n) : 1.0;
+  for (const Row& r : rows) {
+    const double algbw = static_cast<double>(r.size.count()) / r.result.makespan.seconds() / 1e9;
+    run.rows.push_back({r.size, r.size.count() / 4 / (split ? n : 1), "float", reduces ? "sum" : "none",
+                        a.op == "broadcast" ? 0 : -1, r.result.makespan, algbw, algbw * factor,
+                        r.result.makespan});
+  }
+  return run;
 }
 
 void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const std::vector<Row>& rows,
@@ -196,18 +199,22 @@ void run_collective(CollectiveArgs& a) {
   for (topology::NodeId g : ring) names.push_back(topo.node(g).name);
   std::vector<Row> rows;
   for (const Bytes size : sizes) {
-    const plan::Plan plan = plan_for(a, names, size);
+    const plan::Plan plan = sim::nccl_test_plan(spec_of(a), names, size);
     Row r{size, sim::simulate(plan, topo), std::nullopt};
     if (plan.tasks.front().kind == plan::TaskKind::collective) r.choice = r.result.collectives.front();
     rows.push_back(std::move(r));
   }
-  if (!a.json) {
+  if (!a.json && !a.nccl_tests) {
     const std::size_t shown = a.verbose ? names.size() : std::min<std::size_t>(names.size(), 16);
     fmt::print(
         "{} over {} GPUs of {} (routing {}), ring order {}{}\n\n", a.op, ring.size(), topo.name,
         topology::to_string(topo.routing),
         fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), " "),
         shown < names.size() ? fmt::format(" ... ({} more; --verbose lists all)", names.size() - shown) : "");
+  }
+  if (a.nccl_tests) {
+    fmt::print("{}", plan::nccl_tests_text(as_nccl_tests(a, topo, names, rows)));
+    return;
   }
   print_rows(a, topo, rows, ring.size());
 }
@@ -250,6 +257,10 @@ void add_collective_command(CLI::App& app) {
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--json", a->json, "Print one JSON document instead of tables");
   cmd->add_flag("--verbose", a->verbose, "Print the whole ring order (the first 16 GPUs otherwise)");
+  cmd->add_flag("--nccl-tests", a->nccl_tests,
+                "Print the prediction as nccl-tests prints its measurements (all_reduce_perf's layout), to "
+                "set beside a real run's output or fit with `meshsim calibrate --from-nccl-tests`")
+      ->excludes("--json");
   cmd->add_option("--plot", a->plot, "Draw bus bandwidth against size into this PNG (with --sweep)")
       ->check(output_file());
   cmd->callback([a] { run_collective(*a); });
