@@ -149,7 +149,9 @@ NcclFit fit_nccl_tests(const std::vector<plan::NcclTestsRun>& runs, topology::To
       if ((runs[i].hosts().size() > 1) == (kind == topology::LinkKind::network))
         for (std::size_t k = 0; k < runs[i].rows.size(); ++k) rows.push_back({i, k});
     if (rows.empty()) continue;
-    auto [eff, lat] = figures_of(topo, kind);
+    const auto preset = figures_of(topo, kind);  // (not a structured binding: lambdas below capture these)
+    double eff = preset.first;
+    Time lat = preset.second;
     for (int round = 0; round < 6; ++round) {
       const double eff0 = eff, lat0 = lat.seconds();
       eff = golden_min(
