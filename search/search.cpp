@@ -290,4 +290,20 @@ std::vector<std::size_t> ranking(const std::vector<Result>& results) {
   return out;
 }
 
+std::vector<Band> bands(const std::vector<pipeline::PipelineConfig>& configs, const model::Model& m,
+                        const topology::Topology& t, const Options& slow, const Options& fast) {
+  const std::vector<Result> at_slow = run(configs, m, t, slow);
+  const std::vector<Result> at_fast = run(configs, m, t, fast);
+  std::vector<Band> out;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    auto time = [](const Result& r) { return r.status == Status::simulated ? r.metrics.iteration_s : 0.0; };
+    out.push_back({time(at_slow[i]), time(at_fast[i])});
+  }
+  return out;
+}
+
+bool ties(const Band& winner, const Band& other) {
+  return other.fast_s > 0 && winner.slow_s > 0 && other.fast_s <= winner.slow_s;
+}
+
 }  // namespace meshsim::search

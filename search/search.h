@@ -139,4 +139,22 @@ struct Options {
 /// Indices of the simulated results, fastest first (ties: enumeration order).
 [[nodiscard]] std::vector<std::size_t> ranking(const std::vector<Result>& results);
 
+/// A configuration's iteration time with every compute figure at the slow
+/// and at the fast end of its spread (sim/profiles.h); 0 at an end where it
+/// did not simulate.
+struct Band {
+  double slow_s = 0;
+  double fast_s = 0;
+};
+
+/// The band of each of `configs`: each run with `slow` and with `fast`
+/// (options whose device_models are the profiles' slow and fast ends).
+[[nodiscard]] std::vector<Band> bands(const std::vector<pipeline::PipelineConfig>& configs,
+                                      const model::Model& m, const topology::Topology& t, const Options& slow,
+                                      const Options& fast);
+
+/// Whether the prediction cannot tell `other` from `winner`: their bands
+/// overlap (other's fast end at or below the winner's slow end).
+[[nodiscard]] bool ties(const Band& winner, const Band& other);
+
 }  // namespace meshsim::search

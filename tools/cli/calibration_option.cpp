@@ -71,10 +71,10 @@ const plan::Calibration* CalibrationOption::get() {
   return &*loaded;
 }
 
-void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts) {
+void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts, sim::SpreadEnd end) {
   if (takes_profile && profile != "peak") {
     const auto profiles = chosen_profiles(profile);
-    opts.device_models = sim::profiled_models(topo, profiles);
+    opts.device_models = sim::profiled_models(topo, profiles, end);
     if (!profile.empty()) {  // chosen_profiles put the chosen one last
       const std::string& chosen = profiles.back().profile.gpu_model;
       if (std::none_of(opts.device_models.begin(), opts.device_models.end(),

@@ -33,7 +33,8 @@ struct CalibrationOption {
   const plan::Calibration* get();
   /// The compute models of `topo`'s GPUs into `opts` (the profiles, then the
   /// calibration's), and the calibration's links into `topo`.
-  void apply(topology::Topology& topo, sim::SimOptions& opts);
+  /// `end`: the profiles' figures at that end of their spreads.
+  void apply(topology::Topology& topo, sim::SimOptions& opts, sim::SpreadEnd end = sim::SpreadEnd::value);
   /// The calibration's links alone.
   void apply(topology::Topology& topo);
   /// Whether the calibration's GPU model is refused when it is not the

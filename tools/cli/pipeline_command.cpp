@@ -16,6 +16,8 @@
 #include "hardware/gpus.h"
 #include "pipeline/iteration.h"
 #include "pipeline/layer_split.h"
+#include "pipeline/phases.h"
+#include "plan/phases.h"
 #include "plan/plan_json.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
@@ -25,6 +27,7 @@
 #include "tools/cli/pipeline_plot.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
+#include "traces/kineto.h"
 #include "traces/trace_export.h"
 
 namespace meshsim::cli {
@@ -51,6 +54,10 @@ struct PipelineArgs {
   int zero = 0;
   std::string memory_reserve = exact_string(model::kDefaultReserve);
   std::optional<std::string> host_per_kernel;
+  bool uncertainty = false;
+  std::string measured;  // a profiler trace of one iteration on one rank
+  std::optional<int> measured_step;
+  std::string compare_trace;  // both timelines, one above the other
 };
 
 std::string gib(double bytes) {
@@ -70,16 +77,19 @@ struct PipelineRun {
   double sim_s = 0;
   std::string gpu;      // the GPUs' compute model, if known
   double capacity = 0;  // its memory in bytes (0: unknown)
+  // --uncertainty: the metrics with every profile figure at the slow, then
+  // the fast end of its spread.
+  std::optional<std::pair<pipeline::PipelineMetrics, pipeline::PipelineMetrics>> band;
 
   [[nodiscard]] bool fits(const pipeline::DeviceMemory& m) const {
     return model::fits_in(m.total(), capacity, cfg.memory_reserve);
   }
 };
 
-PipelineRun build_and_simulate(PipelineArgs& a) {
-  PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, 0};
+PipelineRun build_and_simulate(PipelineArgs& a, sim::SpreadEnd end = sim::SpreadEnd::value) {
+  PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, 0, {}};
   sim::SimOptions opts;
-  a.calibration.apply(run.topo, opts);
+  a.calibration.apply(run.topo, opts, end);
   pipeline::PipelineConfig& cfg = run.cfg;
   cfg.schedule = *model::schedule_from(a.schedule);
   cfg.reshard_auto = a.reshard == "auto";
@@ -149,7 +159,7 @@ Json memory_json(const PipelineRun& run) {
   return memory;
 }
 
-void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
+Json pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
   const auto& [it, cfg, pm] = std::tie(run.it, run.cfg, run.pm);
   Json xfers = Json::array();
   for (const auto& x : it.transfers) {
@@ -160,58 +170,65 @@ void print_pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
                          {"strategy", x.strategy}});
     if (x.side_output >= 0) xfers.back()["side_output"] = x.side_output;
   }
-  fmt::print("{}", dump_json(Json{{"model", run.model.name},
-                                  {"topology", run.topo.name},
-                                  {"dp", cfg.dp},
-                                  {"tp", cfg.tp},
-                                  {"pp", cfg.pp},
-                                  {"cp", cfg.cp},
-                                  {"gpus", cfg.gpus()},
-                                  {"schedule", a.schedule},
-                                  {"virtual_stages", cfg.virtual_stages},
-                                  {"recompute", model::kRecomputeNames.name(cfg.recompute)},
-                                  {"sequence_parallel", cfg.sequence_parallel},
-                                  {"zero", static_cast<int>(cfg.zero)},
-                                  {"flash_attention", cfg.flash_attention},
-                                  {"ep", cfg.ep},
-                                  {"expert_skew", cfg.expert_skew},
-                                  {"fp8", cfg.fp8},
-                                  {"overlap_grad_reduce", cfg.overlap_grad_reduce},
-                                  {"overlap_param_gather", cfg.overlap_param_gather},
-                                  {"bucket_params", cfg.grad_bucket_params()},
-                                  {"tp_comm_overlap", cfg.tp_comm_overlap},
-                                  {"host_per_kernel_s", cfg.host_per_kernel.seconds()},
-                                  {"microbatches", cfg.microbatches},
-                                  {"microbatch_size", cfg.microbatch_size},
-                                  {"global_batch", it.global_batch},
-                                  {"placement_notes", it.placement_notes},
-                                  {"reshard", a.reshard},
-                                  {"balance", a.balance},
-                                  {"overlap", cfg.overlap},
-                                  {"compute_models", run.compute_models},
-                                  {"iteration_s", pm.iteration_s},
-                                  {"samples_per_s", pm.samples_per_s},
-                                  {"tflops_per_gpu", pm.tflops_per_gpu},
-                                  {"mfu", pm.mfu},
-                                  {"bubble", pm.bubble},
-                                  {"idle_fraction", pm.idle_fraction},
-                                  {"ideal_bubble", pm.ideal_bubble},
-                                  {"ideal_iteration_s", it.ideal_makespan_s},
-                                  {"exposed_comm_s", pm.exposed_comm_s()},
-                                  {"critical_path_s", Json{{"compute", pm.critical_compute_s},
-                                                           {"tp_allreduce", pm.critical_tp_s},
-                                                           {"stage_transfer", pm.critical_transfer_s},
-                                                           {"dp_allreduce", pm.critical_dp_s},
-                                                           {"optimizer", pm.critical_optimizer_s},
-                                                           {"expert_alltoall", pm.critical_ep_s},
-                                                           {"context_exchange", pm.critical_cp_s}}},
-                                  {"stages", stages_json(run)},
-                                  {"memory", memory_json(run)},
-                                  {"transfers", std::move(xfers)},
-                                  {"tasks", it.plan.tasks.size()},
-                                  {"events", run.r.events},
-                                  {"build_s", run.build_s},
-                                  {"simulate_s", run.sim_s}}));
+  Json doc{{"model", run.model.name},
+           {"topology", run.topo.name},
+           {"dp", cfg.dp},
+           {"tp", cfg.tp},
+           {"pp", cfg.pp},
+           {"cp", cfg.cp},
+           {"gpus", cfg.gpus()},
+           {"schedule", a.schedule},
+           {"virtual_stages", cfg.virtual_stages},
+           {"recompute", model::kRecomputeNames.name(cfg.recompute)},
+           {"sequence_parallel", cfg.sequence_parallel},
+           {"zero", static_cast<int>(cfg.zero)},
+           {"flash_attention", cfg.flash_attention},
+           {"ep", cfg.ep},
+           {"expert_skew", cfg.expert_skew},
+           {"fp8", cfg.fp8},
+           {"overlap_grad_reduce", cfg.overlap_grad_reduce},
+           {"overlap_param_gather", cfg.overlap_param_gather},
+           {"bucket_params", cfg.grad_bucket_params()},
+           {"tp_comm_overlap", cfg.tp_comm_overlap},
+           {"host_per_kernel_s", cfg.host_per_kernel.seconds()},
+           {"microbatches", cfg.microbatches},
+           {"microbatch_size", cfg.microbatch_size},
+           {"global_batch", it.global_batch},
+           {"placement_notes", it.placement_notes},
+           {"reshard", a.reshard},
+           {"balance", a.balance},
+           {"overlap", cfg.overlap},
+           {"compute_models", run.compute_models},
+           {"iteration_s", pm.iteration_s},
+           {"samples_per_s", pm.samples_per_s},
+           {"tflops_per_gpu", pm.tflops_per_gpu},
+           {"mfu", pm.mfu},
+           {"bubble", pm.bubble},
+           {"idle_fraction", pm.idle_fraction},
+           {"ideal_bubble", pm.ideal_bubble},
+           {"ideal_iteration_s", it.ideal_makespan_s},
+           {"exposed_comm_s", pm.exposed_comm_s()},
+           {"critical_path_s", Json{{"compute", pm.critical_compute_s},
+                                    {"tp_allreduce", pm.critical_tp_s},
+                                    {"stage_transfer", pm.critical_transfer_s},
+                                    {"dp_allreduce", pm.critical_dp_s},
+                                    {"optimizer", pm.critical_optimizer_s},
+                                    {"expert_alltoall", pm.critical_ep_s},
+                                    {"context_exchange", pm.critical_cp_s}}},
+           {"stages", stages_json(run)},
+           {"memory", memory_json(run)},
+           {"transfers", std::move(xfers)},
+           {"tasks", it.plan.tasks.size()},
+           {"events", run.r.events},
+           {"build_s", run.build_s},
+           {"simulate_s", run.sim_s}};
+  if (run.band) {
+    auto end = [](const pipeline::PipelineMetrics& m) {
+      return Json{{"iteration_s", m.iteration_s}, {"tflops_per_gpu", m.tflops_per_gpu}, {"mfu", m.mfu}};
+    };
+    doc["band"] = Json{{"slow", end(run.band->first)}, {"fast", end(run.band->second)}};
+  }
+  return doc;
 }
 
 // The training options beyond the layout, as a phrase (", with ...": empty when none is set).
@@ -271,8 +288,16 @@ Table results_table(const PipelineRun& run) {
   auto time = [](double s) { return human_string(Time::from_seconds(s)); };
   Table res({"metric", "value"});
   res.add({"iteration time", human_string(run.r.makespan)});
+  if (run.band)
+    res.add({"  band (profiles' spreads)",
+             fmt::format("{} to {}", time(run.band->second.iteration_s), time(run.band->first.iteration_s))});
   res.add({"samples/s", fmt::format("{:.2f}", pm.samples_per_s)});
   res.add({"TFLOP/s per GPU", fmt::format("{:.1f} (MFU {:.1f} %)", pm.tflops_per_gpu, 100 * pm.mfu)});
+  if (run.band)
+    res.add({"  band (profiles' spreads)",
+             fmt::format("{:.1f} to {:.1f} (MFU {:.1f} to {:.1f} %)", run.band->first.tflops_per_gpu,
+                         run.band->second.tflops_per_gpu, 100 * run.band->first.mfu,
+                         100 * run.band->second.mfu)});
   res.add({"idle (share of the iteration)", fmt::format("{:.1f} % per GPU, mean", 100 * pm.idle_fraction)});
   res.add({"bubble ratio (idle / passes)",
            fmt::format("{:.3f} (schedule alone {:.3f})", pm.bubble, pm.ideal_bubble)});
@@ -408,12 +433,71 @@ void run_all_schedules(const PipelineArgs& a) {
   if (!a.plot.empty() && !gantt.csv.empty()) fmt::print("chart: {}\n", a.plot);
 }
 
+// --measured: the profiled rank's phases against the prediction for its
+// GPU (rank r is the cluster's r-th GPU, as ranks are laid out), printed
+// (or added to `doc`), and both timelines into --compare-trace.
+void compare_with_measured(const PipelineArgs& a, const PipelineRun& run, Json* doc) {
+  const traces::MeasuredStep m = traces::load_kineto_step(a.measured, a.measured_step);
+  const auto gpus = run.topo.gpus();
+  if (m.rank < 0 || m.rank >= run.cfg.gpus() || static_cast<std::size_t>(m.rank) >= gpus.size())
+    throw UsageError(fmt::format("{} profiled rank {}, and this layout has ranks 0 to {}", a.measured, m.rank,
+                                 run.cfg.gpus() - 1));
+  const std::string gpu = run.topo.node(gpus[static_cast<std::size_t>(m.rank)]).name;
+  const auto predicted = pipeline::gpu_phases(run.it, run.r, gpu);
+  const auto rows = plan::compare_phases(predicted, m.events);
+  const double span_error = run.r.makespan.seconds() / m.span.seconds() - 1;
+  if (!a.compare_trace.empty())
+    write_text_file(a.compare_trace,
+                    dump_json(traces::side_by_side_trace(
+                        m.events, fmt::format("measured: rank {} {} ({})", m.rank, m.step, m.gpu), predicted,
+                        fmt::format("predicted: {} ({})", gpu,
+                                    run.topo.node(gpus[static_cast<std::size_t>(m.rank)]).model))));
+  if (doc != nullptr) {
+    Json phases = Json::array();
+    for (const auto& r : rows)
+      phases.push_back(Json{{"phase", std::string(plan::kPhaseNames.name(r.phase))},
+                            {"predicted_s", r.predicted.seconds()},
+                            {"measured_s", r.measured.seconds()},
+                            {"error", r.error ? Json(*r.error) : Json(nullptr)}});
+    (*doc)["measured"] = Json{{"file", a.measured},
+                              {"rank", m.rank},
+                              {"gpu", m.gpu},
+                              {"step", m.step},
+                              {"predicted_gpu", gpu},
+                              {"iteration_s", m.span.seconds()},
+                              {"iteration_error", span_error},
+                              {"phases", std::move(phases)}};
+    return;
+  }
+  fmt::print("\nmeasured: {} of rank {} of {} on {} ({}), against the prediction for {}\n", m.step, m.rank,
+             m.world_size, m.gpu.empty() ? std::string("a GPU") : m.gpu, a.measured, gpu);
+  Table t({"phase (GPU busy time)", "predicted", "measured", "error"});
+  t.add({"iteration (first to last GPU work)", human_string(run.r.makespan), human_string(m.span),
+         fmt::format("{:+.1f} %", 100 * span_error)});
+  for (const auto& r : rows)
+    t.add({std::string(plan::kPhaseNames.name(r.phase)), human_string(r.predicted), human_string(r.measured),
+           r.error ? fmt::format("{:+.1f} %", 100 * *r.error) : std::string("-")});
+  fmt::print("{}", t.render({false, true, true, true}));
+  if (!a.compare_trace.empty())
+    fmt::print("both timelines: {} (open in ui.perfetto.dev; measured above, predicted below)\n",
+               a.compare_trace);
+}
+
 void run_pipeline(PipelineArgs& a) {
   if (a.schedule == "all") {
+    if (a.uncertainty) throw UsageError("--uncertainty gives one schedule's band: name one --schedule");
     run_all_schedules(a);
     return;
   }
-  const PipelineRun run = build_and_simulate(a);
+  PipelineRun run = build_and_simulate(a);
+  if (a.uncertainty) {
+    PipelineArgs quiet = a;  // the band's runs write nothing
+    quiet.trace.clear();
+    quiet.plan_out.clear();
+    quiet.plot.clear();
+    run.band = {build_and_simulate(quiet, sim::SpreadEnd::low).pm,
+                build_and_simulate(quiet, sim::SpreadEnd::high).pm};
+  }
   if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
   if (!a.plot.empty()) {
@@ -423,8 +507,17 @@ void run_pipeline(PipelineArgs& a) {
                         fmt::format("{} on {}: {}, {}, {} microbatches", run.model.name, run.topo.name,
                                     model::degrees(run.cfg), a.schedule, run.cfg.microbatches));
   }
-  (a.json ? print_pipeline_json : print_pipeline_text)(a, run);
-  if (!a.plot.empty() && !a.json) fmt::print("chart: {}\n", a.plot);
+  if (!a.compare_trace.empty() && a.measured.empty())
+    throw UsageError("--compare-trace draws a measured trace beside the prediction: give it with --measured");
+  if (a.json) {
+    Json doc = pipeline_json(a, run);
+    if (!a.measured.empty()) compare_with_measured(a, run, &doc);
+    fmt::print("{}", dump_json(doc));
+    return;
+  }
+  print_pipeline_text(a, run);
+  if (!a.plot.empty()) fmt::print("chart: {}\n", a.plot);
+  if (!a.measured.empty()) compare_with_measured(a, run, nullptr);
 }
 
 }  // namespace
@@ -448,6 +541,19 @@ void add_pipeline_command(CLI::App& app) {
   a->topology.add_to(*cmd, "--topology");
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
+  cmd->add_option("--measured", a->measured,
+                  "A PyTorch profiler (Kineto) trace of one iteration of this layout on one rank: print its "
+                  "phases (forward, backward, optimizer, each kind of communication) beside the prediction "
+                  "for that rank's GPU, with the error of each")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--measured-step", a->measured_step,
+                  "With --measured: the ProfilerStep#N to compare (default: the trace's last)");
+  cmd->add_option("--compare-trace", a->compare_trace,
+                  "With --measured: write both timelines, measured above predicted, as one Perfetto trace")
+      ->check(output_file());
+  cmd->add_flag("--uncertainty", a->uncertainty,
+                "Also run with every profile figure at the slow end of its spread, then the fast end, and "
+                "report the iteration time and MFU as a band (a calibration's measured figures have none)");
   cmd->add_option("--dp", a->cfg.dp, "Data-parallel degree")->check(CLI::PositiveNumber)->default_val(1);
   cmd->add_option("--tp", a->cfg.tp, "Tensor-parallel degree (Megatron, inside a stage)")
       ->check(CLI::PositiveNumber)

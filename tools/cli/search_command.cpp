@@ -61,6 +61,7 @@ struct SearchArgs {
   std::string resume;
   bool no_plots = false;
   bool json = false;
+  bool uncertainty = false;
 };
 
 std::string config_name(const pipeline::PipelineConfig& c) {
@@ -98,7 +99,8 @@ std::vector<model::Recompute> recompute_list(const std::vector<std::string>& v) 
   return out;
 }
 
-Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top) {
+Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top,
+              const std::vector<search::Band>& bands) {
   Json out = Json::array();
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < top; ++k) {
     const ps::Result& r = results[order[k]];
@@ -123,6 +125,10 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"bubble", r.metrics.bubble},
                        {"exposed_comm_s", r.metrics.exposed_comm_s},
                        {"peak_memory_bytes", r.peak_memory_bytes}});
+    if (k < bands.size())
+      out.back()["band"] = Json{{"slow_s", bands[k].slow_s},
+                                {"fast_s", bands[k].fast_s},
+                                {"ties_the_first", k > 0 && search::ties(bands[0], bands[k])}};
   }
   return out;
 }
@@ -135,6 +141,9 @@ struct SearchJob {
   sim::SimOptions so;
   std::string compute;
   ps::Space space;
+  // --uncertainty: the compute models at the slow and fast ends of the profiles' spreads.
+  std::vector<sim::DeviceModel> slow_models;
+  std::vector<sim::DeviceModel> fast_models;
 };
 
 SearchJob make_job(SearchArgs& a) {
@@ -181,13 +190,37 @@ SearchJob make_job(SearchArgs& a) {
   j.space.tp_comm_overlap = j.space.tp_comm_overlap || a.tp_comm_overlap;
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
+  if (a.uncertainty)
+    for (const auto end : {sim::SpreadEnd::low, sim::SpreadEnd::high}) {
+      sim::SimOptions so;
+      a.calibration.apply(j.topo, so, end);  // its links again: the same figures
+      (void)sim::apply_compute_efficiency(j.topo, so.device_models, efficiency, j.model.dtype);
+      (end == sim::SpreadEnd::low ? j.slow_models : j.fast_models) = so.device_models;
+    }
   return j;
+}
+
+// --uncertainty: the band of each of the first `top` of `order`.
+std::vector<ps::Band> top_bands(const SearchArgs& a, const SearchJob& j,
+                                const std::vector<ps::Result>& results,
+                                const std::vector<std::size_t>& order) {
+  if (!a.uncertainty) return {};
+  std::vector<pipeline::PipelineConfig> configs;
+  for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k)
+    configs.push_back(results[order[k]].config);
+  ps::Options slow;
+  slow.threads = a.threads;
+  slow.device_models = j.slow_models;
+  ps::Options fast = slow;
+  fast.device_models = j.fast_models;
+  return ps::bands(configs, j.model, j.topo, slow, fast);
 }
 
 void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps::Result>& results,
                   const std::size_t (&counts)[3], double memory, double seconds, std::size_t reused,
                   const std::string& dir, const std::string& plots) {
   const auto order = ps::ranking(results);
+  const std::vector<ps::Band> bands = top_bands(a, j, results, order);
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"configs", results.size()},
                                     {"simulated", counts[0]},
@@ -196,7 +229,7 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
                                     {"reused", reused},
                                     {"seconds", seconds},
                                     {"threads", a.threads},
-                                    {"top", top_json(results, order, a.top)}}));
+                                    {"top", top_json(results, order, a.top, bands)}}));
     return;
   }
   fmt::print("search {}{} on {} ({} GPUs), global batch {}; compute {}\n", j.model.name,
@@ -211,17 +244,43 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
   // MFU: model FLOPs per GPU against the GPU's dense datasheet peak for the model's dtype.
   const sim::DeviceModel* gpu = sim::find_device_model(j.topo.node(j.topo.gpus()[0]).model);
   const double peak = gpu != nullptr ? gpu->peak(j.model.dtype) : 0;
-  Table tab({"rank", "configuration", "iteration", "samples/s", "TFLOP/s/GPU", "MFU", "bubble ratio",
-             "exposed comm", "peak memory"});
+  std::vector<std::string> head{"rank", "configuration", "iteration",    "samples/s",  "TFLOP/s/GPU",
+                                "MFU",  "bubble ratio",  "exposed comm", "peak memory"};
+  if (!bands.empty()) head.insert(head.begin() + 3, "band (fast to slow)");
+  Table tab(head);
+  std::size_t tied = 0;
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k) {
     const ps::Result& r = results[order[k]];
-    tab.add({fmt::format("{}", k + 1), config_name(r.config), fmt::format("{:.3f} s", r.metrics.iteration_s),
-             fmt::format("{:.2f}", r.metrics.samples_per_s), fmt::format("{:.1f}", r.metrics.tflops_per_gpu),
-             peak > 0 ? fmt::format("{:.1f} %", 100 * r.metrics.tflops_per_gpu * 1e12 / peak) : "-",
-             fmt::format("{:.3f}", r.metrics.bubble), fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
-             human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))});
+    std::string rank = fmt::format("{}", k + 1);
+    std::string band;
+    if (k < bands.size()) {
+      band = fmt::format("{:.3f} to {:.3f} s", bands[k].fast_s, bands[k].slow_s);
+      if (k > 0 && ps::ties(bands[0], bands[k])) {
+        rank = "=1";
+        ++tied;
+      }
+    }
+    std::vector<std::string> row{
+        rank,
+        config_name(r.config),
+        fmt::format("{:.3f} s", r.metrics.iteration_s),
+        fmt::format("{:.2f}", r.metrics.samples_per_s),
+        fmt::format("{:.1f}", r.metrics.tflops_per_gpu),
+        peak > 0 ? fmt::format("{:.1f} %", 100 * r.metrics.tflops_per_gpu * 1e12 / peak) : "-",
+        fmt::format("{:.3f}", r.metrics.bubble),
+        fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
+        human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))};
+    if (!bands.empty()) row.insert(row.begin() + 3, band);
+    tab.add(row);
   }
-  fmt::print("{}", tab.render({true, false, true, true, true, true, true, true, true}));
+  std::vector<bool> right{true, false, true, true, true, true, true, true, true};
+  if (!bands.empty()) right.insert(right.begin() + 3, true);
+  fmt::print("{}", tab.render(right));
+  if (!bands.empty())
+    fmt::print(
+        "(band: the iteration with every profile figure at the fast and the slow end of its spread; "
+        "=1: its band overlaps the first's, so the prediction cannot rank them: {} of the {} listed)\n",
+        tied, std::min<std::size_t>(order.size(), static_cast<std::size_t>(a.top)) - 1);
   fmt::print(
       "(x MxB: M microbatches of B samples; rc: full, sel: selective recomputation; sp: sequence "
       "parallelism; zN: ZeRO-N; fa: fused attention; epN: expert parallelism; cpN: context parallelism)\n");
@@ -332,6 +391,10 @@ void add_search_command(CLI::App& app) {
   a->topology.add_to(*cmd, "--topology", false);
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
+  cmd->add_flag("--uncertainty", a->uncertainty,
+                "Also simulate the listed configurations (--top) with every profile figure at the slow and "
+                "the fast end of its spread: each gets a band, and those whose band overlaps the first's are "
+                "ranked =1, ties the prediction cannot separate");
   cmd->add_option("--global-batch", a->space.global_batch, "Samples per iteration")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus", a->space.gpus, "GPUs to use (default: all of the topology)")
