@@ -133,11 +133,24 @@ Calibration calibration_from_json(const Json& j, const std::string& file) {
     if (!l->is_object()) l->fail("expected an object keyed by link kind");
     for (const auto& [kind, _] : l->json().items()) {
       const JsonCursor e = (*l)[kind];
-      e.allow_only({"efficiency", "latency"});
+      e.allow_only({"efficiency", "latency", "spread"});
       LinkCalibration lc;
       lc.kind = kind;
       if (auto x = e.find("efficiency")) lc.efficiency = fraction(*x);
       if (auto x = e.find("latency")) lc.latency = non_negative_time(*x);
+      if (auto sp = e.find("spread")) {
+        sp->allow_only({"efficiency", "latency"});
+        // [low, high], low at most high, the figure itself (when given) between them.
+        auto pair = [](const JsonCursor& at, auto read, auto value) {
+          if (at.size() != 2) at.fail("a spread is [low, high]");
+          const auto lo = read(at.at(0)), hi = read(at.at(1));
+          if (hi < lo) at.fail("a spread's low end is above its high end");
+          if (value && (*value < lo || hi < *value)) at.fail("the figure lies outside its spread");
+          return std::pair{lo, hi};
+        };
+        if (auto x = sp->find("efficiency")) lc.efficiency_spread = pair(*x, fraction, lc.efficiency);
+        if (auto x = sp->find("latency")) lc.latency_spread = pair(*x, non_negative_time, lc.latency);
+      }
       c.links.push_back(lc);
     }
   }
@@ -200,6 +213,13 @@ Json to_json(const Calibration& c) {
       Json e = Json::object();
       if (lc.efficiency) e["efficiency"] = *lc.efficiency;
       if (lc.latency) e["latency"] = exact_string(*lc.latency);
+      Json spread = Json::object();
+      if (lc.efficiency_spread)
+        spread["efficiency"] = Json::array({lc.efficiency_spread->first, lc.efficiency_spread->second});
+      if (lc.latency_spread)
+        spread["latency"] =
+            Json::array({exact_string(lc.latency_spread->first), exact_string(lc.latency_spread->second)});
+      if (!spread.empty()) e["spread"] = std::move(spread);
       l[lc.kind] = std::move(e);
     }
     j["links"] = std::move(l);

@@ -13,7 +13,8 @@
 //   peers       the same fit per ordered GPU pair (several GPUs)
 //   links       per link kind (nvlink, pcie, smp, network): efficiency
 //               (achieved / line rate) and hop latency; they replace those
-//               of every link of that kind
+//               of every link of that kind; optionally the spread of each,
+//               {"spread": {"efficiency": [low, high], "latency": [low, high]}}
 //   compute     per GPU model: achieved fraction of the dense peak per
 //               dtype class (fp32, fp16, fp64, int8), fused attention's
 //               own fraction, launch overhead, memory bandwidth; they
@@ -30,6 +31,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -70,6 +72,9 @@ struct LinkCalibration {
   std::string kind;  // a topology link kind's name; the simulator checks it when applying
   std::optional<double> efficiency;
   std::optional<Time> latency;
+  // The spread of each (low, high), where the calibration knows one (a fit's).
+  std::optional<std::pair<double, double>> efficiency_spread;
+  std::optional<std::pair<Time, Time>> latency_spread;
 };
 
 /// One measured GEMM: `batch` products of m × n × k in `dtype`, the time of

@@ -290,12 +290,10 @@ std::vector<std::size_t> ranking(const std::vector<Result>& results) {
   return out;
 }
 
-std::vector<Band> bands(const std::vector<pipeline::PipelineConfig>& configs, const model::Model& m,
-                        const topology::Topology& t, const Options& slow, const Options& fast) {
-  const std::vector<Result> at_slow = run(configs, m, t, slow);
-  const std::vector<Result> at_fast = run(configs, m, t, fast);
+std::vector<Band> bands(const std::vector<Result>& at_slow, const std::vector<Result>& at_fast) {
+  MESHSIM_ASSERT(at_slow.size() == at_fast.size(), "a band has both ends");
   std::vector<Band> out;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
+  for (std::size_t i = 0; i < at_slow.size(); ++i) {
     auto time = [](const Result& r) { return r.status == Status::simulated ? r.metrics.iteration_s : 0.0; };
     out.push_back({time(at_slow[i]), time(at_fast[i])});
   }

@@ -147,11 +147,9 @@ struct Band {
   double fast_s = 0;
 };
 
-/// The band of each of `configs`: each run with `slow` and with `fast`
-/// (options whose device_models are the profiles' slow and fast ends).
-[[nodiscard]] std::vector<Band> bands(const std::vector<pipeline::PipelineConfig>& configs,
-                                      const model::Model& m, const topology::Topology& t, const Options& slow,
-                                      const Options& fast);
+/// The bands of configurations run at the slow end (`at_slow`) and at the
+/// fast end (`at_fast`) of the spreads, in the same order.
+[[nodiscard]] std::vector<Band> bands(const std::vector<Result>& at_slow, const std::vector<Result>& at_fast);
 
 /// Whether the prediction cannot tell `other` from `winner`: their bands
 /// overlap (other's fast end at or below the winner's slow end).

@@ -10,7 +10,8 @@
 
 namespace meshsim::sim {
 
-void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file) {
+void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file,
+                 SpreadEnd end) {
   for (const auto& lc : c.links) {
     const auto kind = topology::link_kind_from(lc.kind);
     if (!kind)
@@ -20,13 +21,19 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
     if (lc.latency && *lc.latency > topology::kMaxHopLatency)
       throw ConfigError(file, fmt::format("links.{}.latency", lc.kind), "a hop latency is between 0 and 1 s");
   }
-  for (const auto& lc : c.links)
+  for (const auto& lc : c.links) {
+    std::optional<double> efficiency = lc.efficiency;
+    std::optional<Time> latency = lc.latency;
+    if (end != SpreadEnd::value && lc.efficiency_spread)
+      efficiency = end == SpreadEnd::low ? lc.efficiency_spread->first : lc.efficiency_spread->second;
+    if (end != SpreadEnd::value && lc.latency_spread)  // the slow end has the longer latency
+      latency = end == SpreadEnd::low ? lc.latency_spread->second : lc.latency_spread->first;
     for (topology::LinkId id = 0; id < topo.link_count(); ++id) {
       const auto& l = topo.link(id);
       if (l.kind != *topology::link_kind_from(lc.kind)) continue;
-      topo.set_link_efficiency_latency(id, lc.efficiency.value_or(l.efficiency),
-                                       lc.latency.value_or(l.latency));
+      topo.set_link_efficiency_latency(id, efficiency.value_or(l.efficiency), latency.value_or(l.latency));
     }
+  }
 }
 
 std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file,

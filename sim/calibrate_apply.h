@@ -11,15 +11,19 @@
 #include "plan/calibration.h"
 #include "plan/plan.h"
 #include "sim/compute_model.h"
+#include "sim/profiles.h"
 #include "topology/topology.h"
 #include "topology/virtual_gpu.h"
 
 namespace meshsim::sim {
 
-/// Replaces efficiency and latency of every link of a calibrated kind.
-/// ConfigError (file, `links.<kind>`) for a kind that is not a link kind
-/// or a latency above a hop's limit.
-void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file);
+/// Replaces efficiency and latency of every link of a calibrated kind, at
+/// `end` of their spreads where the calibration gives one (low: the slow
+/// end, the low efficiency and the high latency). ConfigError (file,
+/// `links.<kind>`) for a kind that is not a link kind or a latency above a
+/// hop's limit.
+void apply_links(const plan::Calibration& c, topology::Topology& topo, const std::string& file,
+                 SpreadEnd end = SpreadEnd::value);
 /// The calibrated compute models: each GPU model's model in `base` (a
 /// profile's, sim/profiles.h) or its built-in one, with what the
 /// calibration measured in place of its figures (its GEMM points in place

@@ -169,7 +169,7 @@ NcclFit fit_nccl_tests(const std::vector<plan::NcclTestsRun>& runs, topology::To
       set_kind(topo, kind, eff, lat);
       if (std::abs(eff - eff0) < 1e-4 && std::abs(lat.seconds() - lat0) < 1e-9) break;
     }
-    NcclLinkFit lf{std::string(topology::to_string(kind)), eff, lat, rows.size(), 0, 0};
+    NcclLinkFit lf{std::string(topology::to_string(kind)), eff, lat, rows.size(), 0, 0, {}, {}};
     fit.links.push_back(lf);
   }
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -184,6 +184,11 @@ NcclFit fit_nccl_tests(const std::vector<plan::NcclTestsRun>& runs, topology::To
         lf.max_abs_error = std::max(lf.max_abs_error, std::abs(p.error()));
       }
     lf.rms_error = std::sqrt(sq / static_cast<double>(lf.points));
+    const double r = std::min(lf.rms_error, 0.9);
+    lf.efficiency_spread = {std::max(kMinEfficiency, lf.efficiency * (1 - r)),
+                            std::min(1.0, lf.efficiency * (1 + r))};
+    lf.latency_spread = {Time::from_seconds(lf.latency.seconds() * (1 - r)),
+                         Time::from_seconds(lf.latency.seconds() * (1 + r))};
   }
   return fit;
 }

@@ -18,8 +18,10 @@
 // [0.02, 1], latency in [0, 100 us]. A kind no run exercises keeps its
 // preset figures and is not reported.
 
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "plan/nccl_tests.h"
@@ -67,6 +69,11 @@ struct NcclLinkFit {
   std::size_t points = 0;  // rows it was fitted to
   double rms_error = 0;    // of those rows' relative errors
   double max_abs_error = 0;
+  // The spread: each figure moved by the rows' rms relative error (a row's
+  // time goes as 1 / efficiency where bandwidth binds and with the latency
+  // where it does not), the efficiency kept within [0.02, 1].
+  std::pair<double, double> efficiency_spread;
+  std::pair<Time, Time> latency_spread;
 };
 
 struct NcclFit {

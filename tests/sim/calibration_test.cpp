@@ -290,3 +290,32 @@ TEST_CASE("measured GEMMs replace the model for exactly their shapes", "[calibra
   bad(R"({"dtype": "f16", "m": 8, "n": 8, "k": 8, "time": "1us", "tflops": 3})",
       "compute[0].points[0].tflops");
 }
+
+TEST_CASE("a link's spread round-trips and lies around its figure", "[calibration]") {
+  Json j = minimal();
+  j["links"]["nvlink"]["spread"] = Json::parse(R"({"efficiency": [0.4, 0.6], "latency": ["1us", "3us"]})");
+  const Calibration c = calibration_from_json(j, "c.json");
+  REQUIRE(c.links.size() == 1);
+  CHECK(c.links[0].efficiency_spread == std::pair{0.4, 0.6});
+  CHECK(c.links[0].latency_spread == std::pair{Time::us(1), Time::us(3)});
+  const Calibration back = calibration_from_json(to_json(c), "back.json");
+  CHECK(back.links[0].efficiency_spread == c.links[0].efficiency_spread);
+  CHECK(back.links[0].latency_spread == c.links[0].latency_spread);
+  // Applied at its ends: the slow end has the low efficiency and the long latency.
+  topology::ClusterSpec cs;
+  cs.host_preset = "dgx-h100";
+  auto topo = topology::build_cluster(cs);
+  apply_links(c, topo, "c.json", SpreadEnd::low);
+  for (topology::LinkId id = 0; id < topo.link_count(); ++id)
+    if (topo.link(id).kind == topology::LinkKind::nvlink) {
+      CHECK(topo.link(id).efficiency == 0.4);
+      CHECK(topo.link(id).latency == Time::us(3));
+      break;
+    }
+  Json bad = j;
+  bad["links"]["nvlink"]["spread"]["efficiency"] = Json::parse("[0.6, 0.4]");
+  CHECK_THROWS_WITH(calibration_from_json(bad, "c.json"), Catch::Contains("links.nvlink.spread.efficiency"));
+  bad = j;
+  bad["links"]["nvlink"]["spread"]["efficiency"] = Json::parse("[0.1, 0.2]");  // 0.5 lies outside
+  CHECK_THROWS_WITH(calibration_from_json(bad, "c.json"), Catch::Contains("outside its spread"));
+}

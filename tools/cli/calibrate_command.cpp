@@ -80,7 +80,7 @@ void fit_network(const CalibrateArgs& a, const std::vector<plan::NcclTestsRun>& 
   c.links.clear();
   Table links({"link kind", "efficiency", "latency per hop", "rows", "rms error", "largest error"});
   for (const sim::NcclLinkFit& lf : fit.links) {
-    c.links.push_back({lf.kind, lf.efficiency, lf.latency});
+    c.links.push_back({lf.kind, lf.efficiency, lf.latency, lf.efficiency_spread, lf.latency_spread});
     links.add({lf.kind, fmt::format("{:.4f}", lf.efficiency), human_string(lf.latency),
                fmt::format("{}", lf.points), fmt::format("{:.1f} %", 100 * lf.rms_error),
                fmt::format("{:.1f} %", 100 * lf.max_abs_error)});

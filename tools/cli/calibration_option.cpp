@@ -88,20 +88,21 @@ void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts, s
   const auto mismatch = check_gpu ? sim::calibration_gpu_mismatch(*c, topo) : std::nullopt;
   if (!mismatch) {
     sim::apply_calibration(*c, file, topo, opts.device_models);
+    sim::apply_links(*c, topo, file, end);  // the links at that end of their spreads
     return;
   }
   if (!any_gpu)
     throw UsageError(
         fmt::format("--calibration {}: {}; --calibration-any-gpu applies it anyway", file, *mismatch));
-  sim::apply_links(*c, topo, file);
+  sim::apply_links(*c, topo, file, end);
   for (sim::DeviceModel& m : sim::retargeted_models(*c, topo, opts.device_models, file)) {
     std::erase_if(opts.device_models, [&](const sim::DeviceModel& d) { return d.name == m.name; });
     opts.device_models.push_back(std::move(m));
   }
 }
 
-void CalibrationOption::apply(topology::Topology& topo) {
-  if (const auto* c = get()) sim::apply_links(*c, topo, file);
+void CalibrationOption::apply(topology::Topology& topo, sim::SpreadEnd end) {
+  if (const auto* c = get()) sim::apply_links(*c, topo, file, end);
 }
 
 }  // namespace meshsim::cli

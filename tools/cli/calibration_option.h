@@ -35,8 +35,8 @@ struct CalibrationOption {
   /// calibration's), and the calibration's links into `topo`.
   /// `end`: the profiles' figures at that end of their spreads.
   void apply(topology::Topology& topo, sim::SimOptions& opts, sim::SpreadEnd end = sim::SpreadEnd::value);
-  /// The calibration's links alone.
-  void apply(topology::Topology& topo);
+  /// The calibration's links alone, at `end` of their spreads.
+  void apply(topology::Topology& topo, sim::SpreadEnd end = sim::SpreadEnd::value);
   /// Whether the calibration's GPU model is refused when it is not the
   /// cluster's (false where the calibrated GPU is the machine, as on the
   /// host and cuda backends' virtual devices).

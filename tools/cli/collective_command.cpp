@@ -15,6 +15,7 @@
 #include "plan/nccl_tests.h"
 #include "sim/executor.h"
 #include "sim/nccl_fit.h"
+#include "sim/profiles.h"
 #include "sim/ring_order.h"
 #include "tools/cli/bottlenecks.h"
 #include "tools/cli/calibration_option.h"
@@ -42,6 +43,7 @@ struct CollectiveArgs {
   bool json = false;
   bool verbose = false;
   bool nccl_tests = false;
+  bool uncertainty = false;
   std::string plot;
 };
 
@@ -81,6 +83,7 @@ struct Row {
   Bytes size;
   sim::SimResult result;
   std::optional<sim::CollectiveChoice> choice;
+  std::optional<std::pair<Time, Time>> band;  // --uncertainty: (fast, slow)
 };
 
 std::string choice_text(const Row& r) {
@@ -148,7 +151,12 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
   const double factor =
       is_collective ? plan::bus_factor(*plan::op_from(a.op), static_cast<std::int64_t>(n)) : 1.0;
   Json results = Json::array();
-  Table tab({"size", "time", "algbw (GB/s)", "busbw (GB/s)", "algorithm/protocol/channels"});
+  const bool banded = !rows.empty() && rows.front().band.has_value();
+  std::vector<std::string> head{"size", "time", "algbw (GB/s)", "busbw (GB/s)",
+                                "algorithm/protocol/channels"};
+  if (banded) head.insert(head.begin() + 2, "band (fast to slow)");
+  Table tab(head);
+  bool spread = false;
   std::vector<double> busbw;
   for (const auto& r : rows) {
     const double secs = r.result.makespan.seconds();
@@ -157,6 +165,10 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
            {"time_s", secs},
            {"algbw_GBps", algbw},
            {"busbw_GBps", algbw * factor}};
+    if (r.band) {
+      o["band"] = Json{{"fast_s", r.band->first.seconds()}, {"slow_s", r.band->second.seconds()}};
+      spread = spread || r.band->first != r.band->second;
+    }
     if (r.choice) {
       o["algorithm"] = std::string(plan::to_string(r.choice->algorithm));
       o["protocol"] = std::string(plan::to_string(r.choice->protocol));
@@ -164,8 +176,13 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
     }
     results.push_back(std::move(o));
     busbw.push_back(algbw * factor);
-    tab.add({human_string(r.size), human_string(r.result.makespan), fmt::format("{:.2f}", algbw),
-             fmt::format("{:.2f}", algbw * factor), choice_text(r)});
+    std::vector<std::string> row{human_string(r.size), human_string(r.result.makespan),
+                                 fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", algbw * factor),
+                                 choice_text(r)};
+    if (r.band)
+      row.insert(row.begin() + 2,
+                 fmt::format("{} to {}", human_string(r.band->first), human_string(r.band->second)));
+    tab.add(row);
   }
   if (!a.plot.empty()) plot_sweep(a.plot, topo.name, rows, busbw, !a.json);
   const Json cross = crossovers(rows);
@@ -179,7 +196,11 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
                                     {"bottlenecks", bottlenecks_json(topo, rows.back().result, a.top)}}));
     return;
   }
-  fmt::print("{}", tab.render({true, true, true, true, false}));
+  std::vector<bool> right{true, true, true, true, false};
+  if (banded) right.insert(right.begin() + 2, true);
+  fmt::print("{}", tab.render(right));
+  if (banded && !spread)
+    fmt::print("(no link figure has a spread: a calibration fitted to nccl-tests output gives them one)\n");
   for (const auto& c : cross)
     fmt::print("algorithm changes from {} to {} between {} and {}\n", c["from"].get<std::string>(),
                c["to"].get<std::string>(), human_string(Bytes(c["below_bytes"].get<std::int64_t>())),
@@ -200,9 +221,22 @@ void run_collective(CollectiveArgs& a) {
   std::vector<Row> rows;
   for (const Bytes size : sizes) {
     const plan::Plan plan = sim::nccl_test_plan(spec_of(a), names, size);
-    Row r{size, sim::simulate(plan, topo), std::nullopt};
+    Row r{size, sim::simulate(plan, topo), std::nullopt, std::nullopt};
     if (plan.tasks.front().kind == plan::TaskKind::collective) r.choice = r.result.collectives.front();
     rows.push_back(std::move(r));
+  }
+  if (a.uncertainty) {  // the links at the fast, then the slow end of the calibration's spreads
+    for (const auto end : {sim::SpreadEnd::high, sim::SpreadEnd::low}) {
+      a.calibration.apply(topo, end);
+      for (Row& r : rows) {
+        const Time t = sim::simulate(sim::nccl_test_plan(spec_of(a), names, r.size), topo).makespan;
+        if (end == sim::SpreadEnd::high)
+          r.band = {t, t};
+        else
+          r.band->second = t;
+      }
+    }
+    a.calibration.apply(topo);
   }
   if (!a.json && !a.nccl_tests) {
     const std::size_t shown = a.verbose ? names.size() : std::min<std::size_t>(names.size(), 16);
@@ -261,6 +295,9 @@ void add_collective_command(CLI::App& app) {
                 "Print the prediction as nccl-tests prints its measurements (all_reduce_perf's layout), to "
                 "set beside a real run's output or fit with `meshsim calibrate --from-nccl-tests`")
       ->excludes("--json");
+  cmd->add_flag("--uncertainty", a->uncertainty,
+                "Also time every size with the calibration's link figures at the fast and the slow end of "
+                "their spreads (a calibration from --from-nccl-tests has them), as a band");
   cmd->add_option("--plot", a->plot, "Draw bus bandwidth against size into this PNG (with --sweep)")
       ->check(output_file());
   cmd->callback([a] { run_collective(*a); });

@@ -104,10 +104,17 @@ std::vector<Row> figures(const std::string& command, const Json& j) {
            {"busbw GB/s", fmt::format("{:.2f}", r.at("busbw_GBps").get<double>())},
            {"algorithm", r.at("algorithm").get<std::string>() + "/" + r.at("protocol").get<std::string>()}}});
   } else if (command == "pipeline") {
-    rows.push_back(Row{{{"iteration", seconds(j.at("iteration_s").get<double>())},
-                        {"samples/s", fmt::format("{:.2f}", j.at("samples_per_s").get<double>())},
-                        {"TFLOP/s/GPU", fmt::format("{:.1f}", j.at("tflops_per_gpu").get<double>())},
-                        {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())}}});
+    Row row{{{"iteration", seconds(j.at("iteration_s").get<double>())},
+             {"samples/s", fmt::format("{:.2f}", j.at("samples_per_s").get<double>())},
+             {"TFLOP/s/GPU", fmt::format("{:.1f}", j.at("tflops_per_gpu").get<double>())},
+             {"MFU", fmt::format("{:.1f} %", 100 * j.at("mfu").get<double>())},
+             {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())}}};
+    if (j.contains("band"))  // --uncertainty
+      row.cells.insert(
+          row.cells.begin() + 1,
+          {"band", fmt::format("{} to {}", seconds(j["band"]["fast"]["iteration_s"].get<double>()),
+                               seconds(j["band"]["slow"]["iteration_s"].get<double>()))});
+    rows.push_back(std::move(row));
   } else if (command == "reshard") {
     const std::string best = j.at("best").get<std::string>();
     double t = 0;

@@ -100,7 +100,7 @@ std::vector<model::Recompute> recompute_list(const std::vector<std::string>& v) 
 }
 
 Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top,
-              const std::vector<search::Band>& bands) {
+              const std::vector<search::Band>& bands, double peak) {
   Json out = Json::array();
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < top; ++k) {
     const ps::Result& r = results[order[k]];
@@ -122,6 +122,7 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"iteration_s", r.metrics.iteration_s},
                        {"samples_per_s", r.metrics.samples_per_s},
                        {"tflops_per_gpu", r.metrics.tflops_per_gpu},
+                       {"mfu", peak > 0 ? Json(r.metrics.tflops_per_gpu * 1e12 / peak) : Json(nullptr)},
                        {"bubble", r.metrics.bubble},
                        {"exposed_comm_s", r.metrics.exposed_comm_s},
                        {"peak_memory_bytes", r.peak_memory_bytes}});
@@ -197,30 +198,38 @@ SearchJob make_job(SearchArgs& a) {
       (void)sim::apply_compute_efficiency(j.topo, so.device_models, efficiency, j.model.dtype);
       (end == sim::SpreadEnd::low ? j.slow_models : j.fast_models) = so.device_models;
     }
+  a.calibration.apply(j.topo);  // the links back at their values
   return j;
 }
 
-// --uncertainty: the band of each of the first `top` of `order`.
-std::vector<ps::Band> top_bands(const SearchArgs& a, const SearchJob& j,
-                                const std::vector<ps::Result>& results,
+// --uncertainty: the band of each of the first `top` of `order`, compute
+// and links at the slow, then the fast end of their spreads.
+std::vector<ps::Band> top_bands(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& results,
                                 const std::vector<std::size_t>& order) {
   if (!a.uncertainty) return {};
   std::vector<pipeline::PipelineConfig> configs;
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < a.top; ++k)
     configs.push_back(results[order[k]].config);
-  ps::Options slow;
-  slow.threads = a.threads;
-  slow.device_models = j.slow_models;
-  ps::Options fast = slow;
-  fast.device_models = j.fast_models;
-  return ps::bands(configs, j.model, j.topo, slow, fast);
+  ps::Options o;
+  o.threads = a.threads;
+  o.device_models = j.slow_models;
+  a.calibration.apply(j.topo, sim::SpreadEnd::low);
+  const auto slow = ps::run(configs, j.model, j.topo, o);
+  o.device_models = j.fast_models;
+  a.calibration.apply(j.topo, sim::SpreadEnd::high);
+  const auto fast = ps::run(configs, j.model, j.topo, o);
+  a.calibration.apply(j.topo);  // back at the values
+  return ps::bands(slow, fast);
 }
 
-void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps::Result>& results,
+void print_search(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& results,
                   const std::size_t (&counts)[3], double memory, double seconds, std::size_t reused,
                   const std::string& dir, const std::string& plots) {
   const auto order = ps::ranking(results);
   const std::vector<ps::Band> bands = top_bands(a, j, results, order);
+  // MFU: model FLOPs per GPU against the GPU's dense datasheet peak for the model's dtype.
+  const sim::DeviceModel* gpu = sim::find_device_model(j.topo.node(j.topo.gpus()[0]).model);
+  const double peak = gpu != nullptr ? gpu->peak(j.model.dtype) : 0;
   if (a.json) {
     fmt::print("{}", dump_json(Json{{"configs", results.size()},
                                     {"simulated", counts[0]},
@@ -229,7 +238,7 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
                                     {"reused", reused},
                                     {"seconds", seconds},
                                     {"threads", a.threads},
-                                    {"top", top_json(results, order, a.top, bands)}}));
+                                    {"top", top_json(results, order, a.top, bands, peak)}}));
     return;
   }
   fmt::print("search {}{} on {} ({} GPUs), global batch {}; compute {}\n", j.model.name,
@@ -241,9 +250,6 @@ void print_search(const SearchArgs& a, const SearchJob& j, const std::vector<ps:
       results.size(), counts[0], counts[1],
       memory > 0 ? human_string(Bytes(static_cast<std::int64_t>(memory))) : "no limit", counts[2],
       reused > 0 ? fmt::format(" ({} from {})", reused, dir) : "", seconds, a.threads);
-  // MFU: model FLOPs per GPU against the GPU's dense datasheet peak for the model's dtype.
-  const sim::DeviceModel* gpu = sim::find_device_model(j.topo.node(j.topo.gpus()[0]).model);
-  const double peak = gpu != nullptr ? gpu->peak(j.model.dtype) : 0;
   std::vector<std::string> head{"rank", "configuration", "iteration",    "samples/s",  "TFLOP/s/GPU",
                                 "MFU",  "bubble ratio",  "exposed comm", "peak memory"};
   if (!bands.empty()) head.insert(head.begin() + 3, "band (fast to slow)");
