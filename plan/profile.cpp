@@ -26,8 +26,9 @@ Figure<T> figure(const JsonCursor& c, Read read) {
 Profile profile_from_json(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   root.require_format(kFormat);
-  root.allow_only({"format", "name", "gpu_model", "status", "summary", "efficiency", "attention_efficiency",
-                   "memory_bandwidth", "launch_overhead", "measured"});
+  root.allow_only({"format", "name", "gpu_model", "status", "summary", "efficiency", "fp8_efficiency",
+                   "attention_efficiency", "memory_bandwidth", "launch_overhead", "host_per_kernel",
+                   "measured"});
   Profile p;
   p.name = root["name"].as_name();
   p.gpu_model = root["gpu_model"].as_name();
@@ -40,9 +41,11 @@ Profile profile_from_json(const Json& j, const std::string& file) {
       p.efficiency[k] = figure<double>(*e, fraction);
   if (!p.efficiency[static_cast<std::size_t>(DTypeClass::fp16)])
     eff.fail("a profile has at least the fp16 class (the tensor cores' GEMMs)");
+  if (auto e = root.find("fp8_efficiency")) p.fp8_efficiency = figure<double>(*e, fraction);
   if (auto e = root.find("attention_efficiency")) p.attention_efficiency = figure<double>(*e, fraction);
   if (auto e = root.find("memory_bandwidth")) p.memory_bandwidth = figure<Bandwidth>(*e, positive_bandwidth);
   if (auto e = root.find("launch_overhead")) p.launch_overhead = figure<Time>(*e, non_negative_time);
+  if (auto e = root.find("host_per_kernel")) p.host_per_kernel = figure<Time>(*e, non_negative_time);
   if (auto e = root.find("measured")) p.measured = e->as_name();
   return p;
 }

@@ -9,9 +9,14 @@
 //                     has measured yet: datasheet and a related part's figures)
 //   efficiency        per dtype class (fp32, fp16, fp64, int8): the achieved
 //                     fraction of the dense peak on large GEMMs
+//   fp8_efficiency    optional: GEMMs with FP8 operands, a fraction of the
+//                     FP8 peak (absent: the fp16 class's, the same tensor cores)
 //   attention_efficiency   fused attention's fraction of its dtype's peak
 //   memory_bandwidth  what memory-bound kernels achieve
 //   launch_overhead   a kernel launch, back to back
+//   host_per_kernel   optional: an eager framework's host work per kernel it
+//                     launches (Python, dispatch, autograd) on the machines
+//                     this GPU comes in; what `--host-per-kernel eager` takes
 //   measured          optional: a meshsim.calibration/1 file (relative to the
 //                     profile) whose compute points for gpu_model correct the
 //                     GEMM model as a calibration's do
@@ -51,9 +56,11 @@ struct Profile {
   std::string gpu_model;
   ProfileStatus status = ProfileStatus::estimate;
   std::array<std::optional<Figure<double>>, kDTypeClasses> efficiency;  // by DTypeClass
+  std::optional<Figure<double>> fp8_efficiency;
   std::optional<Figure<double>> attention_efficiency;
   std::optional<Figure<Bandwidth>> memory_bandwidth;
   std::optional<Figure<Time>> launch_overhead;
+  std::optional<Figure<Time>> host_per_kernel;
   std::string measured;  // a calibration file, relative to the profile's directory; empty: none
 };
 

@@ -75,10 +75,7 @@ void apply_calibration(const plan::Calibration& c, const std::string& file, topo
 
 std::optional<std::string> calibration_gpu_mismatch(const plan::Calibration& c,
                                                     const topology::Topology& topo) {
-  std::vector<std::string> cluster;
-  for (topology::NodeId g : topo.gpus())
-    if (std::find(cluster.begin(), cluster.end(), topo.node(g).model) == cluster.end())
-      cluster.push_back(topo.node(g).model);
+  const std::vector<std::string> cluster = topo.gpu_models();
   for (const plan::ComputeCalibration& cc : c.compute)
     if (std::find(cluster.begin(), cluster.end(), cc.gpu_model) == cluster.end())
       return fmt::format("it measured the {}, and the cluster's GPUs are the {}", cc.gpu_model,
@@ -91,9 +88,7 @@ std::vector<DeviceModel> retargeted_models(const plan::Calibration& c, const top
   std::vector<DeviceModel> out;
   if (c.compute.empty()) return out;
   const plan::ComputeCalibration& cc = c.compute.front();
-  for (topology::NodeId g : topo.gpus()) {
-    const std::string& name = topo.node(g).model;
-    if (std::any_of(out.begin(), out.end(), [&](const DeviceModel& m) { return m.name == name; })) continue;
+  for (const std::string& name : topo.gpu_models()) {
     const DeviceModel* from = find_device_model(name, base);
     if (from == nullptr) continue;  // the pipeline builder names a GPU without a model
     DeviceModel m = *from;

@@ -147,7 +147,11 @@ Time DeviceModel::modelled_gemm_time(double m, double n, double k, DType d, doub
 Time DeviceModel::fp8_gemm_time(const plan::KernelList::Gemm& g) const {
   if (fp8_flops <= 0)
     throw UsageError(fmt::format("an FP8 GEMM on the {}, which has no FP8 tensor cores", name));
-  return tiled_time(g, fp8_flops * compute_efficiency[static_cast<std::size_t>(DTypeClass::fp16)], 1);
+  return tiled_time(g, fp8_flops * fp8_fraction(), 1);
+}
+
+double DeviceModel::fp8_fraction() const {
+  return fp8_efficiency.value_or(compute_efficiency[static_cast<std::size_t>(DTypeClass::fp16)]);
 }
 
 Time DeviceModel::tiled_time(const plan::KernelList::Gemm& g, double rate, double elem) const {
@@ -186,19 +190,16 @@ const DeviceModel* find_device_model(std::string_view gpu_model) {
 
 std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
                                      std::optional<double> efficiency, plan::DType dtype) {
-  std::vector<std::string> seen;
   std::vector<std::string> parts;
   bool at_peak = false;
-  for (topology::NodeId g : topo.gpus()) {
-    const std::string& name = topo.node(g).model;
-    if (std::find(seen.begin(), seen.end(), name) != seen.end()) continue;
-    seen.push_back(name);
+  for (const std::string& name : topo.gpu_models()) {
     const DeviceModel* found = find_device_model(name, models);
     if (!found) continue;  // build_pipeline names the GPU without a model
     DeviceModel m = *found;
     if (efficiency) {  // the GEMMs' and fused attention's alike, measured GEMMs no longer correcting them
       m.compute_efficiency.fill(*efficiency);
       m.attention_efficiency.reset();
+      m.fp8_efficiency.reset();
       m.measured_gemms.clear();
       m.source = fmt::format("efficiency {:g} given in place of the {}", *efficiency, m.source);
     }
@@ -217,6 +218,33 @@ std::string apply_compute_efficiency(const topology::Topology& topo, std::vector
   std::string line = fmt::format("{}", fmt::join(parts, "; "));
   if (at_peak) line += ": an optimistic bound, no GPU reaches its datasheet peak";
   return line;
+}
+
+std::string fp8_compute_line(const topology::Topology& topo, const std::vector<DeviceModel>& models) {
+  std::vector<std::string> parts;
+  for (const std::string& name : topo.gpu_models()) {
+    const DeviceModel* m = find_device_model(name, models);
+    if (m == nullptr || m->fp8_flops <= 0) continue;
+    const double eff = m->fp8_fraction();
+    parts.push_back(fmt::format("{} at {:.0f} % of its FP8 peak ({:.0f} TFLOP/s; {})", name, 100 * eff,
+                                m->fp8_flops * eff / 1e12,
+                                m->fp8_efficiency ? m->source : "the f16 GEMMs' fraction, " + m->source));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+Time eager_host_per_kernel(const topology::Topology& topo, const std::vector<DeviceModel>& models) {
+  Time most;
+  for (const std::string& name : topo.gpu_models()) {
+    const DeviceModel* m = find_device_model(name, models);
+    if (m == nullptr || m->eager_host_per_kernel <= Time::zero())
+      throw UsageError(
+          fmt::format("the {}'s compute model ({}) has no figure for an eager framework's host "
+                      "work per kernel (a device profile's host_per_kernel); give a duration",
+                      name, m == nullptr ? "none" : m->source));
+    most = std::max(most, m->eager_host_per_kernel);
+  }
+  return most;
 }
 
 }  // namespace meshsim::sim

@@ -88,8 +88,13 @@ struct DeviceModel {
   double efficiency = 1.0;
   std::array<double, 4> compute_efficiency{1.0, 1.0, 1.0, 1.0};  // indexed by DTypeClass
   std::optional<double> attention_efficiency;  // fused attention's fraction of the peak; unset: the GEMMs'
-  Bytes memory_capacity;                       // HBM of the SKU the peaks are for; zero when unknown
-  int sms = 0;  // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
+  std::optional<double> fp8_efficiency;        // FP8 GEMMs' fraction of the FP8 peak; unset: the fp16 class's
+  // An eager framework's host work per launched kernel on this GPU's
+  // machines (its profile's figure; zero: none known). Not charged unless a
+  // plan's kernels ask for it (plan::KernelList::host_per_kernel).
+  Time eager_host_per_kernel;
+  Bytes memory_capacity;  // HBM of the SKU the peaks are for; zero when unknown
+  int sms = 0;            // streaming multiprocessors; 0: unknown (gemm_time is the roofline)
   std::vector<plan::GemmPoint> measured_gemms;  // sorted by (dtype, m, n, k, batch); see above
 
   /// Adds (or replaces) a measured GEMM.
@@ -98,6 +103,8 @@ struct DeviceModel {
   [[nodiscard]] const plan::GemmPoint* measured_gemm(const plan::KernelList::Gemm& g, plan::DType d) const;
 
   [[nodiscard]] double peak(plan::DType d) const;
+  /// FP8 GEMMs' achieved fraction of the FP8 peak: fp8_efficiency, else the fp16 class's.
+  [[nodiscard]] double fp8_fraction() const;
   /// Roofline time of a kernel; InternalError for negative inputs.
   [[nodiscard]] Time kernel_time(double flops, Bytes bytes, plan::DType d) const;
   /// `batch` independent products C[m×n] = A[m×k]·B[k×n] in one kernel,
@@ -106,8 +113,8 @@ struct DeviceModel {
   /// The tile-and-wave model alone, whatever was measured.
   [[nodiscard]] Time modelled_gemm_time(double m, double n, double k, plan::DType d, double batch = 1) const;
   /// A GEMM with FP8 operands (Gemm::fp8): the tile-and-wave model at the
-  /// FP8 peak times the fp16 class's efficiency (the same tensor cores),
-  /// operands of one byte; measured GEMMs (of other dtypes) do not correct
+  /// FP8 peak times fp8_efficiency (unset: the fp16 class's, the same
+  /// tensor cores), operands of one byte; measured GEMMs (of other dtypes) do not correct
   /// it. UsageError on a GPU without FP8 (fp8_flops 0).
   [[nodiscard]] Time fp8_gemm_time(const plan::KernelList::Gemm& g) const;
   /// One fused attention kernel in dtype `d`, as above.
@@ -141,5 +148,16 @@ struct DeviceModel {
 /// so when that is the datasheet peak itself.
 std::string apply_compute_efficiency(const topology::Topology& topo, std::vector<DeviceModel>& models,
                                      std::optional<double> efficiency, plan::DType dtype);
+
+/// A line saying what each GPU model of `topo` computes FP8 GEMMs at (its
+/// fp8_efficiency, or the fp16 class's) and where that comes from.
+[[nodiscard]] std::string fp8_compute_line(const topology::Topology& topo,
+                                           const std::vector<DeviceModel>& models);
+
+/// An eager framework's host work per kernel on `topo`'s machines: the
+/// largest eager_host_per_kernel among its GPU models (in `models`, else
+/// built in); UsageError naming a GPU model whose compute model has none.
+[[nodiscard]] Time eager_host_per_kernel(const topology::Topology& topo,
+                                         const std::vector<DeviceModel>& models);
 
 }  // namespace meshsim::sim

@@ -77,9 +77,11 @@ DeviceModel profiled_model(const LoadedProfile& lp, SpreadEnd end) {
   if (end != SpreadEnd::value) m.source += fmt::format(", {} end", kSpreadEndNames.name(end));
   for (std::size_t k = 0; k < p.efficiency.size(); ++k)
     if (p.efficiency[k]) m.compute_efficiency[k] = at(*p.efficiency[k], end);
+  if (p.fp8_efficiency) m.fp8_efficiency = at(*p.fp8_efficiency, end);
   if (p.attention_efficiency) m.attention_efficiency = at(*p.attention_efficiency, end);
   if (p.memory_bandwidth) m.memory_bandwidth = at(*p.memory_bandwidth, end);
   if (p.launch_overhead) m.launch_overhead = at(*p.launch_overhead, end, true);
+  if (p.host_per_kernel) m.eager_host_per_kernel = at(*p.host_per_kernel, end, true);
   for (plan::GemmPoint g : lp.points) {
     const auto& eff = p.efficiency[static_cast<std::size_t>(plan::dtype_class(g.dtype))];
     if (eff && end != SpreadEnd::value)
@@ -92,11 +94,8 @@ DeviceModel profiled_model(const LoadedProfile& lp, SpreadEnd end) {
 std::vector<DeviceModel> profiled_models(const topology::Topology& topo,
                                          const std::vector<LoadedProfile>& profiles, SpreadEnd end) {
   std::vector<DeviceModel> out;
-  for (topology::NodeId g : topo.gpus()) {
-    const std::string& name = topo.node(g).model;
-    if (std::any_of(out.begin(), out.end(), [&](const DeviceModel& m) { return m.name == name; })) continue;
+  for (const std::string& name : topo.gpu_models())
     if (const LoadedProfile* p = profile_for(profiles, name)) out.push_back(profiled_model(*p, end));
-  }
   return out;
 }
 

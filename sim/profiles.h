@@ -4,9 +4,10 @@
 // either end of its spread.
 //
 // The low end is the slow one: every efficiency and the memory bandwidth at
-// their low ends, the launch overhead at its high end, and the measured
-// GEMMs' times scaled by value / low of their class's efficiency (the
-// measurements move with the rate they were measured at). The high end is
+// their low ends, the launch overhead and host work per kernel at their
+// high ends, and the measured GEMMs' times scaled by value / low of their
+// class's efficiency (the measurements move with the rate they were
+// measured at). The high end is
 // the fast one, the other way round.
 //
 // The bundled profiles live in configs/profiles/, one per GPU model; every

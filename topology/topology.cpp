@@ -89,6 +89,13 @@ const std::vector<NodeId>& Topology::host_gpus(int host) const {
   return host_gpus_[static_cast<std::size_t>(host)];
 }
 
+std::vector<std::string> Topology::gpu_models() const {
+  std::vector<std::string> out;
+  for (NodeId g : gpus_)
+    if (std::find(out.begin(), out.end(), node(g).model) == out.end()) out.push_back(node(g).model);
+  return out;
+}
+
 int Topology::gpu_index(NodeId gpu) const {
   MESHSIM_ASSERT(gpu < nodes_.size() && nodes_[gpu].kind == NodeKind::gpu, "gpu_index of a non-GPU");
   return gpu_index_[gpu];

@@ -192,6 +192,8 @@ class Topology {
 
   /// All GPUs, host-major, each host's GPUs in the order they were added.
   [[nodiscard]] const std::vector<NodeId>& gpus() const { return gpus_; }
+  /// The GPU models of its GPUs, each once, in the order they first appear.
+  [[nodiscard]] std::vector<std::string> gpu_models() const;
   [[nodiscard]] const std::vector<NodeId>& host_gpus(int host) const;
   /// Position of a GPU among its host's GPUs (gpu3 → 3).
   [[nodiscard]] int gpu_index(NodeId gpu) const;

@@ -103,6 +103,15 @@ TEST_CASE("an FP8 GEMM runs at the FP8 peak with one-byte operands, on GPUs that
   k.dtype = plan::DType::bf16;
   k.gemms = {g};
   CHECK(h.kernels_time(k) == fp8 + h.launch_overhead);
+  // With an FP8 fraction of its own (a profile's fp8_efficiency) at half
+  // the bf16 one, the FP8 GEMM takes as long as the bf16 one; the bf16
+  // GEMM is unchanged.
+  DeviceModel slow8 = h;
+  slow8.compute_efficiency[static_cast<std::size_t>(plan::DTypeClass::fp16)] = 0.8;
+  slow8.fp8_efficiency = 0.4;
+  const Time bf16_at_08 = slow8.gemm_time(g.m, g.n, g.k, plan::DType::bf16) - h.launch_overhead;
+  CHECK((slow8.fp8_gemm_time(g) - h.launch_overhead).seconds() ==
+        Approx(bf16_at_08.seconds() * 989 / 1979 * 2).epsilon(1e-6));
   // The A100 has no FP8 tensor cores.
   CHECK_THROWS_AS(find_device_model("A100")->fp8_gemm_time(g), UsageError);
 }

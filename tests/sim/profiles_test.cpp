@@ -79,6 +79,8 @@ TEST_CASE("a profile's model takes its figures at the value or at either end of 
   CHECK(value.attention_efficiency == 0.6);
   CHECK(value.memory_bandwidth == Bandwidth::GBps(3000));
   CHECK(value.launch_overhead == Time::us(2));
+  CHECK(value.fp8_efficiency == 0.7);
+  CHECK(value.eager_host_per_kernel == Time::us(5));
   const plan::KernelList::Gemm big{4096, 4096, 4096, 1};
   CHECK(value.gemm_time(4096, 4096, 4096, plan::DType::bf16) == Time::us(200));  // measured exactly
 
@@ -91,12 +93,16 @@ TEST_CASE("a profile's model takes its figures at the value or at either end of 
   CHECK(low.attention_efficiency == 0.4);
   CHECK(low.memory_bandwidth == Bandwidth::GBps(2000));
   CHECK(low.launch_overhead == Time::us(5));
+  CHECK(low.fp8_efficiency == 0.6);
+  CHECK(low.eager_host_per_kernel == Time::us(8));  // more host work is slower
   CHECK(low.measured_gemm(big, plan::DType::bf16)->time == Time::us(320));
   CHECK(low.gemm_time(1024, 1024, 1024, plan::DType::f32) == Time::us(60));
   // The high end: 0.8 / 0.9 of 200 us, rounded up to a picosecond.
   const DeviceModel high = profiled_model(p, SpreadEnd::high);
   CHECK(high.compute_efficiency[1] == 0.9);
   CHECK(high.launch_overhead == Time::us(1));
+  CHECK(high.fp8_efficiency == 0.75);
+  CHECK(high.eager_host_per_kernel == Time::us(3));
   CHECK(std::abs(high.gemm_time(4096, 4096, 4096, plan::DType::bf16).seconds() - 200e-6 * 0.8 / 0.9) < 1e-12);
 }
 
@@ -115,6 +121,12 @@ TEST_CASE("the bundled profiles cover every modelled GPU once, each figure sourc
       CHECK(m.compute_efficiency[1] < 1.0);
       CHECK(m.memory_bandwidth < g->memory_bandwidth);
       CHECK(m.launch_overhead > Time::zero());
+      CHECK(m.eager_host_per_kernel > Time::zero());  // every profile has the eager framework's figure
+      // FP8 GEMMs reach a smaller share of their twice-as-high peak than bf16's (published cuBLASLt runs).
+      if (m.fp8_flops > 0) {
+        REQUIRE(m.fp8_efficiency);
+        CHECK(*m.fp8_efficiency < m.compute_efficiency[1]);
+      }
     }
   CHECK(models.size() == all.size());
   // The H100's is our own measurement, with its measured GEMMs; the part no one here measured is an estimate.
@@ -131,6 +143,16 @@ TEST_CASE("a cluster takes the profile of each of its GPU models", "[profiles]")
   CHECK(models[0].name == "A100");
   CHECK(models[0].source == "a100-sxm-40gb profile, published");
   CHECK(profiled_models(t, {}).empty());
+}
+
+TEST_CASE("an eager framework's host work per kernel is the cluster's profiles' largest", "[profiles]") {
+  const LoadedProfile p = load_profile(kData + "h100-test.json");
+  const topology::Topology t = cluster("dgx-h100", 1);
+  CHECK(eager_host_per_kernel(t, {profiled_model(p)}) == Time::us(5));
+  CHECK(eager_host_per_kernel(t, {profiled_model(p, SpreadEnd::low)}) == Time::us(8));
+  // The datasheet model has no such figure: refused, naming the GPU and where its model comes from.
+  CHECK_THROWS_WITH(eager_host_per_kernel(t, {}),
+                    Catch::Contains("the H100's compute model (datasheet peak)"));
 }
 
 TEST_CASE("a calibration of another GPU model is named, and can be taken for the cluster's", "[profiles]") {

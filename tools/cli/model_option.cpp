@@ -49,13 +49,22 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
 void add_host_per_kernel_option(CLI::App& cmd, std::optional<std::string>& duration,
                                 const std::string& default_note) {
   cmd.add_option("--host-per-kernel", duration,
-                 "Host work of the framework per launched kernel, a duration (e.g. 40us): an eager "
-                 "framework's Python and dispatch; a pass takes at least its kernels x this (" +
+                 "Host work of the framework per launched kernel: a duration (e.g. 40us), or `eager`, "
+                 "the device profile's figure for an eager framework's Python, dispatch and autograd on "
+                 "the GPU's machines; a pass takes at least its kernels x this (" +
                      default_note + ")");
 }
 
-Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise) {
+Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise,
+                           const topology::Topology& topo, const std::vector<sim::DeviceModel>& models) {
   if (!duration) return otherwise;
+  if (*duration == "eager") {
+    try {
+      return sim::eager_host_per_kernel(topo, models);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--host-per-kernel eager: {}", e.what()));
+    }
+  }
   const Time t = option_value("--host-per-kernel", *duration, parse_time);
   if (t < Time::zero() || t > Time::s(1))
     throw UsageError(fmt::format("--host-per-kernel: {} is not a duration from 0 to 1s", *duration));

@@ -6,10 +6,12 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "model/model.h"
+#include "sim/compute_model.h"
 #include "sim/executor.h"
 #include "topology/topology.h"
 
@@ -24,8 +26,12 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
 /// --host-per-kernel DURATION; `default_note` says what applies without it.
 void add_host_per_kernel_option(CLI::App& cmd, std::optional<std::string>& duration,
                                 const std::string& default_note);
-/// The --host-per-kernel duration, or `otherwise`; UsageError unless it is
-/// a duration from 0 to 1 s.
-[[nodiscard]] Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise);
+/// The --host-per-kernel duration, or `otherwise`; `eager`: the device
+/// profiles' figure for an eager framework on `topo`'s machines
+/// (sim::eager_host_per_kernel of `models`). UsageError unless it is eager
+/// with such a figure or a duration from 0 to 1 s.
+[[nodiscard]] Time host_per_kernel_value(const std::optional<std::string>& duration, Time otherwise,
+                                         const topology::Topology& topo,
+                                         const std::vector<sim::DeviceModel>& models);
 
 }  // namespace meshsim::cli

@@ -100,9 +100,10 @@ PipelineRun build_and_simulate(PipelineArgs& a, sim::SpreadEnd end = sim::Spread
   cfg.recompute = a.recompute.empty() ? model::Recompute::full : *model::kRecomputeNames.parse(a.recompute);
   cfg.zero = static_cast<model::ZeroStage>(a.zero);
   cfg.memory_reserve = option_value("--memory-reserve", a.memory_reserve, parse_bytes);
-  cfg.host_per_kernel = host_per_kernel_value(a.host_per_kernel, Time::zero());
   run.compute_models =
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
+  if (cfg.fp8) run.compute_models += "; FP8 GEMMs: " + sim::fp8_compute_line(run.topo, opts.device_models);
+  cfg.host_per_kernel = host_per_kernel_value(a.host_per_kernel, Time::zero(), run.topo, opts.device_models);
   const auto t0 = std::chrono::steady_clock::now();
   run.it = pipeline::build_pipeline(run.model, run.topo, cfg, opts.device_models);
   const auto t1 = std::chrono::steady_clock::now();

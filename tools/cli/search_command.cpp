@@ -184,13 +184,15 @@ SearchJob make_job(SearchArgs& a) {
   }
   if (a.memory_reserve)
     j.space.memory_reserve = option_value("--memory-reserve", *a.memory_reserve, parse_bytes);
-  j.space.host_per_kernel = host_per_kernel_value(a.host_per_kernel, j.space.host_per_kernel);
   j.space.fp8 = j.space.fp8 || a.fp8;
   j.space.overlap_grad_reduce = j.space.overlap_grad_reduce || a.overlap_grad_reduce;
   j.space.overlap_param_gather = j.space.overlap_param_gather || a.overlap_param_gather;
   j.space.tp_comm_overlap = j.space.tp_comm_overlap || a.tp_comm_overlap;
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
+  if (j.space.fp8) j.compute += "; FP8 GEMMs: " + sim::fp8_compute_line(j.topo, j.so.device_models);
+  j.space.host_per_kernel =
+      host_per_kernel_value(a.host_per_kernel, j.space.host_per_kernel, j.topo, j.so.device_models);
   if (a.uncertainty)
     for (const auto end : {sim::SpreadEnd::low, sim::SpreadEnd::high}) {
       sim::SimOptions so;
@@ -212,12 +214,20 @@ std::vector<ps::Band> top_bands(SearchArgs& a, SearchJob& j, const std::vector<p
     configs.push_back(results[order[k]].config);
   ps::Options o;
   o.threads = a.threads;
+  // The configurations with an eager framework's host work at `models`' figure.
+  const auto at = [&](const std::vector<sim::DeviceModel>& models) {
+    if (a.host_per_kernel != "eager") return configs;
+    auto out = configs;
+    const Time host = host_per_kernel_value(a.host_per_kernel, Time::zero(), j.topo, models);
+    for (auto& c : out) c.host_per_kernel = host;
+    return out;
+  };
   o.device_models = j.slow_models;
   a.calibration.apply(j.topo, sim::SpreadEnd::low);
-  const auto slow = ps::run(configs, j.model, j.topo, o);
+  const auto slow = ps::run(at(j.slow_models), j.model, j.topo, o);
   o.device_models = j.fast_models;
   a.calibration.apply(j.topo, sim::SpreadEnd::high);
-  const auto fast = ps::run(configs, j.model, j.topo, o);
+  const auto fast = ps::run(at(j.fast_models), j.model, j.topo, o);
   a.calibration.apply(j.topo);  // back at the values
   return ps::bands(slow, fast);
 }

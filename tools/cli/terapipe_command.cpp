@@ -41,9 +41,11 @@ struct TeraPipeArgs {
   bool json = false;
 };
 
-// The --host-per-kernel duration in seconds, or `otherwise`.
-double host_per_kernel(const TeraPipeArgs& a, double otherwise) {
-  return a.host_per_kernel ? host_per_kernel_value(a.host_per_kernel, Time::zero()).seconds() : otherwise;
+// The --host-per-kernel figure in seconds (`eager`: that of `topo`'s GPUs in `models`), or `otherwise`.
+double host_per_kernel(const TeraPipeArgs& a, double otherwise, const topology::Topology& topo,
+                       const std::vector<sim::DeviceModel>& models) {
+  return a.host_per_kernel ? host_per_kernel_value(a.host_per_kernel, Time::zero(), topo, models).seconds()
+                           : otherwise;
 }
 
 std::string describe(const pipeline::TokenSlicing& s) {
@@ -80,7 +82,8 @@ void run_paper(TeraPipeArgs& a) {
              "ours uniform", "ours DP", "ours x", "DP/uniform"});
   const auto settings = pipeline::terapipe_paper_settings();
   const auto progress = progress_reporter("TeraPipe's settings", "done", a.json);
-  const double host = host_per_kernel(a, pipeline::terapipe_paper_host_per_kernel());
+  const double host =
+      host_per_kernel(a, pipeline::terapipe_paper_host_per_kernel(), topo, opts.device_models);
   for (const auto& s : settings) {
     progress(static_cast<std::size_t>(&s - settings.data()), settings.size());
     const model::Model model = load_model_arg(std::string(s.model));
@@ -154,7 +157,7 @@ void run_terapipe(TeraPipeArgs& a) {
   const std::string compute =
       sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
   Shape sh = a.shape;
-  sh.host_per_kernel = host_per_kernel(a, 0);
+  sh.host_per_kernel = host_per_kernel(a, 0, topo, opts.device_models);
   const Outcome o = pipeline::evaluate_terapipe(model, topo, opts, sh);
   if (a.json) {
     Json j{{"model", model.name},
