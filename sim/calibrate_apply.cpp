@@ -61,8 +61,8 @@ std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std
 }
 
 void apply_calibration(const plan::Calibration& c, const std::string& file, topology::Topology& topo,
-                       std::vector<DeviceModel>& models) {
-  apply_links(c, topo, file);
+                       std::vector<DeviceModel>& models, SpreadEnd end) {
+  apply_links(c, topo, file, end);
   for (DeviceModel& m : calibrated_models(c, file, models)) {
     auto slot =
         std::find_if(models.begin(), models.end(), [&](const DeviceModel& d) { return d.name == m.name; });

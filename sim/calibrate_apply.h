@@ -30,11 +30,11 @@ void apply_links(const plan::Calibration& c, topology::Topology& topo, const std
 /// of the base's); ConfigError (file) for a GPU model meshsim has no peaks for.
 [[nodiscard]] std::vector<DeviceModel> calibrated_models(const plan::Calibration& c, const std::string& file,
                                                          const std::vector<DeviceModel>& base = {});
-/// Both: `topo`'s links and the compute `models` become the calibration's,
-/// the models of the GPU models it did not measure staying as they are
-/// (what every command's --calibration does).
+/// Both: `topo`'s links (at `end` of their spreads) and the compute
+/// `models` become the calibration's, the models of the GPU models it did
+/// not measure staying as they are (what every command's --calibration does).
 void apply_calibration(const plan::Calibration& c, const std::string& file, topology::Topology& topo,
-                       std::vector<DeviceModel>& models);
+                       std::vector<DeviceModel>& models, SpreadEnd end = SpreadEnd::value);
 
 /// Why `c`'s compute figures do not describe `topo`'s GPUs ("it measured
 /// the H100, and the cluster's GPUs are the A100"), or nullopt when every

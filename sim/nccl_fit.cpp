@@ -142,11 +142,13 @@ NcclFit fit_nccl_tests(const std::vector<plan::NcclTestsRun>& runs, topology::To
     }
     return s;
   };
+  std::vector<bool> multi_host;  // per run: over several hosts (it fits the network), or one (nvlink)
+  for (const auto& run : runs) multi_host.push_back(run.hosts().size() > 1);
   NcclFit fit;
   for (const topology::LinkKind kind : {topology::LinkKind::nvlink, topology::LinkKind::network}) {
     std::vector<Row> rows;  // nvlink: the single-host runs; network: the others
     for (std::size_t i = 0; i < runs.size(); ++i)
-      if ((runs[i].hosts().size() > 1) == (kind == topology::LinkKind::network))
+      if (multi_host[i] == (kind == topology::LinkKind::network))
         for (std::size_t k = 0; k < runs[i].rows.size(); ++k) rows.push_back({i, k});
     if (rows.empty()) continue;
     const auto preset = figures_of(topo, kind);  // (not a structured binding: lambdas below capture these)
@@ -179,7 +181,7 @@ NcclFit fit_nccl_tests(const std::vector<plan::NcclTestsRun>& runs, topology::To
   for (NcclLinkFit& lf : fit.links) {
     double sq = 0;
     for (const NcclFitPoint& p : fit.points)
-      if ((runs[p.run].hosts().size() > 1) == (lf.kind == "network")) {
+      if (multi_host[p.run] == (lf.kind == "network")) {
         sq += p.error() * p.error();
         lf.max_abs_error = std::max(lf.max_abs_error, std::abs(p.error()));
       }

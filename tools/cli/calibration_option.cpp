@@ -87,8 +87,7 @@ void CalibrationOption::apply(topology::Topology& topo, sim::SimOptions& opts, s
   if (c == nullptr) return;
   const auto mismatch = check_gpu ? sim::calibration_gpu_mismatch(*c, topo) : std::nullopt;
   if (!mismatch) {
-    sim::apply_calibration(*c, file, topo, opts.device_models);
-    sim::apply_links(*c, topo, file, end);  // the links at that end of their spreads
+    sim::apply_calibration(*c, file, topo, opts.device_models, end);
     return;
   }
   if (!any_gpu)

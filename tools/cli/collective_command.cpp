@@ -117,6 +117,16 @@ void plot_sweep(const std::string& png, const std::string& topo_name, const std:
   if (say) fmt::print("chart: {}\n\n", png);
 }
 
+// A row's algorithm and bus bandwidth in GB/s over `n` ranks, as nccl-tests defines them.
+struct Bandwidths {
+  double algbw;
+  double busbw;
+};
+Bandwidths bandwidths(const std::string& op, const Row& r, std::int64_t n) {
+  const double algbw = static_cast<double>(r.size.count()) / r.result.makespan.seconds() / 1e9;
+  return {algbw, plan::op_from(op) ? algbw * plan::bus_factor(*plan::op_from(op), n) : algbw};
+}
+
 // The sweep as nccl-tests prints it: rank k on ring GPU k ("h1/gpu3": host
 // h1, device 3), 4-byte floats, the in-place columns the same as the others.
 plan::NcclTestsRun as_nccl_tests(const CollectiveArgs& a, const topology::Topology& topo,
@@ -135,11 +145,10 @@ plan::NcclTestsRun as_nccl_tests(const CollectiveArgs& a, const topology::Topolo
   }
   const bool split = a.op == "allgather" || a.op == "reducescatter" || a.op == "alltoall";
   const bool reduces = a.op == "allreduce" || a.op == "reducescatter";
-  const double factor = plan::op_from(a.op) ? plan::bus_factor(*plan::op_from(a.op), n) : 1.0;
   for (const Row& r : rows) {
-    const double algbw = static_cast<double>(r.size.count()) / r.result.makespan.seconds() / 1e9;
+    const Bandwidths bw = bandwidths(a.op, r, n);
     run.rows.push_back({r.size, r.size.count() / 4 / (split ? n : 1), "float", reduces ? "sum" : "none",
-                        a.op == "broadcast" ? 0 : -1, r.result.makespan, algbw, algbw * factor,
+                        a.op == "broadcast" ? 0 : -1, r.result.makespan, bw.algbw, bw.busbw,
                         r.result.makespan});
   }
   return run;
@@ -147,9 +156,6 @@ plan::NcclTestsRun as_nccl_tests(const CollectiveArgs& a, const topology::Topolo
 
 void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const std::vector<Row>& rows,
                 std::size_t n) {
-  const bool is_collective = plan::op_from(a.op).has_value();
-  const double factor =
-      is_collective ? plan::bus_factor(*plan::op_from(a.op), static_cast<std::int64_t>(n)) : 1.0;
   Json results = Json::array();
   const bool banded = !rows.empty() && rows.front().band.has_value();
   std::vector<std::string> head{"size", "time", "algbw (GB/s)", "busbw (GB/s)",
@@ -159,12 +165,11 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
   bool spread = false;
   std::vector<double> busbw;
   for (const auto& r : rows) {
-    const double secs = r.result.makespan.seconds();
-    const double algbw = static_cast<double>(r.size.count()) / secs / 1e9;
+    const auto [algbw, bus] = bandwidths(a.op, r, static_cast<std::int64_t>(n));
     Json o{{"size_bytes", r.size.count()},
-           {"time_s", secs},
+           {"time_s", r.result.makespan.seconds()},
            {"algbw_GBps", algbw},
-           {"busbw_GBps", algbw * factor}};
+           {"busbw_GBps", bus}};
     if (r.band) {
       o["band"] = Json{{"fast_s", r.band->first.seconds()}, {"slow_s", r.band->second.seconds()}};
       spread = spread || r.band->first != r.band->second;
@@ -175,10 +180,9 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
       o["channels"] = r.choice->channels;
     }
     results.push_back(std::move(o));
-    busbw.push_back(algbw * factor);
+    busbw.push_back(bus);
     std::vector<std::string> row{human_string(r.size), human_string(r.result.makespan),
-                                 fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", algbw * factor),
-                                 choice_text(r)};
+                                 fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", bus), choice_text(r)};
     if (r.band)
       row.insert(row.begin() + 2,
                  fmt::format("{} to {}", human_string(r.band->first), human_string(r.band->second)));
