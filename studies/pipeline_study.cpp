@@ -183,7 +183,7 @@ std::vector<PipelineStudyRow> run_pipeline_study(
       const pipeline::PipelineIteration it = pipeline::build_pipeline(model, t, cfg, opts.device_models);
       const sim::SimResult r = sim::simulate(it.plan, t, opts);
       const pipeline::PipelineMetrics pm = pipeline::pipeline_metrics(it, t, r);
-      rows.push_back({c.group, c.name, m.name, pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu,
+      rows.push_back({c.group, c.name, m.name, pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.mfu,
                       pm.exposed_comm_s(), 0.0});
     }
     double base = 0;
@@ -203,6 +203,7 @@ Results pipeline_results(const PipelineStudy& s, const std::vector<PipelineStudy
                {"iteration_s", CsvFormat::general6},
                {"samples_per_s", CsvFormat::general6},
                {"tflops_per_gpu", CsvFormat::general6},
+               {"mfu", CsvFormat::general6},
                {"exposed_comm_s", CsvFormat::general6},
                {"gain", CsvFormat::general6},
                {"recompute", CsvFormat::none},
@@ -212,7 +213,7 @@ Results pipeline_results(const PipelineStudy& s, const std::vector<PipelineStudy
     const auto c = std::find_if(s.cases.begin(), s.cases.end(),
                                 [&](const PipelineStudyCase& x) { return x.name == r.case_name; });
     MESHSIM_ASSERT(c != s.cases.end(), "a row of a case of the study");
-    out.add({r.group, r.case_name, r.method, r.iteration_s, r.samples_per_s, r.tflops_per_gpu,
+    out.add({r.group, r.case_name, r.method, r.iteration_s, r.samples_per_s, r.tflops_per_gpu, r.mfu,
              r.exposed_comm_s, r.gain, c->config.full_recompute(),
              c->config.stage_starts.empty() ? Cell() : Cell(Json(c->config.stage_starts)),
              c->paper_gain ? Cell(*c->paper_gain) : Cell()});
@@ -244,7 +245,9 @@ std::string group_table(const PipelineStudy& s, const std::string& group,
       if (r.method != s.bound && (!best || r.iteration_s < best->iteration_s)) best = &r;
       if (r.method == s.paper_baseline) paper_base_s = r.iteration_s;
     }
-    cells.push_back(best ? fmt::format("{:+.1f} % ({})", 100 * best->gain, best->method) : std::string("-"));
+    cells.push_back(
+        best ? fmt::format("{:+.1f} % ({}, MFU {:.1f} %)", 100 * best->gain, best->method, 100 * best->mfu)
+             : std::string("-"));
     if (other_paper_baseline)
       cells.push_back(best ? fmt::format("{:+.1f} %", 100 * (paper_base_s / best->iteration_s - 1))
                            : std::string("-"));

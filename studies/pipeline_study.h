@@ -74,6 +74,7 @@ struct PipelineStudyRow {
   double iteration_s = 0;
   double samples_per_s = 0;
   double tflops_per_gpu = 0;
+  double mfu = 0;  // tflops_per_gpu over the GPU's dense peak (pipeline::PipelineMetrics::mfu)
   double exposed_comm_s = 0;
   double gain = 0;  // throughput over the baseline method, − 1
 };
