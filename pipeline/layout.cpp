@@ -53,6 +53,19 @@ PipelineRanks::PipelineRanks(const topology::Topology& topo, const PipelineConfi
   }
 }
 
+int job_hosts(const topology::Topology& topo, const PipelineConfig& cfg) {
+  const auto& all = topo.gpus();
+  const std::int64_t last = std::int64_t{cfg.first_gpu} + cfg.gpus() - 1;
+  if (all.empty() || last < 0) return 0;
+  if (cfg.gpus_per_host > 0 && static_cast<std::size_t>(cfg.first_gpu) < all.size()) {
+    const std::int64_t hosts = topo.node(all[at(cfg.first_gpu)]).host +
+                               (std::int64_t{cfg.gpus()} + cfg.gpus_per_host - 1) / cfg.gpus_per_host;
+    return static_cast<int>(std::min<std::int64_t>(hosts, topo.host_count()));
+  }
+  if (last >= static_cast<std::int64_t>(all.size())) return topo.host_count();
+  return topo.node(all[static_cast<std::size_t>(last)]).host + 1;
+}
+
 topology::NodeId PipelineRanks::gpu(int t, int d, int p) const {
   return gpus_[at(t + cfg_.tp * (d + cfg_.replicas() * p))];
 }

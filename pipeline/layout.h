@@ -42,6 +42,11 @@ class PipelineRanks {
   const sim::DeviceModel* model_ = nullptr;
 };
 
+/// The hosts `cfg`'s ranks span from the topology's first host, through
+/// the host of its last GPU (at most every host: PipelineRanks refuses a
+/// configuration past them); what a placement places.
+[[nodiscard]] int job_hosts(const topology::Topology& topo, const PipelineConfig& cfg);
+
 /// `stages` contiguous virtual stages starting at the layers `starts`
 /// names, or balancing forward FLOPs (balanced_split) when it is empty;
 /// `stage_of` gets each layer's stage.

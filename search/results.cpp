@@ -150,6 +150,10 @@ std::string fingerprint(const model::Model& m, const topology::Topology& t,
                      d.fp64_flops, d.int8_ops, d.memory_bandwidth.bytes_per_second_f(),
                      d.launch_overhead.count_ps(), d.efficiency, fmt::join(d.compute_efficiency, " "),
                      d.memory_capacity.count());
+  for (const sim::DeviceModel& d : device_models) {  // figures a model may carry, named only when it does
+    if (d.attention_efficiency) s += fmt::format("|{} attention {}", d.name, *d.attention_efficiency);
+    if (d.fp8_efficiency) s += fmt::format("|{} fp8 {}", d.name, *d.fp8_efficiency);
+  }
   s += "|topology " + dump_json(topology::topology_to_json(t));
   return fmt::format("{:016x}", fnv1a(s));
 }

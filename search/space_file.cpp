@@ -7,6 +7,7 @@
 
 #include "core/input_file.h"
 #include "core/json.h"
+#include "topology/placement.h"
 #include "topology/topology_json.h"
 
 namespace meshsim::search {
@@ -50,6 +51,7 @@ SpaceFile load_space_file(const std::string& file) {
                    "model",
                    "machine",
                    "topology",
+                   "placement",
                    "compute_efficiency",
                    "global_batch",
                    "gpus",
@@ -82,6 +84,14 @@ SpaceFile load_space_file(const std::string& file) {
     root.fail("give either \"machine\" (a cluster of a host preset) or \"topology\" (a file or preset)");
   if (auto m = root.find("machine")) f.machine = topology::cluster_spec_from_json(*m);
   if (auto t = root.find("topology")) f.topology = resolve_beside(file, t->as_name());
+  if (auto p = root.find("placement")) {
+    f.placement = p->as_string();
+    try {
+      (void)topology::parse_placement(f.placement);
+    } catch (const UsageError& e) {
+      p->fail(e.what());
+    }
+  }
   if (auto e = root.find("compute_efficiency")) {
     const double v = e->as_number();
     if (!(v >= 0.01 && v <= 1)) e->fail("expected a fraction in [0.01, 1]");

@@ -5,6 +5,7 @@
 //  "model": a name from configs/models/ or a model file (relative to the space file),
 //  "machine": {"host": preset, "hosts": N, "fabric": ...}   (a topology file's cluster form)
 //    or "topology": a topology file (relative) or a host preset,
+//  "placement": "random:1",                                     (optional; topology/placement.h)
 //  "compute_efficiency": 0.5,                                   (optional)
 //  "global_batch": 1536, "gpus": 1024,                          (gpus optional: all)
 //  "microbatch_sizes": [1, 2, 4], "schedules": ["1f1b", ...],
@@ -33,6 +34,7 @@ struct SpaceFile {
   std::string model;                             // a model name, or the resolved path of a model file
   std::optional<topology::ClusterSpec> machine;  // else `topology`
   std::string topology;                          // resolved path or preset name
+  std::string placement;                         // topology/placement.h; empty: the topology's own
   std::optional<double> compute_efficiency;
   Space space;
 };

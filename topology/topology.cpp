@@ -69,6 +69,34 @@ void Topology::set_link_efficiency_latency(LinkId id, double efficiency, Time la
   invalidate();
 }
 
+void Topology::reorder_hosts(const std::vector<int>& order) {
+  const auto n = hosts_.size();
+  std::vector<int> new_index(n, -1);
+  MESHSIM_ASSERT(order.size() == n, "a host order names every host");
+  for (std::size_t k = 0; k < n; ++k) {
+    const int h = order[k];
+    MESHSIM_ASSERT(h >= 0 && static_cast<std::size_t>(h) < n && new_index[static_cast<std::size_t>(h)] < 0,
+                   "a host order is a permutation");
+    new_index[static_cast<std::size_t>(h)] = static_cast<int>(k);
+  }
+  std::vector<Host> hosts(n);
+  std::vector<std::vector<NodeId>> host_gpus(n), host_nics(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto from = static_cast<std::size_t>(order[k]);
+    hosts[k] = std::move(hosts_[from]);
+    host_gpus[k] = std::move(host_gpus_[from]);
+    host_nics[k] = std::move(host_nics_[from]);
+  }
+  hosts_ = std::move(hosts);
+  host_gpus_ = std::move(host_gpus);
+  host_nics_ = std::move(host_nics);
+  for (Node& node : nodes_)
+    if (node.host >= 0) node.host = new_index[static_cast<std::size_t>(node.host)];
+  gpus_.clear();
+  for (const auto& hg : host_gpus_) gpus_.insert(gpus_.end(), hg.begin(), hg.end());
+  invalidate();
+}
+
 std::optional<NodeId> Topology::find(std::string_view node_name) const {
   auto it = by_name_.find(std::string(node_name));
   if (it == by_name_.end()) return std::nullopt;

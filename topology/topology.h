@@ -164,6 +164,9 @@ class Topology {
   std::string name;
   std::string description;
   RoutingPolicy routing = RoutingPolicy::ecmp;
+  /// Where a job runs on this cluster (topology/placement.h, e.g.
+  /// "random:1"); empty: contiguous. Commands that run a job apply it.
+  std::string placement;
 
   // Building. Names must be unique; links must join two distinct existing
   // nodes (InternalError otherwise: loaders validate with paths first).
@@ -173,6 +176,11 @@ class Topology {
   /// Replaces a link's efficiency and latency (calibration); same bounds as
   /// add_link. Routes are recomputed on next use.
   void set_link_efficiency_latency(LinkId id, double efficiency, Time latency);
+  /// Renumbers the hosts: host k becomes the one that was host order[k]
+  /// (a permutation of 0..host_count()-1), its nodes going with it; names,
+  /// links and routes are unchanged, gpus() follows the new order
+  /// (topology/placement.h). InternalError for anything but a permutation.
+  void reorder_hosts(const std::vector<int>& order);
 
   [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }

@@ -11,6 +11,7 @@
 #include "hardware/hosts.h"
 #include "topology/cluster.h"
 #include "topology/link_params.h"
+#include "topology/placement.h"
 #include "topology/presets.h"
 
 namespace meshsim::topology {
@@ -293,12 +294,21 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   if (fmt_c.as_string() != kTopologyFormat)
     fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
                            kTopologyFormat));
-  root.allow_only({"format", "name", "description", "routing", "cluster", "hosts", "nodes", "links"});
+  root.allow_only(
+      {"format", "name", "description", "routing", "placement", "cluster", "hosts", "nodes", "links"});
   Topology t = topology_body_from_json(root);
   if (auto r = root.find("routing")) {
     const auto p = routing_policy_from(r->as_string());
     if (!p) r->fail(fmt::format("unknown routing \"{}\" (expected ecmp or adaptive)", r->as_string()));
     t.routing = *p;
+  }
+  if (auto p = root.find("placement")) {
+    t.placement = p->as_string();
+    try {
+      (void)parse_placement(t.placement);
+    } catch (const UsageError& e) {
+      p->fail(e.what());
+    }
   }
   return t;
 }
@@ -313,6 +323,7 @@ Json topology_to_json(const Topology& t) {
   j["name"] = t.name;
   j["description"] = t.description;
   if (t.routing != RoutingPolicy::ecmp) j["routing"] = std::string(to_string(t.routing));
+  if (!t.placement.empty()) j["placement"] = t.placement;
   Json hosts = Json::array();
   for (const Host& h : t.hosts()) {
     Json o;

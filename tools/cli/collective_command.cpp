@@ -24,6 +24,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/topology_source.h"
 #include "topology/mesh.h"
+#include "topology/placement.h"
 
 namespace meshsim::cli {
 
@@ -195,6 +196,7 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
                                     {"topology", topo.name},
                                     {"gpus", n},
                                     {"routing", std::string(topology::to_string(topo.routing))},
+                                    {"placement", topology::placement_of(topo)},
                                     {"results", std::move(results)},
                                     {"crossovers", cross},
                                     {"bottlenecks", bottlenecks_json(topo, rows.back().result, a.top)}}));
@@ -216,6 +218,7 @@ void print_rows(const CollectiveArgs& a, const topology::Topology& topo, const s
 void run_collective(CollectiveArgs& a) {
   topology::Topology topo = a.topology.load();
   a.calibration.apply(topo);
+  const std::string placed = topology::place_selected(topo, {a.group});  // the group names the job's hosts
   const topology::DeviceMesh mesh = topology::select_mesh(topo, a.group);
   const std::vector<topology::NodeId> ring = sim::ring_order(topo, mesh.devices);
   if (ring.size() < 2) throw UsageError("a collective needs at least 2 GPUs in --group");
@@ -249,6 +252,7 @@ void run_collective(CollectiveArgs& a) {
         topology::to_string(topo.routing),
         fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(shown), " "),
         shown < names.size() ? fmt::format(" ... ({} more; --verbose lists all)", names.size() - shown) : "");
+    if (!placed.empty()) fmt::print("placement {}\n\n", placed);
   }
   if (a.nccl_tests) {
     fmt::print("{}", plan::nccl_tests_text(as_nccl_tests(a, topo, names, rows)));
@@ -279,6 +283,7 @@ void add_collective_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember(ops));
   a->topology.add_to(*cmd, "--topology");
+  a->topology.add_placement_to(*cmd);
   a->calibration.add_to(*cmd);
   cmd->add_option("--group", a->group, "GPUs taking part, a mesh selector (default: all)");
   cmd->add_option("--size", a->size, "One size, e.g. 1GiB (all-gather/reduce-scatter: the whole array)");

@@ -16,6 +16,7 @@
 #include "hardware/gpus.h"
 #include "pipeline/iteration.h"
 #include "pipeline/layer_split.h"
+#include "pipeline/layout.h"
 #include "pipeline/phases.h"
 #include "plan/phases.h"
 #include "plan/plan_json.h"
@@ -27,6 +28,7 @@
 #include "tools/cli/pipeline_plot.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
+#include "topology/placement.h"
 #include "traces/kineto.h"
 #include "traces/trace_export.h"
 
@@ -75,6 +77,7 @@ struct PipelineRun {
   pipeline::PipelineMetrics pm;
   double build_s = 0;
   double sim_s = 0;
+  std::string placed;   // where a placed job landed (topology::place_job); empty: contiguous
   std::string gpu;      // the GPUs' compute model, if known
   double capacity = 0;  // its memory in bytes (0: unknown)
   // --uncertainty: the metrics with every profile figure at the slow, then
@@ -87,7 +90,7 @@ struct PipelineRun {
 };
 
 PipelineRun build_and_simulate(PipelineArgs& a, sim::SpreadEnd end = sim::SpreadEnd::value) {
-  PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, 0, {}};
+  PipelineRun run{load_model_arg(a.model), a.topology.load(), a.cfg, {}, {}, {}, {}, 0, 0, {}, {}, 0, {}};
   sim::SimOptions opts;
   a.calibration.apply(run.topo, opts, end);
   pipeline::PipelineConfig& cfg = run.cfg;
@@ -104,6 +107,7 @@ PipelineRun build_and_simulate(PipelineArgs& a, sim::SpreadEnd end = sim::Spread
       sim::apply_compute_efficiency(run.topo, opts.device_models, a.compute_efficiency, run.model.dtype);
   if (cfg.fp8) run.compute_models += "; FP8 GEMMs: " + sim::fp8_compute_line(run.topo, opts.device_models);
   cfg.host_per_kernel = host_per_kernel_value(a.host_per_kernel, Time::zero(), run.topo, opts.device_models);
+  run.placed = topology::place_job(run.topo, pipeline::job_hosts(run.topo, cfg));
   const auto t0 = std::chrono::steady_clock::now();
   run.it = pipeline::build_pipeline(run.model, run.topo, cfg, opts.device_models);
   const auto t1 = std::chrono::steady_clock::now();
@@ -195,6 +199,7 @@ Json pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
            {"microbatches", cfg.microbatches},
            {"microbatch_size", cfg.microbatch_size},
            {"global_batch", it.global_batch},
+           {"placement", topology::placement_of(run.topo)},
            {"placement_notes", it.placement_notes},
            {"reshard", a.reshard},
            {"balance", a.balance},
@@ -330,6 +335,7 @@ void print_pipeline_text(const PipelineArgs& a, const PipelineRun& run) {
              cfg.virtual_stages > 1 ? fmt::format(" (v = {})", cfg.virtual_stages) : std::string(),
              describe_training(cfg), cfg.microbatches, cfg.microbatch_size, it.global_batch, transfers);
   fmt::print("compute {}\n", run.compute_models);
+  if (!run.placed.empty()) fmt::print("placement {}\n", run.placed);
   for (const std::string& note : it.placement_notes) fmt::print("note: {}\n", note);
   for (std::size_t s = 0; s < it.stages.size(); ++s)
     if (const std::string d = pipeline::describe_splits(it.stages[s]); !d.empty())
@@ -540,6 +546,7 @@ void add_pipeline_command(CLI::App& app) {
       "           --microbatches 8 --schedule 1f1b --trace pipe.json");
   add_model_option(*cmd, a->model);
   a->topology.add_to(*cmd, "--topology");
+  a->topology.add_placement_to(*cmd);
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--measured", a->measured,

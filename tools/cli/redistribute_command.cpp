@@ -22,6 +22,7 @@
 #include "tools/cli/output.h"
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
+#include "topology/placement.h"
 #include "traces/trace_export.h"
 
 namespace meshsim::cli {
@@ -50,14 +51,16 @@ struct RedistributeRun {
   std::vector<rd::Outcome> rows;
   std::vector<std::optional<bool>> verified;
   std::size_t best = 0;
+  std::string placed;  // where a placed job landed; empty: contiguous
   [[nodiscard]] std::optional<double> ratio(Time t) const {
     return lb.time > Time::zero() ? std::optional(t.seconds() / lb.time.seconds()) : std::nullopt;
   }
 };
 
 RedistributeRun evaluate(RedistributeArgs& a) {
-  RedistributeRun run{a.topology.load(), {}, {}, {}, {}, 0};
+  RedistributeRun run{a.topology.load(), {}, {}, {}, {}, 0, {}};
   a.calibration.apply(run.topo);
+  run.placed = topology::place_selected(run.topo, {a.mesh, a.dst_mesh.empty() ? a.mesh : a.dst_mesh});
   run.p = rd::make_problem(run.topo, reshard::parse_tensor_arg(a.tensor), a.mesh, a.src_spec,
                            a.dst_mesh.empty() ? a.mesh : a.dst_mesh, a.dst_spec);
   if (a.verify) require_verifiable(run.p.tensor);
@@ -122,6 +125,7 @@ void print_json(const RedistributeRun& run) {
   }
   fmt::print("{}", dump_json(Json{{"tensor_bytes", run.p.tensor.bytes().count()},
                                   {"max_shard_bytes", run.rows.front().emission.max_shard.count()},
+                                  {"placement", topology::placement_of(run.topo)},
                                   {"lower_bound_s", run.lb.time.seconds()},
                                   {"strategies", std::move(rows)},
                                   {"best", rd::to_string(run.rows[run.best].strategy)}}));
@@ -135,6 +139,7 @@ void print_text(const RedistributeArgs& a, const RedistributeRun& run) {
   fmt::print("redistribute {} ({}) on {} ({}x{}) from [{}] to [{}]{} on {}\n", a.tensor,
              human_string(p.tensor.bytes()), a.mesh, p.axes.rows, p.axes.cols, a.src_spec, a.dst_spec,
              to_mesh, run.topo.name);
+  if (!run.placed.empty()) fmt::print("placement {}\n", run.placed);
   fmt::print("largest shard M = {}; lower bound {} ({})\n\n",
              human_string(run.rows.front().emission.max_shard),
              run.lb.time > Time::zero() ? human_string(run.lb.time) : std::string("n/a (nothing moves)"),
@@ -200,6 +205,7 @@ void add_redistribute_command(CLI::App& app) {
       "redistribute",
       "Change a tensor's sharding on one mesh with a synthesised, memory-bounded sequence of collectives");
   a->topology.add_to(*cmd, "--topology");
+  a->topology.add_placement_to(*cmd);
   a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 4096x4096:bfloat16")->required();
   cmd->add_option("--mesh", a->mesh, "Mesh selector, e.g. hosts=0-1 or hosts=0-3,shape=4x8")->required();

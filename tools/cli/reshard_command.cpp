@@ -28,6 +28,7 @@
 #include "tools/cli/topology_source.h"
 #include "tools/cli/trace_option.h"
 #include "topology/mesh.h"
+#include "topology/placement.h"
 #include "traces/trace_export.h"
 
 namespace meshsim::cli {
@@ -58,6 +59,7 @@ struct ReshardRun {
   std::vector<reshard::ReshardOutcome> rows;
   std::vector<std::optional<bool>> verified;  // per row, with --verify
   std::size_t best = 0;                       // the fastest plan that moves data
+  std::string placed;                         // where a placed job landed; empty: contiguous
 
   [[nodiscard]] double bits() const { return static_cast<double>(p.tensor.bytes().count()) * 8; }
   [[nodiscard]] std::optional<double> ratio(Time t) const {
@@ -66,8 +68,9 @@ struct ReshardRun {
 };
 
 ReshardRun evaluate(ReshardArgs& a) {
-  ReshardRun run{a.topology.load(), {}, {}, {}, {}, {}, 0};
+  ReshardRun run{a.topology.load(), {}, {}, {}, {}, {}, 0, {}};
   a.calibration.apply(run.topo);
+  run.placed = topology::place_selected(run.topo, {a.src_mesh, a.dst_mesh});
   run.p = reshard::make_problem(run.topo, reshard::parse_tensor_arg(a.tensor), a.src_mesh, a.src_spec,
                                 a.dst_mesh, a.dst_spec);
   run.tasks = reshard::unit_tasks(run.p);
@@ -117,6 +120,7 @@ void print_reshard_json(const ReshardRun& run) {
   const auto& best = run.rows[run.best];
   fmt::print("{}", dump_json(Json{{"tensor_bytes", run.p.tensor.bytes().count()},
                                   {"unit_tasks", run.tasks.size()},
+                                  {"placement", topology::placement_of(run.topo)},
                                   {"lower_bound_s", run.lb.time.seconds()},
                                   {"strategies", std::move(out)},
                                   {"best", best.method.name()},
@@ -127,6 +131,7 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
   const auto& [p, lb] = std::tie(run.p, run.lb);
   fmt::print("reshard {} ({}) from {} [{}] to {} [{}] on {}\n", a.tensor, human_string(p.tensor.bytes()),
              a.src_mesh, p.src_spec.str(), a.dst_mesh, p.dst_spec.str(), run.topo.name);
+  if (!run.placed.empty()) fmt::print("placement {}\n", run.placed);
   fmt::print("{} unit tasks; lower bound {} ({} through {})\n\n", run.tasks.size(),
              lb.time > Time::zero() ? human_string(lb.time) : std::string("n/a"),
              human_string(lb.max_host_bytes), lb.bounding_host.empty() ? std::string("-") : lb.bounding_host);
@@ -197,6 +202,7 @@ void add_reshard_command(CLI::App& app) {
                          "Plan and simulate a cross-mesh resharding with each strategy (the meshes may "
                          "overlap; on one shared mesh the redistribution strategies are added)");
   a->topology.add_to(*cmd, "--topology");
+  a->topology.add_placement_to(*cmd);
   a->calibration.add_to(*cmd);
   cmd->add_option("--tensor", a->tensor, "Shape and type, e.g. 1024x1024x512:int32")->required();
   cmd->add_option("--src-mesh", a->src_mesh, "Source mesh selector, e.g. hosts=0-1")->required();

@@ -29,6 +29,7 @@
 #include "tools/cli/search_store.h"
 #include "tools/cli/topology_source.h"
 #include "topology/cluster.h"
+#include "topology/placement.h"
 
 namespace meshsim::cli {
 
@@ -142,6 +143,7 @@ struct SearchJob {
   sim::SimOptions so;
   std::string compute;
   ps::Space space;
+  std::string placed;  // where a placed job landed (topology::place_job); empty: contiguous
   // --uncertainty: the compute models at the slow and fast ends of the profiles' spreads.
   std::vector<sim::DeviceModel> slow_models;
   std::vector<sim::DeviceModel> fast_models;
@@ -159,6 +161,8 @@ SearchJob make_job(SearchArgs& a) {
     TopologySource file_topology;
     file_topology.what = f.topology;
     j.topo = f.machine ? topology::build_cluster(*f.machine) : file_topology.load();
+    if (!f.placement.empty()) j.topo.placement = f.placement;
+    if (a.topology.placement) j.topo.placement = *a.topology.placement;  // the command line over the file
     j.space = f.space;
     if (!efficiency) efficiency = f.compute_efficiency;
   } else {
@@ -188,6 +192,10 @@ SearchJob make_job(SearchArgs& a) {
   j.space.overlap_grad_reduce = j.space.overlap_grad_reduce || a.overlap_grad_reduce;
   j.space.overlap_param_gather = j.space.overlap_param_gather || a.overlap_param_gather;
   j.space.tp_comm_overlap = j.space.tp_comm_overlap || a.tp_comm_overlap;
+  // The job's GPUs, at most the cluster's (enumerate refuses more, naming both).
+  const auto all_gpus = static_cast<std::int64_t>(j.topo.gpus().size());
+  const std::int64_t job_gpus = j.space.gpus > 0 ? std::min<std::int64_t>(j.space.gpus, all_gpus) : all_gpus;
+  j.placed = topology::place_job(j.topo, topology::hosts_for_gpus(j.topo, job_gpus));
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   if (j.space.fp8) j.compute += "; FP8 GEMMs: " + sim::fp8_compute_line(j.topo, j.so.device_models);
@@ -248,12 +256,14 @@ void print_search(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& re
                                     {"reused", reused},
                                     {"seconds", seconds},
                                     {"threads", a.threads},
+                                    {"placement", topology::placement_of(j.topo)},
                                     {"top", top_json(results, order, a.top, bands, peak)}}));
     return;
   }
   fmt::print("search {}{} on {} ({} GPUs), global batch {}; compute {}\n", j.model.name,
              j.name.empty() ? "" : fmt::format(" ({})", j.name), j.topo.name, j.topo.gpus().size(),
              j.space.global_batch, j.compute);
+  if (!j.placed.empty()) fmt::print("placement {}\n", j.placed);
   fmt::print(
       "{} configurations: {} simulated, {} out of memory ({} per GPU), {} invalid{}; {:.1f} s on {} "
       "threads\n\n",
@@ -405,6 +415,7 @@ void add_search_command(CLI::App& app) {
       "--model", a->model,
       "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-13b, gpt3-39b, gpt3-175b, ...)");
   a->topology.add_to(*cmd, "--topology", false);
+  a->topology.add_placement_to(*cmd);
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_flag("--uncertainty", a->uncertainty,

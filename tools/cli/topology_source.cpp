@@ -13,6 +13,7 @@
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "topology/cluster.h"
+#include "topology/placement.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
 
@@ -45,6 +46,14 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
       ->check(CLI::IsMember(topology::kRoutingPolicyNames.names()));
 }
 
+void TopologySource::add_placement_to(CLI::App& cmd) {
+  cmd.add_option("--placement", placement,
+                 "Which hosts the job runs on, in rank order: contiguous (the first ones, the default), "
+                 "spread (evenly over the cluster), random[:SEED] (drawn at random, as on a shared "
+                 "cluster; seed 1 by default) or hosts=LIST (e.g. hosts=8-15,0-7); overrides the topology "
+                 "file's");
+}
+
 topology::Topology TopologySource::load() const {
   const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
                            hosts_per_unit || oversubscription || spines;
@@ -59,7 +68,7 @@ topology::Topology TopologySource::load() const {
           "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
           "--oversubscription and --spines apply to presets; edit the cluster in the file instead");
     topology::Topology t = topology::load_topology_file(what);
-    if (routing) t.routing = *topology::routing_policy_from(*routing);
+    apply_overrides(t);
     return t;
   }
   topology::ClusterSpec spec;
@@ -97,8 +106,20 @@ topology::Topology TopologySource::load() const {
   if (spec.hosts > 1)
     for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
   topology::Topology t = topology::build_cluster(spec);
-  if (routing) t.routing = *topology::routing_policy_from(*routing);
+  apply_overrides(t);
   return t;
+}
+
+void TopologySource::apply_overrides(topology::Topology& t) const {
+  if (routing) t.routing = *topology::routing_policy_from(*routing);
+  if (placement) {
+    try {
+      (void)topology::parse_placement(*placement);
+    } catch (const UsageError& e) {
+      throw UsageError(fmt::format("--placement: {}", e.what()));
+    }
+    t.placement = *placement;
+  }
 }
 
 }  // namespace meshsim::cli

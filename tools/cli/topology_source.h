@@ -22,14 +22,22 @@ struct TopologySource {
   std::optional<int> hosts_per_unit;
   std::optional<double> oversubscription;
   std::optional<int> spines;
-  std::optional<std::string> routing;  // ecmp or adaptive, for files and presets
+  std::optional<std::string> routing;    // ecmp or adaptive, for files and presets
+  std::optional<std::string> placement;  // topology/placement.h, for files and presets
 
   /// Adds <topology> (positional, or the option `flag` when given, e.g.
   /// "--topology") and the preset options to `cmd`.
   void add_to(CLI::App& cmd, const std::string& flag = "", bool required = true);
+  /// Adds --placement (commands that run a job: they place it with
+  /// topology::place_job once they know its size).
+  void add_placement_to(CLI::App& cmd);
   /// Loads the file or builds the preset cluster; ConfigError/UsageError on
   /// mistakes (a preset option given with a file is one).
   [[nodiscard]] topology::Topology load() const;
+
+ private:
+  // --routing and --placement over the file's or preset's.
+  void apply_overrides(topology::Topology& t) const;
 };
 
 }  // namespace meshsim::cli
