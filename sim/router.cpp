@@ -1,5 +1,6 @@
 #include "sim/router.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace meshsim::sim {
@@ -17,9 +18,18 @@ std::uint64_t key(NodeId a, NodeId b) {
 
 Router::Router(const topology::Topology& topo, topology::RoutingPolicy policy)
     : topo_(topo), policy_(policy) {
-  if (policy_ != topology::RoutingPolicy::adaptive) return;
-  load_.assign(2 * topo.link_count(), 0);
+  if (policy_ == topology::RoutingPolicy::ecmp) return;
+  if (policy_ == topology::RoutingPolicy::adaptive) load_.assign(2 * topo.link_count(), 0);
   up_.resize(topo.node_count());
+  if (policy_ == topology::RoutingPolicy::deterministic) {
+    destination_.assign(topo.node_count(), 0);
+    std::vector<bool> on_fabric(topo.node_count(), false);
+    for (const auto& l : topo.links())
+      if (l.kind == topology::LinkKind::network) on_fabric[l.a] = on_fabric[l.b] = true;
+    std::uint32_t next = 0;
+    for (NodeId n = 0; n < topo.node_count(); ++n)
+      if (topo.node(n).kind == topology::NodeKind::nic && on_fabric[n]) destination_[n] = next++;
+  }
   for (topology::LinkId l = 0; l < topo.link_count(); ++l) {
     const auto& link = topo.link(l);
     if (!is_switch(link.a) || !is_switch(link.b)) continue;
@@ -43,6 +53,7 @@ std::vector<DirLinkId> Router::path(NodeId a, NodeId b) {
     rebalance(p);
     for (DirLinkId l : p) ++load_[l];
   }
+  if (policy_ == topology::RoutingPolicy::deterministic) by_destination(p);
   return p;
 }
 
@@ -52,38 +63,64 @@ void Router::release(const std::vector<DirLinkId>& path) {
     if (load_[l] > 0) --load_[l];
 }
 
-// At every turn u → s → v between switches, move to the middle switch s'
-// whose links u → s' and s' → v are least loaded among those with the same
-// latency and at least the capacity of the hashed choice.
+std::vector<Router::Turn> Router::equal_turns(DirLinkId first, DirLinkId second) const {
+  const NodeId u = topo_.from(first);
+  const NodeId s = topo_.to(first);
+  const NodeId v = topo_.to(second);
+  const auto link = [&](DirLinkId d) -> const topology::Link& {
+    return topo_.link(topology::Topology::link_of(d));
+  };
+  const auto width = [&](DirLinkId d) { return topo_.capacity(topology::Topology::link_of(d)); };
+  const auto latency = link(first).latency + link(second).latency;
+  const auto capacity = std::min(width(first), width(second));
+  std::vector<Turn> out{{s, first, second}};
+  for (const auto& [mid, in] : up_[u]) {
+    if (mid == s || mid == v) continue;
+    const auto it = between_.find(key(mid, v));
+    if (it == between_.end()) continue;
+    if (link(in).latency + link(it->second).latency != latency) continue;
+    if (std::min(width(in), width(it->second)) < capacity) continue;
+    out.push_back({mid, in, it->second});
+  }
+  std::sort(out.begin(), out.end(), [](const Turn& a, const Turn& b) { return a.mid < b.mid; });
+  return out;
+}
+
+// True at a turn u → s → v of three network switches.
+bool Router::is_turn(DirLinkId first, DirLinkId second) const {
+  return topo_.to(first) == topo_.from(second) && is_switch(topo_.from(first)) &&
+         is_switch(topo_.to(first)) && is_switch(topo_.to(second));
+}
+
+// At every turn between switches, move to the middle switch whose links
+// are least loaded among the equal-cost ones (ties: the hashed route's).
 void Router::rebalance(std::vector<DirLinkId>& p) const {
-  auto ends = [&](DirLinkId d) { return std::pair{topo_.from(d), topo_.to(d)}; };
   for (std::size_t k = 0; k + 1 < p.size(); ++k) {
-    const auto [u, s] = ends(p[k]);
-    const auto [s2, v] = ends(p[k + 1]);
-    if (s != s2 || !is_switch(u) || !is_switch(s) || !is_switch(v)) continue;
-    const auto& first = topo_.link(topology::Topology::link_of(p[k]));
-    const auto& second = topo_.link(topology::Topology::link_of(p[k + 1]));
-    const auto latency = first.latency + second.latency;
-    const auto capacity = std::min(topo_.capacity(topology::Topology::link_of(p[k])),
-                                   topo_.capacity(topology::Topology::link_of(p[k + 1])));
+    if (!is_turn(p[k], p[k + 1])) continue;
     std::uint64_t best_load = std::uint64_t{load_[p[k]]} + load_[p[k + 1]];
-    for (const auto& [mid, out] : up_[u]) {
-      if (mid == s || mid == v) continue;
-      const auto it = between_.find(key(mid, v));
-      if (it == between_.end()) continue;
-      const auto& l1 = topo_.link(topology::Topology::link_of(out));
-      const auto& l2 = topo_.link(topology::Topology::link_of(it->second));
-      if (l1.latency + l2.latency != latency) continue;
-      if (std::min(topo_.capacity(topology::Topology::link_of(out)),
-                   topo_.capacity(topology::Topology::link_of(it->second))) < capacity)
-        continue;
-      const std::uint64_t load = std::uint64_t{load_[out]} + load_[it->second];
+    for (const Turn& t : equal_turns(p[k], p[k + 1])) {
+      const std::uint64_t load = std::uint64_t{load_[t.in]} + load_[t.out];
       if (load < best_load) {
         best_load = load;
-        p[k] = out;
-        p[k + 1] = it->second;
+        p[k] = t.in;
+        p[k + 1] = t.out;
       }
     }
+  }
+}
+
+// At every turn between switches, the (d mod k)-th equal-cost middle
+// switch for destination NIC number d (the last NIC on the path).
+void Router::by_destination(std::vector<DirLinkId>& p) const {
+  std::uint32_t d = 0;
+  for (DirLinkId l : p)
+    if (topo_.node(topo_.to(l)).kind == topology::NodeKind::nic) d = destination_[topo_.to(l)];
+  for (std::size_t k = 0; k + 1 < p.size(); ++k) {
+    if (!is_turn(p[k], p[k + 1])) continue;
+    const std::vector<Turn> turns = equal_turns(p[k], p[k + 1]);
+    const Turn& t = turns[d % turns.size()];
+    p[k] = t.in;
+    p[k + 1] = t.out;
   }
 }
 

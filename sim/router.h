@@ -11,6 +11,17 @@
 //             the lowest id), as InfiniBand adaptive routing and Spectrum-X
 //             do. Only equal-cost alternatives are taken: the same hop
 //             latencies and at least the same capacity.
+//   deterministic  destination-based, as an InfiniBand subnet manager's
+//             fat-tree routing engine programs the switches: every flow to
+//             one destination NIC turns at the same middle switch, from
+//             every source. The destinations are numbered in the order
+//             their NICs were built (the order the subnet manager hands out
+//             addresses host by host), and destination d turns at the
+//             (d mod k)-th of the k equal-cost middle switches, by node id:
+//             the destinations under one leaf take the spines in turn
+//             (D-mod-K, the rule of OpenSM's ftree engine: a shift pattern,
+//             each source sending to one destination, meets no shared
+//             uplink on a non-blocking tree).
 
 #include <cstdint>
 #include <unordered_map>
@@ -34,7 +45,16 @@ class Router {
 
  private:
   void rebalance(std::vector<topology::DirLinkId>& p) const;
+  void by_destination(std::vector<topology::DirLinkId>& p) const;
+  // The middle switches s' equal in cost to s at turn u → s → v (s among them), by node id,
+  // each with its links u → s' and s' → v.
+  struct Turn {
+    topology::NodeId mid;
+    topology::DirLinkId in, out;
+  };
+  [[nodiscard]] std::vector<Turn> equal_turns(topology::DirLinkId first, topology::DirLinkId second) const;
   [[nodiscard]] bool is_switch(topology::NodeId n) const;
+  [[nodiscard]] bool is_turn(topology::DirLinkId first, topology::DirLinkId second) const;
 
   const topology::Topology& topo_;
   topology::RoutingPolicy policy_;
@@ -42,6 +62,7 @@ class Router {
   // For each network switch: (neighbour switch, directed link to it).
   std::vector<std::vector<std::pair<topology::NodeId, topology::DirLinkId>>> up_;
   std::unordered_map<std::uint64_t, topology::DirLinkId> between_;  // (from << 32 | to) → link
+  std::vector<std::uint32_t> destination_;  // deterministic: per NIC on the fabric, its number
 };
 
 }  // namespace meshsim::sim

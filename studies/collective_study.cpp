@@ -34,7 +34,9 @@ CollectiveStudyRow row_from_json(const JsonCursor& c) {
   r.machine = topology::cluster_spec_from_json(c["machine"]);
   if (auto v = c.find("routing")) {
     const auto p = topology::routing_policy_from(v->as_string());
-    if (!p) v->fail(fmt::format("unknown routing \"{}\" (expected ecmp or adaptive)", v->as_string()));
+    if (!p)
+      v->fail(fmt::format("unknown routing \"{}\" (expected {})", v->as_string(),
+                          topology::kRoutingPolicyNames.list()));
     r.routing = *p;
   }
   const JsonCursor op = c["op"];

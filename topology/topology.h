@@ -58,9 +58,10 @@ inline constexpr Time kMaxHopLatency = Time::s(1);
 
 enum class NodeKind : std::uint8_t { gpu, nvswitch, pcie_switch, cpu, nic, network_switch };
 /// How the simulator spreads flows over equal-cost fabric paths
-/// (sim/router.h): "ecmp" (a fixed hash per endpoint pair, the default) or
-/// "adaptive" (each new flow takes the least-loaded equal-cost path).
-enum class RoutingPolicy : std::uint8_t { ecmp, adaptive };
+/// (sim/router.h): "ecmp" (a fixed hash per endpoint pair, the default),
+/// "adaptive" (each new flow takes the least-loaded equal-cost path) or
+/// "deterministic" (InfiniBand's subnet manager: one spine per destination).
+enum class RoutingPolicy : std::uint8_t { ecmp, adaptive, deterministic };
 enum class LinkKind : std::uint8_t { nvlink, pcie, smp, network };
 
 /// JSON / CLI names: "gpu", "nvswitch", "pcie_switch", "cpu", "nic", "switch".
@@ -71,8 +72,11 @@ inline constexpr EnumNames<NodeKind, 6> kNodeKindNames{"node kind",
                                                          {NodeKind::cpu, "cpu"},
                                                          {NodeKind::nic, "nic"},
                                                          {NodeKind::network_switch, "switch"}}}};
-inline constexpr EnumNames<RoutingPolicy, 2> kRoutingPolicyNames{
-    "routing", {{{RoutingPolicy::ecmp, "ecmp"}, {RoutingPolicy::adaptive, "adaptive"}}}};
+inline constexpr EnumNames<RoutingPolicy, 3> kRoutingPolicyNames{
+    "routing",
+    {{{RoutingPolicy::ecmp, "ecmp"},
+      {RoutingPolicy::adaptive, "adaptive"},
+      {RoutingPolicy::deterministic, "deterministic"}}}};
 inline constexpr EnumNames<LinkKind, 4> kLinkKindNames{"link kind",
                                                        {{{LinkKind::nvlink, "nvlink"},
                                                          {LinkKind::pcie, "pcie"},

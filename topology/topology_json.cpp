@@ -299,7 +299,9 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   Topology t = topology_body_from_json(root);
   if (auto r = root.find("routing")) {
     const auto p = routing_policy_from(r->as_string());
-    if (!p) r->fail(fmt::format("unknown routing \"{}\" (expected ecmp or adaptive)", r->as_string()));
+    if (!p)
+      r->fail(
+          fmt::format("unknown routing \"{}\" (expected {})", r->as_string(), kRoutingPolicyNames.list()));
     t.routing = *p;
   }
   if (auto p = root.find("placement")) {

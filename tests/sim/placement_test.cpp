@@ -11,9 +11,12 @@
 //   hosts=0,2,1,3: every boundary crosses: 16 flows leave each leaf on 8
 //     uplinks, each at half a NIC, busbw 188 GB/s.
 // Adaptive routing gives every flow its own uplink where it can, so those
-// are its figures; ECMP's fixed hashes put some flows on one uplink
-// whatever the placement, so it is slower than adaptive for each, and
-// the crossing placement slower than contiguous under it too.
+// are its figures. Deterministic routing (D mod K over the fabric's NICs,
+// numbered host by host) reaches them too: the 8 flows leaving a leaf for
+// one host go to its NICs 0-7, which turn at spines 0-7, one each; the
+// crossing placement's 16 go to two hosts, two flows per spine. ECMP's fixed hashes put some flows on one
+// uplink whatever the placement, so it is slower than adaptive for each, and the crossing placement slower
+// than contiguous under it too.
 
 #include "topology/placement.h"
 
@@ -60,6 +63,9 @@ TEST_CASE("a placement whose ring crosses the spines halves an all-reduce on a 2
   CHECK(contiguous / crossing == Approx(2).epsilon(0.03));
   // A random draw lands somewhere between: never faster than contiguous.
   CHECK(busbw("random:1", RoutingPolicy::adaptive) <= contiguous);
+  // Deterministic: the same as adaptive on both.
+  CHECK(busbw("contiguous", RoutingPolicy::deterministic) == Approx(contiguous).epsilon(0.01));
+  CHECK(busbw("hosts=0,2,1,3", RoutingPolicy::deterministic) == Approx(crossing).epsilon(0.01));
   // ECMP: each placement slower than adaptive, and the order kept.
   const double ecmp_contiguous = busbw("contiguous", RoutingPolicy::ecmp);
   const double ecmp_crossing = busbw("hosts=0,2,1,3", RoutingPolicy::ecmp);

@@ -62,3 +62,42 @@ TEST_CASE("adaptive routing forgets released flows", "[router]") {
   adaptive.release(first);
   CHECK(adaptive.path(a, b) == first);
 }
+
+namespace {
+
+// The spine a path crosses ("" when none).
+std::string spine_of(const Topology& t, const std::vector<DirLinkId>& path) {
+  for (DirLinkId d : path)
+    if (t.node(t.to(d)).name.starts_with("spine")) return t.node(t.to(d)).name;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("deterministic routing turns every flow to one destination at one spine, D mod K", "[router]") {
+  // 4 DGX-H100 on 2 leaves of 16 NICs, 8 spines (spine0..spine7). The
+  // fabric's NICs are numbered in build order, h0's 0-7 up to h3's 24-31;
+  // destination d turns at spine d mod 8: NIC k of every host at spine k.
+  ClusterSpec s;
+  s.host_preset = "dgx-h100";
+  s.hosts = 4;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 16;
+  s.fabric.oversubscription = 2;
+  const Topology t = build_cluster(s);
+  Router r(t, RoutingPolicy::deterministic);
+  for (int k = 0; k < 8; ++k) {
+    const NodeId dst = t.at(fmt::format("h2/gpu{}", k));
+    // From every GPU of both hosts of the other leaf: the same spine.
+    std::set<std::string> spines;
+    for (const char* src : {"h0", "h1"})
+      for (int g = 0; g < 8; ++g)
+        spines.insert(spine_of(t, r.path(t.at(fmt::format("{}/gpu{}", src, g)), dst)));
+    CHECK(spines == std::set<std::string>{fmt::format("spine{}", k)});
+    // The same destination NIC number on the other leaf's side: h0's NIC k, 0 + k.
+    CHECK(spine_of(t, r.path(t.at("h3/gpu0"), t.at(fmt::format("h0/gpu{}", k)))) ==
+          fmt::format("spine{}", k));
+  }
+  // Inside a leaf nothing turns at a spine.
+  CHECK(spine_of(t, r.path(t.at("h0/gpu0"), t.at("h1/gpu3"))).empty());
+}

@@ -41,8 +41,9 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
   g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
       ->check(CLI::Range(1, 4096));
   cmd.add_option("--routing", routing,
-                 "How flows spread over equal-cost fabric paths: ecmp (a fixed hash per pair, the default) "
-                 "or adaptive (each flow takes the least-loaded path); overrides the topology file's")
+                 "How flows spread over equal-cost fabric paths: ecmp (a fixed hash per pair, the default), "
+                 "adaptive (each flow takes the least-loaded path) or deterministic (an InfiniBand subnet "
+                 "manager's fat-tree routing: one spine per destination); overrides the topology file's")
       ->check(CLI::IsMember(topology::kRoutingPolicyNames.names()));
 }
 

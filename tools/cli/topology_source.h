@@ -22,7 +22,7 @@ struct TopologySource {
   std::optional<int> hosts_per_unit;
   std::optional<double> oversubscription;
   std::optional<int> spines;
-  std::optional<std::string> routing;    // ecmp or adaptive, for files and presets
+  std::optional<std::string> routing;    // ecmp, adaptive or deterministic, for files and presets
   std::optional<std::string> placement;  // topology/placement.h, for files and presets
 
   /// Adds <topology> (positional, or the option `flag` when given, e.g.
