@@ -1,8 +1,9 @@
 // `meshsim compare`: one question over several topologies, fabrics or host
 // counts, side by side. The command after the options is an ordinary
 // meshsim command line in which --topology/-t, --hosts, --fabric,
-// --nic-bandwidth and --routing may hold comma lists; every combination is
-// run (as a child process of this binary, with --json) and its headline
+// --nic-bandwidth and --routing may hold comma lists, and --vary KEY=V1,V2
+// sets any other option to each value in turn; every combination is run
+// (as a child process of this binary, with --json) and its headline
 // figures go into one table, CSV/JSON and a chart.
 
 #include <algorithm>
@@ -28,6 +29,7 @@ namespace meshsim::cli {
 namespace {
 
 struct CompareArgs {
+  std::vector<std::string> vary;  // KEY=V1,V2,... each
   std::string out;
   bool json = false;
   bool no_plots = false;
@@ -84,6 +86,63 @@ std::vector<Variant> expand(const std::vector<std::string>& cmd) {
   return out;
 }
 
+// The most runs one compare may make: past this the grid is refused before any runs.
+constexpr std::size_t kMaxRuns = 4096;
+
+// One --vary KEY=V1,V2,...: the option (--KEY, underscores as dashes) and its values.
+struct Vary {
+  std::string option;
+  std::string column;
+  std::vector<std::string> values;
+};
+
+Vary parse_vary(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw UsageError(fmt::format("--vary {}: expected KEY=V1,V2,... (e.g. oversubscription=1,2)", text));
+  std::string key = text.substr(0, eq);
+  while (key.starts_with("-")) key.erase(0, 1);
+  if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+      }))
+    throw UsageError(fmt::format("--vary {}: \"{}\" is not an option name", text, text.substr(0, eq)));
+  std::replace(key.begin(), key.end(), '_', '-');
+  return Vary{"--" + key, key, split_list(text.substr(eq + 1))};
+}
+
+// `argv` with option `option` set to `value`: its value replaced where the
+// command line gives it (as "--opt v" or "--opt=v"), else appended.
+std::vector<std::string> with_option(std::vector<std::string> argv, const std::string& option,
+                                     const std::string& value) {
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == option && i + 1 < argv.size()) {
+      argv[i + 1] = value;
+      return argv;
+    }
+    if (argv[i].starts_with(option + "=")) {
+      argv[i] = option + "=" + value;
+      return argv;
+    }
+  }
+  argv.insert(argv.end(), {option, value});
+  return argv;
+}
+
+// Each variant once per value of each --vary, the last varying fastest.
+std::vector<Variant> apply_varies(std::vector<Variant> variants, const std::vector<Vary>& varies) {
+  for (const Vary& vary : varies) {
+    std::vector<Variant> next;
+    for (const Variant& v : variants)
+      for (const std::string& value : vary.values) {
+        Variant w{with_option(v.argv, vary.option, value), v.values};
+        w.values.emplace_back(vary.column, value);
+        next.push_back(std::move(w));
+      }
+    variants = std::move(next);
+  }
+  return variants;
+}
+
 // One output row: the variant's varied values, then the figures.
 struct Row {
   std::vector<std::pair<std::string, std::string>> cells;
@@ -108,7 +167,11 @@ std::vector<Row> figures(const std::string& command, const Json& j) {
              {"samples/s", fmt::format("{:.2f}", j.at("samples_per_s").get<double>())},
              {"TFLOP/s/GPU", fmt::format("{:.1f}", j.at("tflops_per_gpu").get<double>())},
              {"MFU", fmt::format("{:.1f} %", 100 * j.at("mfu").get<double>())},
-             {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())}}};
+             {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())},
+             {"fits", std::all_of(j.at("memory").begin(), j.at("memory").end(),
+                                  [](const Json& m) { return m.at("fits").get<bool>(); })
+                          ? "yes"
+                          : "NO"}}};
     if (j.contains("band"))  // --uncertainty
       row.cells.insert(
           row.cells.begin() + 1,
@@ -168,7 +231,22 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
   if (std::find(kCompared.begin(), kCompared.end(), cmd.front()) == kCompared.end())
     throw UsageError(fmt::format("compare runs {}, not \"{}\"", fmt::join(kCompared, ", "), cmd.front()));
   const std::string dir = prepare_output_dir(a.out, "--out");
-  const std::vector<Variant> variants = expand(cmd);
+  std::vector<Vary> varies;
+  std::size_t runs = 1;
+  for (const std::string& text : a.vary) {
+    varies.push_back(parse_vary(text));
+    runs *= varies.back().values.size();
+    if (runs > kMaxRuns) break;
+  }
+  // The grid's size before it is built: lists in the command line multiply it too.
+  for (std::size_t i = 0; i + 1 < cmd.size() && runs <= kMaxRuns; ++i)
+    for (const auto& [names, col] : kVaried)
+      if (std::find(names.begin(), names.end(), cmd[i]) != names.end())
+        runs *= std::max<std::size_t>(1, split_commas(cmd[i + 1]).size());
+  if (runs > kMaxRuns)
+    throw UsageError(
+        fmt::format("compare would make more than {} runs; vary fewer options or values", kMaxRuns));
+  const std::vector<Variant> variants = apply_varies(expand(cmd), varies);
   auto progress = progress_reporter("compare", "runs", a.json);
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> cells;
@@ -209,8 +287,9 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
   std::vector<bool> right;  // figures right-aligned; names (variants, algorithms, strategies) left
   for (const auto& h : header)
     right.push_back(
-        h != "algorithm" && h != "best" &&
-        std::none_of(kVaried.begin(), kVaried.end(), [&](const auto& v) { return v.second == h; }));
+        h != "algorithm" && h != "best" && h != "fits" &&
+        std::none_of(kVaried.begin(), kVaried.end(), [&](const auto& v) { return v.second == h; }) &&
+        std::none_of(varies.begin(), varies.end(), [&](const Vary& v) { return v.column == h; }));
   fmt::print("{}", tab.render(right));
   for (const auto& f : failed) fmt::print("not compared: {}\n", f);
   if (!dir.empty()) fmt::print("\nresults: {}\n", (std::filesystem::path(dir) / "results.csv").string());
@@ -227,11 +306,21 @@ void add_compare_command(CLI::App& app) {
   cmd->footer(
       "After the options comes an ordinary meshsim command line (collective, pipeline, reshard or\n"
       "simulate) in which --topology/-t, --hosts, --fabric, --nic-bandwidth and --routing may be comma\n"
-      "lists; every combination runs and its headline figures (busbw per size; iteration time;\n"
-      "the best resharding; the makespan) fill one table. --out writes results.csv, results.json and\n"
+      "lists, and --vary KEY=V1,V2 varies any other option; every combination runs and its headline\n"
+      "figures (busbw per size; iteration time and whether it fits; the best resharding; the\n"
+      "makespan) fill one table. --out writes results.csv, results.json and\n"
       "compare.png.\n"
       "Example: meshsim compare --out cmp/ collective allreduce -t dgx-h100 --hosts 16,64 \\\n"
-      "           --fabric rail,fat-tree --sweep 1MiB:1GiB");
+      "           --fabric rail,fat-tree --sweep 1MiB:1GiB\n"
+      "Example: meshsim compare --vary oversubscription=1,2 --vary placement=contiguous,random:1 \\\n"
+      "           pipeline --model gpt3-13b -t dgx-h100 --hosts 16 --fabric fat-tree --tp 8 --pp 4 -m 16");
+  cmd->add_option("--vary", a->vary,
+                  "KEY=V1,V2,...: run the command once per value of its option --KEY (any option that "
+                  "takes a value: oversubscription, placement, routing, tp, microbatches, ...); several "
+                  "--vary make a grid, the last varying fastest")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--out", a->out, "Write results.csv, results.json and a chart into this directory");
   cmd->add_flag("--json", a->json, "Print one JSON document: every run's arguments and its own JSON output");
   cmd->add_flag("--no-plots", a->no_plots, "With --out, write no chart");
