@@ -84,14 +84,7 @@ SpaceFile load_space_file(const std::string& file) {
     root.fail("give either \"machine\" (a cluster of a host preset) or \"topology\" (a file or preset)");
   if (auto m = root.find("machine")) f.machine = topology::cluster_spec_from_json(*m);
   if (auto t = root.find("topology")) f.topology = resolve_beside(file, t->as_name());
-  if (auto p = root.find("placement")) {
-    f.placement = p->as_string();
-    try {
-      (void)topology::parse_placement(f.placement);
-    } catch (const UsageError& e) {
-      p->fail(e.what());
-    }
-  }
+  if (auto p = root.find("placement")) f.placement = topology::placement_from_json(*p);
   if (auto e = root.find("compute_efficiency")) {
     const double v = e->as_number();
     if (!(v >= 0.01 && v <= 1)) e->fail("expected a fraction in [0.01, 1]");

@@ -14,6 +14,7 @@
 #include "sim/calibrate_apply.h"
 #include "sim/compute_model.h"
 #include "sim/profiles.h"
+#include "topology/placement.h"
 
 namespace meshsim::studies {
 
@@ -114,12 +115,13 @@ PipelineStudy load_pipeline_study(const JsonCursor& root) {
   const std::string& file = root.file();
   if (!root.is_object()) root.fail("a pipeline study is a JSON object");
   root.require_format(kFormat);
-  root.allow_only({"format", "name", "description", "topology", "compute_efficiency", "calibration",
-                   "methods", "baseline", "bound", "paper_baseline", "cases"});
+  root.allow_only({"format", "name", "description", "topology", "placement", "compute_efficiency",
+                   "calibration", "methods", "baseline", "bound", "paper_baseline", "cases"});
   PipelineStudy s;
   s.name = root["name"].as_name();
   if (auto d = root.find("description")) s.description = d->as_string();
   s.topology = resolve_beside(file, root["topology"].as_name());
+  if (auto p = root.find("placement")) s.placement = topology::placement_from_json(*p);
   const ComputeSetting compute = compute_setting(file, root);
   s.compute_efficiency = compute.efficiency;
   s.calibration = compute.calibration;
@@ -162,7 +164,7 @@ std::string prepare_study_options(const PipelineStudy& s, topology::Topology& t,
 }
 
 std::vector<PipelineStudyRow> run_pipeline_study(
-    const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
+    const PipelineStudy& s, topology::Topology& t, const sim::SimOptions& opts,
     const std::function<void(std::size_t, std::size_t)>& progress,
     const std::function<model::Model(const std::string&)>& load_model) {
   std::vector<PipelineStudyRow> rows;
@@ -173,6 +175,7 @@ std::vector<PipelineStudyRow> run_pipeline_study(
       models.emplace(c.model, load_model ? load_model(c.model) : model::load_model_file(c.model));
     const model::Model& model = models.at(c.model);
     const std::size_t first = rows.size();
+    (void)topology::place_job(t, pipeline::job_hosts(t, c.config));  // each case is a job of its own size
     for (const PipelineMethod& m : s.methods) {
       pipeline::PipelineConfig cfg = c.config;
       cfg.schedule = m.schedule;
@@ -265,6 +268,7 @@ class PipelineStudyRun final : public Study {
 
   Report run(const Context& c) const override {
     topology::Topology topo = load_study_topology(s_.topology);
+    if (!s_.placement.empty()) topo.placement = s_.placement;
     sim::SimOptions opts;
     if (c.profiles != nullptr) opts.device_models = sim::profiled_models(topo, *c.profiles);
     if (c.calibration != nullptr)

@@ -53,7 +53,8 @@ struct PipelineStudyCase {
 struct PipelineStudy {
   std::string name;
   std::string description;
-  std::string topology;  // resolved path or preset name
+  std::string topology;   // resolved path or preset name
+  std::string placement;  // topology/placement.h, every case's; empty: the topology's own
   std::optional<double> compute_efficiency;
   std::string calibration;  // resolved path; empty: none (one or the other)
   std::vector<PipelineMethod> methods;
@@ -91,7 +92,7 @@ std::string prepare_study_options(const PipelineStudy& s, topology::Topology& t,
 /// `load_model` reads a case's "model" (a file, or what the caller's
 /// resolver accepts, such as a bundled model's name); empty: a file.
 [[nodiscard]] std::vector<PipelineStudyRow> run_pipeline_study(
-    const PipelineStudy& s, const topology::Topology& t, const sim::SimOptions& opts,
+    const PipelineStudy& s, topology::Topology& t, const sim::SimOptions& opts,
     const std::function<void(std::size_t, std::size_t)>& progress = {},
     const std::function<model::Model(const std::string&)>& load_model = {});
 

@@ -12,6 +12,7 @@
 #include "core/input_file.h"
 #include "core/table.h"
 #include "sim/calibrate_apply.h"
+#include "topology/placement.h"
 #include "topology/topology.h"
 
 namespace meshsim::studies {
@@ -100,13 +101,14 @@ std::vector<ReshardRow> reshard_rows(const std::string& group, const std::string
   return rows;
 }
 
-std::vector<ReshardRow> run_reshard_study(const ReshardStudy& s, const topology::Topology& t,
+std::vector<ReshardRow> run_reshard_study(const ReshardStudy& s, topology::Topology& t,
                                           const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<ReshardRow> rows;
   for (std::size_t k = 0; k < s.cases.size(); ++k) {
     const ReshardCase& c = s.cases[k];
     reshard::ReshardProblem p;
     try {
+      (void)topology::place_selected(t, {c.src_mesh, c.dst_mesh});  // a topology file's placement, per case
       p = problem_of(c, t);
     } catch (const Error& e) {
       throw UsageError(fmt::format("study case \"{}\": {}", c.name, e.what()));

@@ -68,7 +68,7 @@ struct ReshardRow {
 /// Runs every case; `progress` (may be empty) is called after each case
 /// with (done, total).
 [[nodiscard]] std::vector<ReshardRow> run_reshard_study(
-    const ReshardStudy& s, const topology::Topology& t,
+    const ReshardStudy& s, topology::Topology& t,
     const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 /// The rows as results.csv and results.json list them.

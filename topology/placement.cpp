@@ -70,6 +70,16 @@ Placement parse_placement(std::string_view text) {
   return p;
 }
 
+std::string placement_from_json(const JsonCursor& c) {
+  std::string text = c.as_string();
+  try {
+    (void)parse_placement(text);
+  } catch (const UsageError& e) {
+    c.fail(e.what());
+  }
+  return text;
+}
+
 std::string to_string(const Placement& p) {
   switch (p.kind) {
     case PlacementKind::random: return fmt::format("random:{}", p.seed);
@@ -132,6 +142,7 @@ std::vector<int> placed_hosts(const Placement& p, int cluster_hosts, int job_hos
 }
 
 void place(Topology& t, const Placement& p, int job_hosts) {
+  t.restore_host_order();  // placements are of the cluster as built, never of an earlier placement
   if (p.kind == PlacementKind::contiguous) return;
   std::vector<int> order = placed_hosts(p, t.host_count(), job_hosts);
   std::vector<bool> taken(static_cast<std::size_t>(t.host_count()), false);
@@ -146,14 +157,14 @@ std::string placement_of(const Topology& t) {
 }
 
 std::string place_job(Topology& t, int job_hosts) {
-  if (t.placement.empty()) return {};
-  const Placement p = parse_placement(t.placement);
-  if (p.kind == PlacementKind::contiguous) return {};
+  const Placement p = t.placement.empty() ? Placement{} : parse_placement(t.placement);
   place(t, p, job_hosts);
+  if (p.kind == PlacementKind::contiguous) return {};
   return describe_placement(t, p, job_hosts);
 }
 
 std::string place_selected(Topology& t, const std::vector<std::string>& selectors) {
+  t.restore_host_order();  // the selections name hosts of the cluster as built
   if (t.placement.empty()) return {};
   int hosts = 0;
   for (const std::string& s : selectors) hosts = std::max(hosts, hosts_through(t, select_mesh(t, s).devices));

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/enum_names.h"
+#include "core/json.h"
 #include "topology/topology.h"
 
 namespace meshsim::topology {
@@ -47,6 +48,8 @@ struct Placement {
 /// "contiguous", "spread", "random", "random:7", "hosts=0-3,8"; UsageError
 /// naming `text` otherwise.
 [[nodiscard]] Placement parse_placement(std::string_view text);
+/// A file's "placement" value, checked; ConfigError at its path otherwise.
+[[nodiscard]] std::string placement_from_json(const JsonCursor& c);
 /// The text parse_placement reads back ("random:7", "hosts=0-3,8").
 [[nodiscard]] std::string to_string(const Placement& p);
 
@@ -57,7 +60,8 @@ struct Placement {
 [[nodiscard]] std::vector<int> placed_hosts(const Placement& p, int cluster_hosts, int job_hosts);
 
 /// Reorders `t`'s hosts so that the job's (placed_hosts) come first, then
-/// the rest in index order.
+/// the rest in index order; always from the order the hosts were built in,
+/// so a topology may be placed again for another job.
 void place(Topology& t, const Placement& p, int job_hosts);
 
 /// `t.placement` as to_string writes it ("contiguous" when empty).

@@ -10,6 +10,7 @@
 namespace meshsim::topology {
 
 int Topology::add_host(Host h) {
+  added_as_.push_back(static_cast<int>(hosts_.size()));
   hosts_.push_back(std::move(h));
   host_gpus_.emplace_back();
   host_nics_.emplace_back();
@@ -80,14 +81,17 @@ void Topology::reorder_hosts(const std::vector<int>& order) {
     new_index[static_cast<std::size_t>(h)] = static_cast<int>(k);
   }
   std::vector<Host> hosts(n);
+  std::vector<int> added_as(n);
   std::vector<std::vector<NodeId>> host_gpus(n), host_nics(n);
   for (std::size_t k = 0; k < n; ++k) {
     const auto from = static_cast<std::size_t>(order[k]);
     hosts[k] = std::move(hosts_[from]);
+    added_as[k] = added_as_[from];
     host_gpus[k] = std::move(host_gpus_[from]);
     host_nics[k] = std::move(host_nics_[from]);
   }
   hosts_ = std::move(hosts);
+  added_as_ = std::move(added_as);
   host_gpus_ = std::move(host_gpus);
   host_nics_ = std::move(host_nics);
   for (Node& node : nodes_)
@@ -95,6 +99,13 @@ void Topology::reorder_hosts(const std::vector<int>& order) {
   gpus_.clear();
   for (const auto& hg : host_gpus_) gpus_.insert(gpus_.end(), hg.begin(), hg.end());
   invalidate();
+}
+
+void Topology::restore_host_order() {
+  std::vector<int> order(hosts_.size());
+  for (std::size_t k = 0; k < hosts_.size(); ++k)
+    order[static_cast<std::size_t>(added_as_[k])] = static_cast<int>(k);
+  if (!std::is_sorted(added_as_.begin(), added_as_.end())) reorder_hosts(order);
 }
 
 std::optional<NodeId> Topology::find(std::string_view node_name) const {

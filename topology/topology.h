@@ -185,6 +185,8 @@ class Topology {
   /// links and routes are unchanged, gpus() follows the new order
   /// (topology/placement.h). InternalError for anything but a permutation.
   void reorder_hosts(const std::vector<int>& order);
+  /// Puts the hosts back in the order they were added.
+  void restore_host_order();
 
   [[nodiscard]] std::size_t node_count() const { return nodes_.size(); }
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }
@@ -236,6 +238,7 @@ class Topology {
   [[nodiscard]] std::optional<Route> fabric_segment(NodeId nic_a, NodeId nic_b) const;
 
   std::vector<Host> hosts_;
+  std::vector<int> added_as_;  // per host: its index when it was added (reorder_hosts moves it along)
   std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::vector<Bandwidth> capacities_;

@@ -304,14 +304,7 @@ Topology topology_from_json(const Json& j, const std::string& file) {
           fmt::format("unknown routing \"{}\" (expected {})", r->as_string(), kRoutingPolicyNames.list()));
     t.routing = *p;
   }
-  if (auto p = root.find("placement")) {
-    t.placement = p->as_string();
-    try {
-      (void)parse_placement(t.placement);
-    } catch (const UsageError& e) {
-      p->fail(e.what());
-    }
-  }
+  if (auto p = root.find("placement")) t.placement = placement_from_json(*p);
   return t;
 }
 

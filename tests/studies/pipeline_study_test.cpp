@@ -40,7 +40,7 @@ TEST_CASE("alpa-e2e: broadcast + eager-1F1B closest to the signal bound, then br
   CHECK(s.cases[0].config.microbatch_size == 4);                    // batch 32 = dp 2 x 4 microbatches x 4
   CHECK(s.cases[1].config.microbatch_size == 64);                   // batch 2048 = 32 microbatches x 64
   CHECK(s.cases[1].config.stage_starts == std::vector<int>{0, 9});  // the artifact's split
-  const auto topo = topology::load_topology_file(s.topology);
+  auto topo = topology::load_topology_file(s.topology);
   sim::SimOptions opts;
   opts.fluid_broadcast = true;
   const auto rows = run_pipeline_study(s, topo, opts);
@@ -56,6 +56,13 @@ TEST_CASE("alpa-e2e: broadcast + eager-1F1B closest to the signal bound, then br
   }
   for (const auto& r : rows)
     if (r.method == "send-recv") CHECK(r.gain == 0);
+  // Placed at random, each case takes hosts of its own: on one switch every
+  // host is like every other, so the times are the same, host for host.
+  topo.placement = "random:3";
+  const auto placed = run_pipeline_study(s, topo, opts);
+  REQUIRE(placed.size() == rows.size());
+  for (std::size_t k = 0; k < rows.size(); ++k) CHECK(placed[k].iteration_s == Approx(rows[k].iteration_s));
+  CHECK(topo.hosts()[0].name != "h0");  // the last case ran placed
 }
 
 TEST_CASE("pipeline studies report mistakes with their JSON path", "[pipeline-study]") {
@@ -151,7 +158,7 @@ TEST_CASE("a pipeline study case may recompute activations", "[pipeline-study]")
   CHECK(s.cases[1].config.full_recompute());
   topology::ClusterSpec spec;
   spec.host_preset = "dgx-h100";
-  const auto topo = topology::build_cluster(spec);
+  auto topo = topology::build_cluster(spec);
   sim::SimOptions opts;
   opts.fluid_broadcast = true;
   const auto rows = run_pipeline_study(s, topo, opts);
@@ -201,7 +208,8 @@ TEST_CASE("a pipeline study case may fix how tensor ranks split its layers", "[p
   spec.hosts = 2;
   sim::SimOptions opts;
   opts.fluid_broadcast = true;
-  const auto rows = run_pipeline_study(s, topology::build_cluster(spec), opts);
+  topology::Topology cluster = topology::build_cluster(spec);
+  const auto rows = run_pipeline_study(s, cluster, opts);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].iteration_s < rows[1].iteration_s);
   write("rows");
