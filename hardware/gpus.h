@@ -111,13 +111,32 @@ inline constexpr std::array kBuiltinGpus{
             .nvlink_lanes = 18,
             .driver_names = {"B200", {}},
             .source = "NVIDIA HGX B200 datasheet; 148 SMs as CUDA reports them"},
+    // The B200 of a GB200 superchip (1,200 W, beside a Grace CPU): the
+    // GB200 NVL72 datasheet's rack figures over its 72 GPUs, sparsity
+    // halved; no FP32 (non-tensor) or SM count is published for it, so
+    // those are the HGX B200's (the same die).
+    GpuSpec{.name = "GB200",
+            .sm = 100,
+            .nccl_arch = NcclArch::blackwell,
+            .peaks = {.fp32_flops = 75e12,
+                      .fp16_flops = 2500e12,
+                      .fp64_flops = 45e12,
+                      .int8_ops = 5000e12,
+                      .fp8_flops = 5000e12},
+            .memory_bandwidth = Bandwidth::GBps(8000),
+            .memory = Bytes(INT64_C(186000000000)),
+            .sms = 148,
+            .nvlink_lanes = 18,
+            .driver_names = {"GB200", "B200"},
+            .source =
+                "NVIDIA GB200 NVL72 datasheet (per GPU: 360 PF sparse bf16, 720 PF sparse fp8, 3,240 TF "
+                "fp64, 13.4 TB at 576 TB/s, over 72); FP32 and SMs the HGX B200's"},
     // NCCL's architecture rows alone (src/graph/tuning.cc):
     GpuSpec{.name = "A800", .sm = 80, .nccl_arch = NcclArch::ampere, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "H800", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "H20", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "GH200", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "B100", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
-    GpuSpec{.name = "GB200", .sm = 100, .nccl_arch = NcclArch::blackwell, .source = "NCCL tuning.cc"},
 };
 
 /// The built-in model called `name`, at compile time: what host presets name
@@ -165,5 +184,6 @@ inline constexpr const GpuSpec& kA100_80GB = builtin_gpu("A100-80GB");
 inline constexpr const GpuSpec& kH100 = builtin_gpu("H100");
 inline constexpr const GpuSpec& kH200 = builtin_gpu("H200");
 inline constexpr const GpuSpec& kB200 = builtin_gpu("B200");
+inline constexpr const GpuSpec& kGB200 = builtin_gpu("GB200");
 
 }  // namespace meshsim::hardware

@@ -16,7 +16,11 @@
 //   nvswitch        8 GPUs each with all its NVLink lanes to the NVSwitch
 //                   fabric, two CPUs, `pcie_switches` PCIe switches of Gen
 //                   `pcie_gen`, each holding 8/switches GPUs and
-//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200, DGX B200)
+//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200, DGX B200;
+//                   a GB200 NVL72 rack as one NVLink domain of 72 GPUs, its
+//                   18 compute trays as 18 PCIe switches of 4 GPUs and 4 NICs,
+//                   its 36 Grace CPUs as the two sockets, which only host
+//                   memory traffic crosses)
 //
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC
 // hop); EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop).
@@ -67,6 +71,10 @@ inline constexpr std::array kHostPresets{
                &kH200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
     HostPreset{"dgx-b200", "NVIDIA DGX B200: 8 x B200 on NVSwitch (NVLink 5), 8 x 400 Gb/s NDR InfiniBand", 8,
                &kB200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8},
+    HostPreset{"gb200-nvl72",
+               "NVIDIA GB200 NVL72: 72 x B200 (36 GB200 superchips) in one NVLink 5 domain, 72 x 400 Gb/s "
+               "ConnectX-7 InfiniBand",
+               72, &kGB200, 72, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 18},
 };
 
 [[nodiscard]] std::span<const HostPreset> host_presets();

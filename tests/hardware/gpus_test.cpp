@@ -28,9 +28,9 @@ TEST_CASE("every catalogue entry is named once and modelled entries are whole", 
     CHECK(g->nvlink_lanes > 0);
   }
   // The five GPUs with a compute model, in catalogue order.
-  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200");
+  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200");
   // Of them, the Hopper parts have FP8 tensor cores.
-  CHECK(fp8_gpu_names() == "H100, H200, B200");
+  CHECK(fp8_gpu_names() == "H100, H200, B200, GB200");
 }
 
 TEST_CASE("the catalogue's figures are the datasheets'", "[hardware]") {
@@ -50,7 +50,7 @@ TEST_CASE("the catalogue's figures are the datasheets'", "[hardware]") {
   CHECK(a80.memory == Bytes::GiB(80));
   CHECK(a80.memory_bandwidth == Bandwidth::GBps(2039));
   // NCCL's tables know GPUs meshsim cannot time yet: no peaks, an architecture row.
-  const GpuSpec& b = *find_gpu("GB200");
+  const GpuSpec& b = *find_gpu("B100");
   CHECK(!b.modelled());
   CHECK(b.nccl_arch == NcclArch::blackwell);
   CHECK(find_gpu("T4") == nullptr);
@@ -63,6 +63,9 @@ TEST_CASE("the driver's device names and NCCL's compute capabilities map to cata
   CHECK(gpu_for_device_name("NVIDIA A100-SXM4-40GB")->name == "A100");
   CHECK(gpu_for_device_name("Tesla V100-SXM2-16GB")->name == "V100");
   CHECK(gpu_for_device_name("NVIDIA H100 80GB HBM3")->name == "H100");
+  // A GB200's name holds "B200" too: the GB200 holds both of its names.
+  CHECK(gpu_for_device_name("NVIDIA GB200")->name == "GB200");
+  CHECK(gpu_for_device_name("NVIDIA B200")->name == "B200");
   CHECK(gpu_for_device_name("NVIDIA H200")->name == "H200");
   CHECK(gpu_for_device_name("NVIDIA GeForce RTX 4090") == nullptr);
   // An NCCL dump's sm stands for one model: 90 is H100 (H200 shares it).
@@ -93,7 +96,7 @@ TEST_CASE("add_gpu registers a model every lookup then finds", "[hardware]") {
   CHECK(gpu_for_device_name("NVIDIA X-test-1 SXM")->name == "X-test-1");
   CHECK(gpu_for_sm(120)->name == "X-test-1");
   CHECK(gpus().back() == &added);
-  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, X-test-1");
+  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200, X-test-1");
   // A name is taken once.
   CHECK_THROWS_AS(add_gpu(x), UsageError);
   x.name = "H100";

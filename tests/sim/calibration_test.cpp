@@ -133,7 +133,7 @@ TEST_CASE("calibrated links and compute change the simulation", "[calibration]")
   REQUIRE(o.device_models.size() == 1);
   CHECK(o.device_models[0].attention_efficiency == 0.6);
   Calibration unknown = c;
-  unknown.compute[0].gpu_model = "GB200";
+  unknown.compute[0].gpu_model = "B100";
   CHECK_THROWS_AS(calibrated_models(unknown, "c.json"), ConfigError);
 }
 

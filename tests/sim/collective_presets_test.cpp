@@ -193,3 +193,20 @@ TEST_CASE("a 2:1 fat tree is slower than 1:1 once rings span leaves", "[collecti
   const double half = allreduce_busbw(ft(2.0), Bytes::GiB(1), kRing);
   CHECK(half < 0.6 * full);
 }
+
+TEST_CASE("a GB200 NVL72 is one NVLink domain of 72 GPUs, and NVLS runs over all of them", "[presets]") {
+  // Every GPU has its 18 NVLink 5 lanes into the switch trays (900 GB/s a
+  // direction), the same links as a DGX B200's GPUs. An NVLS all-reduce
+  // over g GPUs moves (g+1)/g of the buffer each way over each GPU's own
+  // links, so its busbw, algbw · 2(g−1)/g, is 2B(g−1)/(g+1): over 72 GPUs
+  // (71/73) / (7/9) = 1.2505 times what it is over a DGX B200's 8.
+  const Topology nvl72 = host("gb200-nvl72");
+  REQUIRE(nvl72.gpus().size() == 72);
+  REQUIRE(nvl72.host_count() == 1);
+  const SimResult r = run_allreduce(nvl72, Bytes::GiB(1), {});
+  REQUIRE(r.collectives.size() == 1);
+  CHECK(r.collectives.front().algorithm == Algorithm::nvls);
+  const double busbw72 = allreduce_busbw(nvl72);
+  const double busbw8 = allreduce_busbw(host("dgx-b200"));
+  CHECK(busbw72 / busbw8 == Approx((71.0 / 73) / (7.0 / 9)).epsilon(0.01));
+}
