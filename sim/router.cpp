@@ -82,7 +82,6 @@ std::vector<Router::Turn> Router::equal_turns(DirLinkId first, DirLinkId second)
     if (std::min(width(in), width(it->second)) < capacity) continue;
     out.push_back({mid, in, it->second});
   }
-  std::sort(out.begin(), out.end(), [](const Turn& a, const Turn& b) { return a.mid < b.mid; });
   return out;
 }
 
@@ -117,7 +116,8 @@ void Router::by_destination(std::vector<DirLinkId>& p) const {
     if (topo_.node(topo_.to(l)).kind == topology::NodeKind::nic) d = destination_[topo_.to(l)];
   for (std::size_t k = 0; k + 1 < p.size(); ++k) {
     if (!is_turn(p[k], p[k + 1])) continue;
-    const std::vector<Turn> turns = equal_turns(p[k], p[k + 1]);
+    std::vector<Turn> turns = equal_turns(p[k], p[k + 1]);
+    std::sort(turns.begin(), turns.end(), [](const Turn& a, const Turn& b) { return a.mid < b.mid; });
     const Turn& t = turns[d % turns.size()];
     p[k] = t.in;
     p[k + 1] = t.out;

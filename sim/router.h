@@ -46,8 +46,8 @@ class Router {
  private:
   void rebalance(std::vector<topology::DirLinkId>& p) const;
   void by_destination(std::vector<topology::DirLinkId>& p) const;
-  // The middle switches s' equal in cost to s at turn u → s → v (s among them), by node id,
-  // each with its links u → s' and s' → v.
+  // The middle switches s' equal in cost to s at turn u → s → v, s first,
+  // then the others in link order, each with its links u → s' and s' → v.
   struct Turn {
     topology::NodeId mid;
     topology::DirLinkId in, out;
