@@ -146,6 +146,12 @@ double JsonCursor::as_number() const {
   return value_->get<double>();
 }
 
+double JsonCursor::as_number_in(double lo, double hi) const {
+  const double v = as_number();
+  if (!(v >= lo && v <= hi)) fail(fmt::format("{} is out of range (expected {:g} to {:g})", v, lo, hi));
+  return v;
+}
+
 bool JsonCursor::as_bool() const {
   if (!value_->is_boolean()) fail(fmt::format("expected true or false, got {}", json_type_name(*value_)));
   return value_->get<bool>();

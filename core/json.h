@@ -76,6 +76,8 @@ class JsonCursor {
   [[nodiscard]] std::int64_t as_int() const;
   [[nodiscard]] std::int64_t as_int_in(std::int64_t lo, std::int64_t hi) const;
   [[nodiscard]] double as_number() const;
+  /// A number in [lo, hi] (JSON has no NaN or infinity).
+  [[nodiscard]] double as_number_in(double lo, double hi) const;
   [[nodiscard]] bool as_bool() const;
   [[nodiscard]] Bytes as_bytes() const;
   [[nodiscard]] Bandwidth as_bandwidth() const;

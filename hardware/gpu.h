@@ -13,6 +13,7 @@
 //   nvlink_lanes      NVLink links per GPU (a host preset wires them)
 //   sm_default        the model an NCCL topology dump's "sm" stands for when
 //                     several share it (H200 is sm 90 like H100)
+//   board_watts       the board's rated power (TDP) in watts; 0: unknown
 //   driver_names      substrings the CUDA driver's device name holds, all of
 //                     them ("A100" and "80GB"); none: never matched
 //   source            where the figures come from
@@ -55,6 +56,7 @@ struct GpuSpec {
   int sms = 0;
   int nvlink_lanes = 0;
   bool sm_default = false;
+  double board_watts = 0;
   std::array<std::string_view, 2> driver_names{};
   std::string_view source{};
 

@@ -21,6 +21,9 @@
 //              and INT8 dense (twice that with sparsity), 75 FP32, 37 FP64;
 //              180 GB HBM3e usable at 8 TB/s; 148 SMs (not on the
 //              datasheet: what CUDA reports), 18 NVLink 5 links
+// Board power (TDP, the most the board draws): V100 SXM2 300 W, A100 SXM
+// 400 W (both memory sizes), H100 SXM5 and H200 SXM up to 700 W (their
+// datasheets), B200 1,000 W (HGX B200 datasheet), GB200's B200 1,200 W.
 // V100 and A100 have no FP8 tensor cores.
 // The parts after them carry only what NCCL's tuning model knows of them
 // (their architecture row, src/graph/tuning.cc): meshsim has no compute
@@ -45,6 +48,7 @@ inline constexpr std::array kBuiltinGpus{
             .sms = 80,
             .nvlink_lanes = 6,
             .sm_default = true,
+            .board_watts = 300,
             .driver_names = {"V100", {}},
             .source = "NVIDIA Tesla V100 datasheet, Volta whitepaper"},
     GpuSpec{.name = "A100",
@@ -56,6 +60,7 @@ inline constexpr std::array kBuiltinGpus{
             .sms = 108,
             .nvlink_lanes = 12,
             .sm_default = true,
+            .board_watts = 400,
             .driver_names = {"A100", {}},
             .source = "NVIDIA A100 datasheet, Ampere whitepaper"},
     GpuSpec{.name = "A100-80GB",
@@ -66,6 +71,7 @@ inline constexpr std::array kBuiltinGpus{
             .memory = Bytes::GiB(80),
             .sms = 108,
             .nvlink_lanes = 12,
+            .board_watts = 400,
             .driver_names = {"A100", "80GB"},
             .source = "NVIDIA A100 datasheet, Ampere whitepaper"},
     GpuSpec{.name = "H100",
@@ -81,6 +87,7 @@ inline constexpr std::array kBuiltinGpus{
             .sms = 132,
             .nvlink_lanes = 18,
             .sm_default = true,
+            .board_watts = 700,
             .driver_names = {"H100", {}},
             .source = "NVIDIA H100 datasheet, Hopper whitepaper"},
     GpuSpec{.name = "H200",
@@ -95,6 +102,7 @@ inline constexpr std::array kBuiltinGpus{
             .memory = Bytes(INT64_C(141000000000)),
             .sms = 132,
             .nvlink_lanes = 18,
+            .board_watts = 700,
             .driver_names = {"H200", {}},
             .source = "NVIDIA H200 datasheet"},
     GpuSpec{.name = "B200",
@@ -109,6 +117,7 @@ inline constexpr std::array kBuiltinGpus{
             .memory = Bytes(INT64_C(180000000000)),
             .sms = 148,
             .nvlink_lanes = 18,
+            .board_watts = 1000,
             .driver_names = {"B200", {}},
             .source = "NVIDIA HGX B200 datasheet; 148 SMs as CUDA reports them"},
     // The B200 of a GB200 superchip (1,200 W, beside a Grace CPU): the
@@ -127,6 +136,7 @@ inline constexpr std::array kBuiltinGpus{
             .memory = Bytes(INT64_C(186000000000)),
             .sms = 148,
             .nvlink_lanes = 18,
+            .board_watts = 1200,
             .driver_names = {"GB200", "B200"},
             .source =
                 "NVIDIA GB200 NVL72 datasheet (per GPU: 360 PF sparse bf16, 720 PF sparse fp8, 3,240 TF "

@@ -856,6 +856,7 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
   it.config = cfg;
   it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
   it.model_flops = 3 * model.forward_flops() * it.global_batch;
+  it.tokens = static_cast<double>(it.global_batch) * static_cast<double>(model.sequence);
   it.peak_flops = ranks.device_model().peak(model.dtype);
   it.stage_gpus = ranks.stage_gpus();
   it.placement_notes = ranks.placement_notes();

@@ -109,6 +109,7 @@
 #include "plan/plan.h"
 #include "sim/compute_model.h"
 #include "sim/executor.h"
+#include "topology/cost.h"
 #include "topology/topology.h"
 
 namespace meshsim::pipeline {
@@ -125,6 +126,7 @@ struct PipelineIteration {
   double ideal_bubble = 0;  // of the schedule played with the compute times alone
   double ideal_makespan_s = 0;
   int global_batch = 0;
+  double tokens = 0;  // per iteration: global batch × the model's sequence (0: a layer list has none)
   std::vector<std::string> placement_notes;  // PipelineRanks::placement_notes
   // Task categories, for the exposed-communication breakdown.
   enum class Kind : std::uint8_t {
@@ -178,6 +180,10 @@ struct PipelineMetrics {
   double critical_optimizer_s = 0;
   double critical_ep_s = 0;  // the expert-parallel all-to-alls
   double critical_cp_s = 0;  // the context-parallel key/value exchanges
+  // What the iteration costs: the job's price and power (topology/cost.h),
+  // per step and per million tokens.
+  topology::JobCost job;
+  topology::StepCost cost;
   [[nodiscard]] double exposed_comm_s() const {
     return critical_tp_s + critical_transfer_s + critical_dp_s + critical_ep_s + critical_cp_s;
   }

@@ -16,6 +16,8 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
     out.tflops_per_gpu = it.model_flops / out.iteration_s / gpus / 1e12;
     if (it.peak_flops > 0) out.mfu = out.tflops_per_gpu * 1e12 / it.peak_flops;
   }
+  out.job = topology::job_cost(topo, gpus);
+  out.cost = topology::step_cost(out.job, r.makespan, it.tokens);
   out.ideal_bubble = it.ideal_bubble;
   // Pass time per GPU: its compute time less the optimizer step.
   std::vector<double> busy_of(r.compute_busy.size(), 0.0);

@@ -3,11 +3,11 @@
 
 usage: plot_compare.py RESULTS_CSV OUT_DIR [PNG]   (PNG: another file than OUT_DIR/compare.png)
 
-The columns before the figures name the variant (topology, hosts, fabric,
-...). With a `size` column (collective sweeps) it draws bus bandwidth
+The columns that are not figures name the variant (topology, hosts, fabric,
+each --vary option). With a `size` column (collective sweeps) it draws bus bandwidth
 against size, one line per variant, on a log size axis; otherwise one
-horizontal bar per variant of the first timed figure (iteration, time or
-makespan), labelled with its value. Needs Debian's python3-matplotlib.
+panel per numeric figure (iteration, MFU, cost per step, ...), one
+horizontal bar per variant, each labelled with its value. Needs Debian's python3-matplotlib.
 """
 import csv
 import os
@@ -21,7 +21,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import matplotlib.ticker  # noqa: E402
 
-VARIANT_COLUMNS = ["topology", "hosts", "fabric", "nic", "routing"]
+# The figure columns `meshsim compare` writes; every other column names the variant.
+FIGURE_COLUMNS = ["size", "time", "busbw GB/s", "algorithm", "iteration", "band", "samples/s", "TFLOP/s/GPU",
+                  "MFU", "idle", "cost/step", "fits", "best", "lower bound", "makespan"]
 UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 SIZES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 
@@ -41,8 +43,30 @@ def size_label(value, _pos):
 
 
 def variant(row):
-    parts = [f"{c} {row[c]}" for c in VARIANT_COLUMNS if c in row]
+    parts = [f"{c} {v}" for c, v in row.items() if c not in FIGURE_COLUMNS]
     return ", ".join(parts) if parts else "run"
+
+
+def metric(text):
+    """A cell as a number and its axis unit: times in seconds, "12.3 %", "$0.41"; None otherwise."""
+    text = text.strip()
+    if text.startswith("$"):
+        try:
+            return float(text[1:]), "$"
+        except ValueError:
+            return None
+    if text.endswith("%"):
+        try:
+            return float(text[:-1]), "%"
+        except ValueError:
+            return None
+    t = number(text, UNITS)
+    if t is not None:
+        return t, "s"
+    try:
+        return float(text), ""
+    except ValueError:
+        return None
 
 
 def sweep_chart(rows, out):
@@ -64,17 +88,29 @@ def sweep_chart(rows, out):
 
 
 def bar_chart(rows, out):
-    column = next(c for c in ("iteration", "time", "makespan") if c in rows[0])
+    """One panel per numeric figure, one bar per variant, each labelled with its cell."""
+    columns = [c for c in rows[0] if c in FIGURE_COLUMNS and all(metric(r[c]) for r in rows)]
     names = [variant(r) for r in rows]
-    values = [number(r[column], UNITS) for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 1.2 + 0.45 * len(rows)))
-    bars = ax.barh(range(len(rows)), values, color="#4878a8")
-    ax.set_yticks(range(len(rows)), names, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel(f"{column} (s)")
-    for bar, r in zip(bars, rows):
-        ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + r[column], va="center", fontsize=8)
-    ax.margins(x=0.15)
+    ncols = min(3, len(columns))
+    nrows = (len(columns) + ncols - 1) // ncols
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols + 2.5, nrows * (1.0 + 0.4 * len(rows))),
+                             squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k >= len(columns):
+            ax.set_visible(False)
+            continue
+        column = columns[k]
+        values = [metric(r[column])[0] for r in rows]
+        unit = metric(rows[0][column])[1]
+        bars = ax.barh(range(len(rows)), values, color="#4878a8")
+        ax.set_yticks(range(len(rows)), names if k % ncols == 0 else [""] * len(rows), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(f"{column} ({unit})" if unit else column, fontsize=9)
+        for bar, r in zip(bars, rows):
+            ax.text(bar.get_width(), bar.get_y() + bar.get_height() / 2, " " + r[column], va="center",
+                    fontsize=7)
+        ax.margins(x=0.35)
+        ax.tick_params(axis="x", labelsize=7)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/unit_strings.h"
 #include "hardware/hosts.h"
+#include "hardware/network_parts.h"
 #include "topology/presets.h"
 
 namespace meshsim::topology {
@@ -18,10 +19,11 @@ struct NetParams {
   Time nic_latency;
   double efficiency = 1.0;
   Time switch_latency;
+  std::string switch_model;
 };
 
-NodeId add_switch(Topology& t, const std::string& name) {
-  return t.add_node(Node{name, NodeKind::network_switch, -1, {}});
+NodeId add_switch(Topology& t, const std::string& name, const NetParams& p) {
+  return t.add_node(Node{name, NodeKind::network_switch, -1, p.switch_model});
 }
 
 void connect(Topology& t, NodeId a, NodeId b, Bandwidth rate, int count, Time latency, double eff) {
@@ -33,7 +35,7 @@ void connect(Topology& t, NodeId a, NodeId b, Bandwidth rate, int count, Time la
 void add_spines(Topology& t, const std::vector<NodeId>& leaves, int downlinks, int spines, double oversub,
                 const NetParams& p) {
   std::vector<NodeId> sp;
-  for (int s = 0; s < spines; ++s) sp.push_back(add_switch(t, fmt::format("spine{}", s)));
+  for (int s = 0; s < spines; ++s) sp.push_back(add_switch(t, fmt::format("spine{}", s), p));
   const double lanes = static_cast<double>(downlinks) / (oversub * static_cast<double>(spines));
   const double whole = std::round(lanes);
   const bool integral = std::fabs(lanes - whole) < 1e-9 && whole >= 1.0;
@@ -215,7 +217,16 @@ Topology build_cluster(const ClusterSpec& spec) {
     throw UsageError(fmt::format("NIC efficiency must be in (0, 1], got {}", *spec.nic_efficiency));
   const HostSource src = host_source(spec);
   refuse_huge_fabric(spec, src);
-  const NetParams p{src.nic_rate, src.nic_latency, src.nic_efficiency, spec.switch_latency};
+  // The switches: as given, else the preset's (a host file's host may name one).
+  const hardware::HostPreset* model_of =
+      src.preset != nullptr ? src.preset : hardware::find_host_preset(src.file->hosts().front().preset);
+  const std::string switch_model = !spec.switch_model.empty() ? spec.switch_model
+                                   : model_of != nullptr      ? std::string(model_of->switch_model)
+                                                              : std::string();
+  if (!switch_model.empty() && hardware::find_switch(switch_model) == nullptr)
+    throw UsageError(
+        fmt::format("unknown switch model \"{}\" (known: {})", switch_model, hardware::switch_names()));
+  const NetParams p{src.nic_rate, src.nic_latency, src.nic_efficiency, spec.switch_latency, switch_model};
   const std::string base = src.file != nullptr ? src.file->name : src.name;
   Topology t;
   t.name = !spec.name.empty() ? spec.name
@@ -223,6 +234,7 @@ Topology build_cluster(const ClusterSpec& spec) {
                ? fmt::format("{}-x{}", base, spec.hosts)
                : fmt::format("{}-x{}-{}", base, spec.hosts, to_string(f.kind));
   for (int h = 0; h < spec.hosts; ++h) add_host(t, src);
+  if (src.file != nullptr) t.costs = src.file->costs;  // what the host file says a host costs and draws
 
   std::vector<NodeId> nics;  // host-major, NIC index order
   for (int h = 0; h < spec.hosts; ++h)
@@ -232,7 +244,7 @@ Topology build_cluster(const ClusterSpec& spec) {
 
   switch (f.kind) {
     case FabricKind::single_switch: {
-      const NodeId sw = add_switch(t, "switch0");
+      const NodeId sw = add_switch(t, "switch0", p);
       for (NodeId n : nics) connect(t, n, sw, p.nic_rate, 1, p.nic_latency, p.efficiency);
       fabric_desc = "one switch";
       break;
@@ -241,7 +253,7 @@ Topology build_cluster(const ClusterSpec& spec) {
       const int per_leaf = f.nics_per_leaf;
       const int n_leaves = (static_cast<int>(nics.size()) + per_leaf - 1) / per_leaf;
       std::vector<NodeId> leaves;
-      for (int l = 0; l < n_leaves; ++l) leaves.push_back(add_switch(t, fmt::format("leaf{}", l)));
+      for (int l = 0; l < n_leaves; ++l) leaves.push_back(add_switch(t, fmt::format("leaf{}", l), p));
       for (std::size_t i = 0; i < nics.size(); ++i)
         connect(t, nics[i], leaves[i / static_cast<std::size_t>(per_leaf)], p.nic_rate, 1, p.nic_latency,
                 p.efficiency);
@@ -257,7 +269,7 @@ Topology build_cluster(const ClusterSpec& spec) {
       std::vector<NodeId> leaves;
       for (int u = 0; u < units; ++u)
         for (int k = 0; k < nics_per_host; ++k)
-          leaves.push_back(add_switch(t, fmt::format("leaf{}", u * nics_per_host + k)));
+          leaves.push_back(add_switch(t, fmt::format("leaf{}", u * nics_per_host + k), p));
       for (int h = 0; h < spec.hosts; ++h) {
         const auto host_nics = t.host_nics(h);
         for (std::size_t k = 0; k < host_nics.size(); ++k)

@@ -19,6 +19,8 @@
 //             spines, 4 SU = 32 leaves + 16 spines), at most hosts_per_unit ÷
 //             oversubscription, so that every leaf-spine link carries at least
 //             one NIC rate.
+// Every switch is of one model (`switch_model`, default the preset's): what
+// its power and in-network reduction are (hardware/network_parts.h).
 // Switch↔switch hops cost `switch_latency` (default 150 ns); NIC↔switch
 // hops the preset's NIC latency unless overridden.
 //
@@ -79,7 +81,8 @@ struct ClusterSpec {
   std::optional<Time> nic_latency;         // default: the preset's
   std::optional<double> nic_efficiency;    // default: the preset's (1 for a host file)
   Time switch_latency = Time::ns(150);
-  std::string name;  // default: "<preset>-x<hosts>[-<fabric>]"
+  std::string switch_model;  // the fabric's switches (hardware/network_parts.h); default: the preset's
+  std::string name;          // default: "<preset>-x<hosts>[-<fabric>]"
 };
 
 /// Options of `spec` that cannot change anything on this cluster (e.g. an

@@ -171,6 +171,15 @@ class Topology {
   /// Where a job runs on this cluster (topology/placement.h, e.g.
   /// "random:1"); empty: contiguous. Commands that run a job apply it.
   std::string placement;
+  /// What a GPU-hour costs here (dollars) and what each host and each
+  /// switch draws (watts), when given instead of the catalogue's figures
+  /// (topology/cost.h).
+  struct CostFigures {
+    std::optional<double> gpu_hour_usd;
+    std::optional<double> host_watts;
+    std::optional<double> switch_watts;
+  };
+  CostFigures costs;
 
   // Building. Names must be unique; links must join two distinct existing
   // nodes (InternalError otherwise: loaders validate with paths first).

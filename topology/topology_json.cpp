@@ -9,7 +9,9 @@
 #include "core/input_file.h"
 #include "core/unit_strings.h"
 #include "hardware/hosts.h"
+#include "hardware/network_parts.h"
 #include "topology/cluster.h"
+#include "topology/cost.h"
 #include "topology/link_params.h"
 #include "topology/placement.h"
 #include "topology/presets.h"
@@ -99,8 +101,11 @@ void nodes_from_json(const JsonCursor& root, const std::unordered_map<std::strin
       n.fail(fmt::format("missing required key \"host\" (every {} belongs to a host)", kind_c.as_string()));
     }
     if (auto m = n.find("model")) {
-      if (node.kind != NodeKind::gpu) m->fail("only GPUs have a model");
+      if (node.kind != NodeKind::gpu && node.kind != NodeKind::network_switch)
+        m->fail("only GPUs and network switches have a model");
       node.model = m->as_string();
+      if (node.kind == NodeKind::network_switch && hardware::find_switch(node.model) == nullptr)
+        m->fail(fmt::format("unknown switch model \"{}\" (known: {})", node.model, hardware::switch_names()));
     }
     t.add_node(std::move(node));
   }
@@ -246,8 +251,8 @@ void host_from_json(const JsonCursor& host, ClusterSpec& s) {
 }  // namespace
 
 ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
-  c.allow_only(
-      {"host", "hosts", "fabric", "nic_bandwidth", "nic_latency", "nic_efficiency", "switch_latency"});
+  c.allow_only({"host", "hosts", "fabric", "nic_bandwidth", "nic_latency", "nic_efficiency", "switch_latency",
+                "switch"});
   ClusterSpec s;
   host_from_json(c["host"], s);
   s.hosts = static_cast<int>(c["hosts"].as_int_in(1, kMaxHosts));
@@ -260,6 +265,12 @@ ClusterSpec cluster_spec_from_json(const JsonCursor& c) {
       v->fail(fmt::format("efficiency must be in (0, 1], got {}", v->json().dump()));
   }
   if (auto v = c.find("switch_latency")) s.switch_latency = hop_latency(*v);
+  if (auto v = c.find("switch")) {
+    s.switch_model = v->as_string();
+    if (hardware::find_switch(s.switch_model) == nullptr)
+      v->fail(
+          fmt::format("unknown switch model \"{}\" (known: {})", s.switch_model, hardware::switch_names()));
+  }
   return s;
 }
 
@@ -294,8 +305,8 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   if (fmt_c.as_string() != kTopologyFormat)
     fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
                            kTopologyFormat));
-  root.allow_only(
-      {"format", "name", "description", "routing", "placement", "cluster", "hosts", "nodes", "links"});
+  root.allow_only({"format", "name", "description", "routing", "placement", "price_per_gpu_hour",
+                   "host_watts", "switch_watts", "cluster", "hosts", "nodes", "links"});
   Topology t = topology_body_from_json(root);
   if (auto r = root.find("routing")) {
     const auto p = routing_policy_from(r->as_string());
@@ -305,6 +316,9 @@ Topology topology_from_json(const Json& j, const std::string& file) {
     t.routing = *p;
   }
   if (auto p = root.find("placement")) t.placement = placement_from_json(*p);
+  if (auto v = root.find("price_per_gpu_hour")) t.costs.gpu_hour_usd = v->as_number_in(0, kMaxGpuHourUsd);
+  if (auto v = root.find("host_watts")) t.costs.host_watts = v->as_number_in(0, kMaxWatts);
+  if (auto v = root.find("switch_watts")) t.costs.switch_watts = v->as_number_in(0, kMaxWatts);
   return t;
 }
 
@@ -319,6 +333,9 @@ Json topology_to_json(const Topology& t) {
   j["description"] = t.description;
   if (t.routing != RoutingPolicy::ecmp) j["routing"] = std::string(to_string(t.routing));
   if (!t.placement.empty()) j["placement"] = t.placement;
+  if (t.costs.gpu_hour_usd) j["price_per_gpu_hour"] = *t.costs.gpu_hour_usd;
+  if (t.costs.host_watts) j["host_watts"] = *t.costs.host_watts;
+  if (t.costs.switch_watts) j["switch_watts"] = *t.costs.switch_watts;
   Json hosts = Json::array();
   for (const Host& h : t.hosts()) {
     Json o;

@@ -20,6 +20,7 @@
 #include "core/table.h"
 #include "core/unit_strings.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/cost_output.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "tools/cli/progress.h"
@@ -152,6 +153,12 @@ std::string seconds(double s) {
   return human_string(Time::from_seconds(s));
 }
 
+// A pipeline's cost per step ("-" without a price).
+std::string cost_cell(const Json& cost) {
+  const Json& usd = cost.at("usd_per_step");
+  return usd.is_null() ? std::string("-") : dollars(usd.get<double>());
+}
+
 // The headline figures of one command's --json output, as rows.
 std::vector<Row> figures(const std::string& command, const Json& j) {
   std::vector<Row> rows;
@@ -168,6 +175,7 @@ std::vector<Row> figures(const std::string& command, const Json& j) {
              {"TFLOP/s/GPU", fmt::format("{:.1f}", j.at("tflops_per_gpu").get<double>())},
              {"MFU", fmt::format("{:.1f} %", 100 * j.at("mfu").get<double>())},
              {"idle", fmt::format("{:.1f} %", 100 * j.at("idle_fraction").get<double>())},
+             {"cost/step", cost_cell(j.at("cost"))},
              {"fits", std::all_of(j.at("memory").begin(), j.at("memory").end(),
                                   [](const Json& m) { return m.at("fits").get<bool>(); })
                           ? "yes"
@@ -307,9 +315,9 @@ void add_compare_command(CLI::App& app) {
       "After the options comes an ordinary meshsim command line (collective, pipeline, reshard or\n"
       "simulate) in which --topology/-t, --hosts, --fabric, --nic-bandwidth and --routing may be comma\n"
       "lists, and --vary KEY=V1,V2 varies any other option; every combination runs and its headline\n"
-      "figures (busbw per size; iteration time and whether it fits; the best resharding; the\n"
-      "makespan) fill one table. --out writes results.csv, results.json and\n"
-      "compare.png.\n"
+      "figures (busbw per size; iteration time, MFU, cost per step and whether it fits; the best\n"
+      "resharding; the makespan) fill one table. --out writes results.csv, results.json and\n"
+      "compare.png (one panel per figure).\n"
       "Example: meshsim compare --out cmp/ collective allreduce -t dgx-h100 --hosts 16,64 \\\n"
       "           --fabric rail,fat-tree --sweep 1MiB:1GiB\n"
       "Example: meshsim compare --vary oversubscription=1,2 --vary placement=contiguous,random:1 \\\n"

@@ -22,6 +22,7 @@
 #include "plan/plan_json.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/cost_output.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
@@ -209,6 +210,8 @@ Json pipeline_json(const PipelineArgs& a, const PipelineRun& run) {
            {"samples_per_s", pm.samples_per_s},
            {"tflops_per_gpu", pm.tflops_per_gpu},
            {"mfu", pm.mfu},
+           {"tokens", it.tokens},
+           {"cost", cost_json(pm.job, pm.cost)},
            {"bubble", pm.bubble},
            {"idle_fraction", pm.idle_fraction},
            {"ideal_bubble", pm.ideal_bubble},
@@ -321,6 +324,7 @@ Table results_table(const PipelineRun& run) {
            time(pm.critical_dp_s)});
   res.add({"critical-path compute",
            fmt::format("{} (+ optimizer {})", time(pm.critical_compute_s), time(pm.critical_optimizer_s))});
+  for (const auto& [name, value] : cost_rows(pm.job, pm.cost)) res.add({name, value});
   return res;
 }
 
@@ -547,6 +551,7 @@ void add_pipeline_command(CLI::App& app) {
   add_model_option(*cmd, a->model);
   a->topology.add_to(*cmd, "--topology");
   a->topology.add_placement_to(*cmd);
+  a->topology.add_cost_to(*cmd);
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_option("--measured", a->measured,

@@ -22,6 +22,7 @@
 #include "search/space_file.h"
 #include "tools/cli/calibration_option.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/cost_output.h"
 #include "tools/cli/model_option.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
@@ -100,8 +101,31 @@ std::vector<model::Recompute> recompute_list(const std::vector<std::string>& v) 
   return out;
 }
 
-Json top_json(const std::vector<ps::Result>& results, const std::vector<std::size_t>& order, int top,
-              const std::vector<search::Band>& bands, double peak) {
+// The model, cluster and space: from a space file, else from the options.
+struct SearchJob {
+  std::string name;
+  model::Model model;
+  topology::Topology topo;
+  sim::SimOptions so;
+  std::string compute;
+  ps::Space space;
+  std::string placed;      // where a placed job landed (topology::place_job); empty: contiguous
+  topology::JobCost cost;  // the job's price and power (topology/cost.h)
+  // --uncertainty: the compute models at the slow and fast ends of the profiles' spreads.
+  std::vector<sim::DeviceModel> slow_models;
+  std::vector<sim::DeviceModel> fast_models;
+};
+
+// A configuration's cost per step and per million tokens.
+topology::StepCost step_cost_of(const SearchJob& j, const ps::Result& r) {
+  return topology::step_cost(
+      j.cost, Time::from_seconds(r.metrics.iteration_s),
+      static_cast<double>(j.space.global_batch) * static_cast<double>(j.model.sequence));
+}
+
+Json top_json(const SearchJob& j, const std::vector<ps::Result>& results,
+              const std::vector<std::size_t>& order, int top, const std::vector<search::Band>& bands,
+              double peak) {
   Json out = Json::array();
   for (std::size_t k = 0; k < order.size() && static_cast<int>(k) < top; ++k) {
     const ps::Result& r = results[order[k]];
@@ -126,7 +150,8 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
                        {"mfu", peak > 0 ? Json(r.metrics.tflops_per_gpu * 1e12 / peak) : Json(nullptr)},
                        {"bubble", r.metrics.bubble},
                        {"exposed_comm_s", r.metrics.exposed_comm_s},
-                       {"peak_memory_bytes", r.peak_memory_bytes}});
+                       {"peak_memory_bytes", r.peak_memory_bytes},
+                       {"cost", cost_json(j.cost, step_cost_of(j, r))}});
     if (k < bands.size())
       out.back()["band"] = Json{{"slow_s", bands[k].slow_s},
                                 {"fast_s", bands[k].fast_s},
@@ -134,20 +159,6 @@ Json top_json(const std::vector<ps::Result>& results, const std::vector<std::siz
   }
   return out;
 }
-
-// The model, cluster and space: from a space file, else from the options.
-struct SearchJob {
-  std::string name;
-  model::Model model;
-  topology::Topology topo;
-  sim::SimOptions so;
-  std::string compute;
-  ps::Space space;
-  std::string placed;  // where a placed job landed (topology::place_job); empty: contiguous
-  // --uncertainty: the compute models at the slow and fast ends of the profiles' spreads.
-  std::vector<sim::DeviceModel> slow_models;
-  std::vector<sim::DeviceModel> fast_models;
-};
 
 SearchJob make_job(SearchArgs& a) {
   SearchJob j;
@@ -163,6 +174,7 @@ SearchJob make_job(SearchArgs& a) {
     j.topo = f.machine ? topology::build_cluster(*f.machine) : file_topology.load();
     if (!f.placement.empty()) j.topo.placement = f.placement;
     if (a.topology.placement) j.topo.placement = *a.topology.placement;  // the command line over the file
+    a.topology.apply_costs(j.topo);
     j.space = f.space;
     if (!efficiency) efficiency = f.compute_efficiency;
   } else {
@@ -196,6 +208,7 @@ SearchJob make_job(SearchArgs& a) {
   const auto all_gpus = static_cast<std::int64_t>(j.topo.gpus().size());
   const std::int64_t job_gpus = j.space.gpus > 0 ? std::min<std::int64_t>(j.space.gpus, all_gpus) : all_gpus;
   j.placed = topology::place_job(j.topo, topology::hosts_for_gpus(j.topo, job_gpus));
+  j.cost = topology::job_cost(j.topo, static_cast<int>(job_gpus));
   a.calibration.apply(j.topo, j.so);
   j.compute = sim::apply_compute_efficiency(j.topo, j.so.device_models, efficiency, j.model.dtype);
   if (j.space.fp8) j.compute += "; FP8 GEMMs: " + sim::fp8_compute_line(j.topo, j.so.device_models);
@@ -257,7 +270,7 @@ void print_search(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& re
                                     {"seconds", seconds},
                                     {"threads", a.threads},
                                     {"placement", topology::placement_of(j.topo)},
-                                    {"top", top_json(results, order, a.top, bands, peak)}}));
+                                    {"top", top_json(j, results, order, a.top, bands, peak)}}));
     return;
   }
   fmt::print("search {}{} on {} ({} GPUs), global batch {}; compute {}\n", j.model.name,
@@ -270,8 +283,8 @@ void print_search(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& re
       results.size(), counts[0], counts[1],
       memory > 0 ? human_string(Bytes(static_cast<std::int64_t>(memory))) : "no limit", counts[2],
       reused > 0 ? fmt::format(" ({} from {})", reused, dir) : "", seconds, a.threads);
-  std::vector<std::string> head{"rank", "configuration", "iteration",    "samples/s",  "TFLOP/s/GPU",
-                                "MFU",  "bubble ratio",  "exposed comm", "peak memory"};
+  std::vector<std::string> head{"rank", "configuration", "iteration",    "samples/s",   "TFLOP/s/GPU",
+                                "MFU",  "bubble ratio",  "exposed comm", "peak memory", "cost/step"};
   if (!bands.empty()) head.insert(head.begin() + 3, "band (fast to slow)");
   Table tab(head);
   std::size_t tied = 0;
@@ -295,11 +308,12 @@ void print_search(SearchArgs& a, SearchJob& j, const std::vector<ps::Result>& re
         peak > 0 ? fmt::format("{:.1f} %", 100 * r.metrics.tflops_per_gpu * 1e12 / peak) : "-",
         fmt::format("{:.3f}", r.metrics.bubble),
         fmt::format("{:.3f} s", r.metrics.exposed_comm_s),
-        human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes)))};
+        human_string(Bytes(static_cast<std::int64_t>(r.peak_memory_bytes))),
+        step_cost_of(j, r).usd_per_step ? dollars(*step_cost_of(j, r).usd_per_step) : "-"};
     if (!bands.empty()) row.insert(row.begin() + 3, band);
     tab.add(row);
   }
-  std::vector<bool> right{true, false, true, true, true, true, true, true, true};
+  std::vector<bool> right{true, false, true, true, true, true, true, true, true, true};
   if (!bands.empty()) right.insert(right.begin() + 3, true);
   fmt::print("{}", tab.render(right));
   if (!bands.empty())
@@ -416,6 +430,7 @@ void add_search_command(CLI::App& app) {
       "Model: a meshsim.model/1 file, or a name from configs/models/ (gpt3-13b, gpt3-39b, gpt3-175b, ...)");
   a->topology.add_to(*cmd, "--topology", false);
   a->topology.add_placement_to(*cmd);
+  a->topology.add_cost_to(*cmd);
   a->calibration.add_with_profile_to(*cmd);
   add_compute_efficiency_option(*cmd, a->compute_efficiency);
   cmd->add_flag("--uncertainty", a->uncertainty,

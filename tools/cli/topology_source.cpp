@@ -10,14 +10,24 @@
 #include "core/error.h"
 #include "core/unit_strings.h"
 #include "hardware/hosts.h"
+#include "hardware/network_parts.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
 #include "topology/cluster.h"
+#include "topology/cost.h"
 #include "topology/placement.h"
 #include "topology/presets.h"
 #include "topology/topology_json.h"
 
 namespace meshsim::cli {
+
+namespace {
+std::vector<std::string> switch_model_names() {
+  std::vector<std::string> out;
+  for (const auto& s : hardware::kSwitches) out.emplace_back(s.name);
+  return out;
+}
+}  // namespace
 
 void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool required) {
   cmd.add_option(
@@ -40,6 +50,11 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
       ->check(CLI::Range(1.0, 1024.0));
   g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
       ->check(CLI::Range(1, 4096));
+  g->add_option("--switch", switch_model,
+                fmt::format("The fabric's switch model, for its power and in-network reduction: {} "
+                            "(default: the preset's)",
+                            hardware::switch_names()))
+      ->check(CLI::IsMember(switch_model_names()));
   cmd.add_option("--routing", routing,
                  "How flows spread over equal-cost fabric paths: ecmp (a fixed hash per pair, the default), "
                  "adaptive (each flow takes the least-loaded path) or deterministic (an InfiniBand subnet "
@@ -55,9 +70,24 @@ void TopologySource::add_placement_to(CLI::App& cmd) {
                  "file's");
 }
 
+void TopologySource::add_cost_to(CLI::App& cmd) {
+  cmd.add_option("--gpu-hour-price", gpu_hour_price,
+                 "Dollars per GPU-hour, for the cost per step and per million tokens (default: the preset's "
+                 "on-demand price); overrides the topology file's")
+      ->check(CLI::Range(0.0, topology::kMaxGpuHourUsd));
+  cmd.add_option("--host-watts", host_watts,
+                 "Rated power of each host in watts, for the energy per step (default: the preset's system "
+                 "power); overrides the topology file's")
+      ->check(CLI::Range(0.0, topology::kMaxWatts));
+  cmd.add_option("--switch-watts", switch_watts,
+                 "Rated power of each fabric switch in watts, shared over its ports (default: not counted); "
+                 "overrides the topology file's")
+      ->check(CLI::Range(0.0, topology::kMaxWatts));
+}
+
 topology::Topology TopologySource::load() const {
   const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
-                           hosts_per_unit || oversubscription || spines;
+                           hosts_per_unit || oversubscription || spines || switch_model;
   const hardware::HostPreset* preset = hardware::find_host_preset(what);
   if (preset == nullptr) {
     std::error_code ec;
@@ -67,7 +97,7 @@ topology::Topology TopologySource::load() const {
     if (preset_opts)
       throw UsageError(
           "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
-          "--oversubscription and --spines apply to presets; edit the cluster in the file instead");
+          "--oversubscription, --spines and --switch apply to presets; edit the cluster in the file instead");
     topology::Topology t = topology::load_topology_file(what);
     apply_overrides(t);
     return t;
@@ -80,6 +110,7 @@ topology::Topology TopologySource::load() const {
   if (nic_latency) spec.nic_latency = option_value("--nic-latency", *nic_latency, parse_time);
   if (nics_per_leaf) spec.fabric.nics_per_leaf = *nics_per_leaf;
   if (hosts_per_unit) spec.fabric.hosts_per_unit = *hosts_per_unit;
+  if (switch_model) spec.switch_model = *switch_model;
   // Network options on one host, or options of one fabric given with
   // another: said, not silently dropped.
   std::vector<std::string> network;
@@ -121,6 +152,13 @@ void TopologySource::apply_overrides(topology::Topology& t) const {
     }
     t.placement = *placement;
   }
+  apply_costs(t);
+}
+
+void TopologySource::apply_costs(topology::Topology& t) const {
+  if (gpu_hour_price) t.costs.gpu_hour_usd = *gpu_hour_price;
+  if (host_watts) t.costs.host_watts = *host_watts;
+  if (switch_watts) t.costs.switch_watts = *switch_watts;
 }
 
 }  // namespace meshsim::cli

@@ -24,6 +24,10 @@ struct TopologySource {
   std::optional<int> spines;
   std::optional<std::string> routing;    // ecmp, adaptive or deterministic, for files and presets
   std::optional<std::string> placement;  // topology/placement.h, for files and presets
+  std::optional<std::string> switch_model;
+  std::optional<double> gpu_hour_price;  // topology/cost.h, for files and presets
+  std::optional<double> host_watts;
+  std::optional<double> switch_watts;
 
   /// Adds <topology> (positional, or the option `flag` when given, e.g.
   /// "--topology") and the preset options to `cmd`.
@@ -31,12 +35,18 @@ struct TopologySource {
   /// Adds --placement (commands that run a job: they place it with
   /// topology::place_job once they know its size).
   void add_placement_to(CLI::App& cmd);
+  /// Adds --gpu-hour-price, --host-watts and --switch-watts (commands that report a
+  /// training step's cost and energy, topology/cost.h).
+  void add_cost_to(CLI::App& cmd);
   /// Loads the file or builds the preset cluster; ConfigError/UsageError on
   /// mistakes (a preset option given with a file is one).
   [[nodiscard]] topology::Topology load() const;
+  /// --gpu-hour-price, --host-watts and --switch-watts over `t`'s (load
+  /// applies them; for topologies built elsewhere, as from a search space).
+  void apply_costs(topology::Topology& t) const;
 
  private:
-  // --routing and --placement over the file's or preset's.
+  // --routing, --placement and the cost options over the file's or preset's.
   void apply_overrides(topology::Topology& t) const;
 };
 
