@@ -27,12 +27,14 @@ constexpr std::array<OpTraits, 4> kOpTable{{
 }};
 static_assert(keyed_in_order(kOpTable, [](const OpTraits& r) { return r.op; }));
 
-constexpr std::array<AlgorithmTraits, 5> kAlgorithmTable{{
-    {Algorithm::ring, "Ring", false, false, true, false},
-    {Algorithm::tree, "Tree", false, false, true, true},
-    {Algorithm::nvls, "NVLS", true, false, true, false},
-    {Algorithm::nvls_tree, "NVLSTree", true, true, true, true},
-    {Algorithm::direct, "", false, false, false, false},
+constexpr std::array<AlgorithmTraits, 7> kAlgorithmTable{{
+    {Algorithm::ring, "Ring", false, false, true, false, false},
+    {Algorithm::tree, "Tree", false, false, true, true, false},
+    {Algorithm::nvls, "NVLS", true, false, true, false, false},
+    {Algorithm::nvls_tree, "NVLSTree", true, true, true, true, false},
+    {Algorithm::direct, "", false, false, false, false, false},
+    {Algorithm::collnet_direct, "CollNetDirect", false, true, true, true, true},
+    {Algorithm::collnet_chain, "CollNetChain", false, true, true, true, true},
 }};
 static_assert(keyed_in_order(kAlgorithmTable, [](const AlgorithmTraits& r) { return r.algorithm; }));
 
@@ -55,18 +57,20 @@ struct LatencyRow {
   Algorithm algorithm;
   std::array<double, 3> us;  // LL, LL128, Simple
 };
-constexpr std::array<LatencyRow, 5> kBaseLatency{{
+constexpr std::array<LatencyRow, 7> kBaseLatency{{
     {Algorithm::ring, {6.6, 14.0, 8.4}},
     {Algorithm::tree, {6.8, 14.0, 8.4}},
     {Algorithm::nvls, {0.0, 0.0, 0.0}},
     {Algorithm::nvls_tree, {0.0, 0.0, 0.0}},
     {Algorithm::direct, {0.0, 0.0, 0.0}},
+    {Algorithm::collnet_direct, {0.0, 0.0, 0.0}},
+    {Algorithm::collnet_chain, {0.0, 0.0, 0.0}},
 }};
 static_assert(keyed_in_order(kBaseLatency, [](const LatencyRow& r) { return r.algorithm; }));
 
 struct HopLatencyRow {
   Transport transport;
-  std::array<LatencyRow, 5> by_algorithm;
+  std::array<LatencyRow, 7> by_algorithm;
 };
 constexpr std::array<HopLatencyRow, 3> kHopLatency{{
     {Transport::nvlink,
@@ -74,19 +78,25 @@ constexpr std::array<HopLatencyRow, 3> kHopLatency{{
        {Algorithm::tree, {0.6, 1.25, 4.0}},
        {Algorithm::nvls, {0.0, 0.0, 25.0}},
        {Algorithm::nvls_tree, {0.0, 0.0, 25.0}},
-       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}},
+       {Algorithm::collnet_direct, {0.0, 0.0, 3.7}},
+       {Algorithm::collnet_chain, {0.0, 0.0, 2.8}}}}},
     {Transport::pcie,
      {{{Algorithm::ring, {1.0, 2.5, 5.7}},
        {Algorithm::tree, {1.0, 1.9, 4.0}},
        {Algorithm::nvls, {0.0, 0.0, 0.0}},
        {Algorithm::nvls_tree, {0.0, 0.0, 0.0}},
-       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}},
+       {Algorithm::collnet_direct, {0.0, 0.0, 3.7}},
+       {Algorithm::collnet_chain, {0.0, 0.0, 2.8}}}}},
     {Transport::net,
      {{{Algorithm::ring, {2.7, 4.0, 14.0}},
        {Algorithm::tree, {5.0, 8.5, 14.0}},
        {Algorithm::nvls, {0.0, 0.0, 18.0}},
        {Algorithm::nvls_tree, {0.0, 0.0, 14.0}},
-       {Algorithm::direct, {0.0, 0.0, 0.0}}}}},
+       {Algorithm::direct, {0.0, 0.0, 0.0}},
+       {Algorithm::collnet_direct, {0.0, 0.0, 31.0}},
+       {Algorithm::collnet_chain, {0.0, 0.0, 30.0}}}}},
 }};
 static_assert(keyed_in_order(kHopLatency, [](const HopLatencyRow& r) { return r.transport; }));
 static_assert(keyed_in_order(kHopLatency[0].by_algorithm, [](const LatencyRow& r) { return r.algorithm; }));
@@ -179,7 +189,9 @@ std::string op_names() {
 
 bool supports(Algorithm a, CollectiveOp op) {
   if (op == CollectiveOp::all_to_all) return a == Algorithm::direct;
-  if (a == Algorithm::tree || a == Algorithm::nvls_tree) return op == CollectiveOp::all_reduce;
+  if (a == Algorithm::tree || a == Algorithm::nvls_tree || a == Algorithm::collnet_direct ||
+      a == Algorithm::collnet_chain)
+    return op == CollectiveOp::all_reduce;
   return true;
 }
 

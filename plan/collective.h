@@ -34,6 +34,20 @@
 //   direct     a transfer per ordered pair (all_reduce: a reduce-scatter and
 //              an all-gather phase of S/n per pair). all_to_all is always
 //              direct.
+// In-network reduction (NCCL's CollNet, through the SHARP plugin; the
+// fabric's switches reduce, so each host sends its partial sum up once and
+// receives the total once, whatever the host count). all_reduce only:
+//   collnet_direct  per channel, one "head" per host (the GPU beside the
+//              channel's NIC): every GPU of the host sends the head its
+//              share over NVLink, the head sends the host's sum up the
+//              switches' aggregation tree and gets the total back, then
+//              sends it to every GPU of the host. At most 8 GPUs per host.
+//   collnet_chain  per channel, a chain through the host's GPUs reduces up
+//              to the head, the head does the same through the switches,
+//              and the chain broadcasts back down.
+//   nvls       across hosts on such a fabric (NCCL's multi-node NVLS): NVLS
+//              inside each host, and GPU k of every host reduces its 1/g
+//              share through the switches.
 //
 // Protocols (NCCL's): the wire carries more bytes than the data, and each
 // step costs a different latency.
@@ -50,8 +64,13 @@
 //   ring       steps as above, each on the next edge of the ring: a chunk
 //              walks the ring, so Σ = steps × (mean edge latency)
 //   tree       2 × (chain of g−1 intra-host hops + ⌈log2 N⌉ network hops)
-//   nvls       one NVLink round (+ for nvls_tree 2 × ⌈log2 N⌉ network hops)
+//   nvls       one NVLink round (+ for nvls_tree 2 × ⌈log2 N⌉ network hops;
+//              + one network step across hosts on a reducing fabric)
 //   direct     one step per phase, on the slowest pair's route
+//   collnet_direct  2 × (one intra-host step + 0.4 µs per other GPU of the
+//              host) + one network step (NCCL's "arity" term; the network
+//              step is constant in the host count: the switches reduce)
+//   collnet_chain   2 × (g−1) intra-host steps + one network step
 
 #include <array>
 #include <cstdint>
@@ -65,7 +84,7 @@
 namespace meshsim::plan {
 
 enum class CollectiveOp : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all };
-enum class Algorithm : std::uint8_t { ring, tree, nvls, nvls_tree, direct };
+enum class Algorithm : std::uint8_t { ring, tree, nvls, nvls_tree, direct, collnet_direct, collnet_chain };
 enum class Protocol : std::uint8_t { ll, ll128, simple };
 /// What one step of an algorithm crosses (NCCL's NCCL_HW_NVLINK/PCI/NET).
 enum class Transport : std::uint8_t { nvlink, pcie, net };
@@ -81,12 +100,14 @@ inline constexpr EnumNames<CollectiveOp, 8> kOpNames{"collective",
                                                        {CollectiveOp::reduce_scatter, "reducescatter"},
                                                        {CollectiveOp::all_reduce, "allreduce"},
                                                        {CollectiveOp::all_to_all, "alltoall"}}}};
-inline constexpr EnumNames<Algorithm, 5> kAlgorithmNames{"algorithm",
+inline constexpr EnumNames<Algorithm, 7> kAlgorithmNames{"algorithm",
                                                          {{{Algorithm::ring, "ring"},
                                                            {Algorithm::tree, "tree"},
                                                            {Algorithm::nvls, "nvls"},
                                                            {Algorithm::nvls_tree, "nvls_tree"},
-                                                           {Algorithm::direct, "direct"}}}};
+                                                           {Algorithm::direct, "direct"},
+                                                           {Algorithm::collnet_direct, "collnet_direct"},
+                                                           {Algorithm::collnet_chain, "collnet_chain"}}}};
 inline constexpr EnumNames<Protocol, 3> kProtocolNames{
     "protocol", {{{Protocol::ll, "ll"}, {Protocol::ll128, "ll128"}, {Protocol::simple, "simple"}}}};
 inline constexpr EnumNames<Transport, 3> kTransportNames{
@@ -94,8 +115,9 @@ inline constexpr EnumNames<Transport, 3> kTransportNames{
 
 inline constexpr std::array kOps{CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
                                  CollectiveOp::all_reduce, CollectiveOp::all_to_all};
-inline constexpr std::array kAlgorithms{Algorithm::ring, Algorithm::tree, Algorithm::nvls,
-                                        Algorithm::nvls_tree, Algorithm::direct};
+inline constexpr std::array kAlgorithms{Algorithm::ring,         Algorithm::tree,   Algorithm::nvls,
+                                        Algorithm::nvls_tree,    Algorithm::direct, Algorithm::collnet_direct,
+                                        Algorithm::collnet_chain};
 inline constexpr std::array kProtocols{Protocol::ll, Protocol::ll128, Protocol::simple};
 
 struct OpTraits {
@@ -111,6 +133,7 @@ struct AlgorithmTraits {
   bool needs_hosts;            // a group that spans at least two hosts
   bool tuned;                  // NCCL's tuner picks it (direct only when forced, or all_to_all)
   bool tuned_across_hosts;     // ... only for groups that span hosts (tree: a chain inside one)
+  bool needs_sharp;            // switches that reduce (SHARP), enabled (topology.h: Topology::sharp)
 };
 
 struct ProtocolTraits {
@@ -136,11 +159,11 @@ struct ProtocolTraits {
 [[nodiscard]] std::string protocol_names();
 [[nodiscard]] std::string op_names();  // the CLI's names ("allgather, ...")
 
-/// Whether `a` can run `op` at all (tree and nvls_tree: all_reduce only;
-/// all_to_all: direct only).
+/// Whether `a` can run `op` at all (tree, nvls_tree and the collnets:
+/// all_reduce only; all_to_all: direct only).
 [[nodiscard]] bool supports(Algorithm a, CollectiveOp op);
 
-/// Whether `a` runs protocol `p` (nvls, nvls_tree and direct: simple only).
+/// Whether `a` runs protocol `p` (all but ring and tree: simple only).
 [[nodiscard]] bool supports(Algorithm a, Protocol p);
 
 /// nccl-tests: busbw = algbw × bus_factor (n ranks).
@@ -151,6 +174,10 @@ struct ProtocolTraits {
 /// Rounds of a direct collective: all_reduce a reduce-scatter then an
 /// all-gather phase, each moving S/n per ordered pair (2); the others 1.
 [[nodiscard]] std::int64_t direct_phases(CollectiveOp op);
+
+/// NCCL's latency per other GPU of a host that a collnet_direct head
+/// serves in turn (tuning.cc's "arity serialization", 0.4 µs).
+inline constexpr Time kCollNetPeerLatency = Time::ns(400);
 
 /// NCCL's base latency of an (algorithm, protocol); zero for direct.
 [[nodiscard]] Time base_latency(Algorithm a, Protocol p);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "hardware/network_parts.h"
 #include "sim/kernel/numeric.h"
 
 namespace meshsim::sim {
@@ -121,6 +122,26 @@ std::vector<std::pair<DirLinkId, int>> switch_links(const Topology& t, NodeId g)
   return out;
 }
 
+// `sw` and the other switches whose network neighbours are exactly its
+// own, by node id (`sw` alone when it is not a switch).
+std::vector<NodeId> equivalent_switches(const Topology& t, NodeId sw) {
+  if (t.node(sw).kind != topology::NodeKind::network_switch) return {sw};
+  const auto& graph = t.graph();
+  auto neighbours = [&](NodeId n) {
+    std::vector<NodeId> out;
+    for (auto [e, end] = boost::out_edges(n, graph); e != end; ++e)
+      out.push_back(static_cast<NodeId>(boost::target(*e, graph)));
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  const auto mine = neighbours(sw);
+  std::vector<NodeId> out;
+  for (NodeId n = 0; n < t.node_count(); ++n)
+    if (t.node(n).kind == topology::NodeKind::network_switch && neighbours(n) == mine) out.push_back(n);
+  return out;
+}
+
 // Flows one direct collective (every ordered pair) may start: 2,048 GPUs
 // (docs/limits.md).
 constexpr std::int64_t kMaxDirectFlows = std::int64_t{1} << 22;
@@ -144,9 +165,11 @@ class Builder {
     switch (ch_.algorithm) {
       case Algorithm::ring: ring(); break;
       case Algorithm::tree: tree(); break;
-      case Algorithm::nvls: nvls(); break;
+      case Algorithm::nvls: runs_.size() > 1 ? nvls_sharp() : nvls(); break;
       case Algorithm::nvls_tree: nvls_tree(); break;
       case Algorithm::direct: direct(); break;
+      case Algorithm::collnet_direct: collnet_direct(); break;
+      case Algorithm::collnet_chain: collnet_chain(); break;
     }
     return std::move(out_);
   }
@@ -196,6 +219,17 @@ class Builder {
     out_.latency += lat_sum * steps / n;
   }
 
+  // A chain through `r` (its head first): `bytes` up every edge toward the
+  // head and back down; returns the latency of its steps, one way.
+  Time chain_flows(const std::vector<NodeId>& r, Bytes bytes) {
+    Time sum = Time::zero();
+    for (std::size_t k = 1; k < r.size(); ++k) {
+      sum += step_latency(t_, add(r[k], r[k - 1], bytes), ch_.algorithm, ch_.protocol);
+      add(r[k - 1], r[k], bytes);
+    }
+    return sum;
+  }
+
   // The chains inside hosts and the two trees between their top GPUs;
   // `top(run, c)` names the host's GPU that joins the trees.
   void tree() {
@@ -210,11 +244,7 @@ class Builder {
       for (const auto& run : runs_) {
         const auto r = rail_run(t_, run, c, ch_.channels);
         tops.push_back(r.front());
-        Time sum = Time::zero();
-        for (std::size_t k = 1; k < r.size(); ++k) {
-          sum += step_latency(t_, add(r[k], r[k - 1], chain), ch_.algorithm, ch_.protocol);
-          add(r[k - 1], r[k], chain);
-        }
+        const Time sum = chain_flows(r, chain);
         if (c == 0) chain_lat = std::max(chain_lat, sum);
       }
       for (int which = 0; which < (hosts > 1 ? 2 : 0); ++which)
@@ -251,6 +281,100 @@ class Builder {
       }
     }
     out_.latency += lat;
+  }
+
+  // Aggregation tree `tree` (a channel, or a local GPU index): each of
+  // `heads` (one per host) sends `bytes` through its NIC up to the tree's
+  // root and gets the total back down the same links. The root is the
+  // switch midway between the first and the last head's NICs (a spine, or
+  // the one leaf they share), or, as the aggregation manager spreads trees,
+  // the tree-th (mod their count) of the switches joined to exactly the
+  // same neighbours (every spine of a two-level tree). Each directed link
+  // of the tree carries `bytes` once, whatever the host count: the
+  // switches reduce what they receive. Returns the tree's round-trip latency.
+  Time sharp_tree(const std::vector<NodeId>& heads, Bytes bytes, int tree) {
+    const auto nic_first = t_.nic_of(heads.front());
+    const auto nic_last = t_.nic_of(heads.back());
+    if (!nic_first || !nic_last) throw UsageError("in-network reduction needs a NIC beside every head GPU");
+    const topology::Route& across = t_.route(*nic_first, *nic_last);
+    std::vector<NodeId> nodes{across.src};
+    for (const topology::Hop& h : across.hops) nodes.push_back(h.to);
+    const auto peers = equivalent_switches(t_, nodes[nodes.size() / 2]);
+    const NodeId root = peers[static_cast<std::size_t>(tree) % peers.size()];
+    std::set<DirLinkId> up;
+    Time lat = Time::zero();
+    for (NodeId head : heads) {
+      std::vector<DirLinkId> path = t_.route(head, *t_.nic_of(head)).links();
+      const auto rest = t_.route(*t_.nic_of(head), root).links();
+      path.insert(path.end(), rest.begin(), rest.end());
+      up.insert(path.begin(), path.end());
+      lat = std::max(lat, path_latency(t_, path));
+    }
+    for (DirLinkId d : up) {
+      out_.flows.push_back({root, root, {d}, bytes, pipeline_});
+      out_.flows.push_back({root, root, {d ^ 1U}, bytes, pipeline_});
+    }
+    return 2 * lat;
+  }
+
+  // NCCL's network step of an in-network reduction, or the tree's own
+  // latency when larger.
+  Time sharp_step(Time tree_latency) const {
+    return std::max(tree_latency, plan::hop_latency(Transport::net, ch_.algorithm, ch_.protocol));
+  }
+
+  void collnet_direct() {
+    const Bytes share = scaled_bytes(size_, wire_ / ch_.channels);
+    Time intra = Time::zero();
+    Time net = Time::zero();
+    for (int c = 0; c < ch_.channels; ++c) {
+      pipeline_ = c;
+      std::vector<NodeId> heads;
+      for (const auto& run : runs_) {
+        const NodeId head = rail_run(t_, run, c, ch_.channels).front();
+        heads.push_back(head);
+        for (NodeId g : run) {
+          if (g == head) continue;
+          intra = std::max(intra, step_latency(t_, add(g, head, share), ch_.algorithm, ch_.protocol));
+          add(head, g, share);
+        }
+      }
+      net = std::max(net, sharp_tree(heads, share, c));
+    }
+    const auto others = static_cast<std::int64_t>(runs_.front().size()) - 1;
+    out_.latency += 2 * (intra + plan::kCollNetPeerLatency * others) + sharp_step(net);
+  }
+
+  void collnet_chain() {
+    const Bytes share = scaled_bytes(size_, wire_ / ch_.channels);
+    Time chain = Time::zero();
+    Time net = Time::zero();
+    for (int c = 0; c < ch_.channels; ++c) {
+      pipeline_ = c;
+      std::vector<NodeId> heads;
+      for (const auto& run : runs_) {
+        const auto r = rail_run(t_, run, c, ch_.channels);
+        heads.push_back(r.front());
+        chain = std::max(chain, chain_flows(r, share));
+      }
+      net = std::max(net, sharp_tree(heads, share, c));
+    }
+    out_.latency += 2 * chain + sharp_step(net);
+  }
+
+  // NVLS inside every host, and across hosts GPU k of each reduces its
+  // 1/g share through the switches (NCCL's multi-node NVLS).
+  void nvls_sharp() {
+    nvls();
+    const std::size_t g = runs_.front().size();
+    const Bytes share = scaled_bytes(size_, wire_ / static_cast<double>(g));
+    Time net = Time::zero();
+    for (std::size_t k = 0; k < g; ++k) {
+      std::vector<NodeId> heads;
+      for (const auto& run : runs_) heads.push_back(run[k]);
+      net = std::max(net, sharp_tree(heads, share, static_cast<int>(k)));
+    }
+    out_.latency += sharp_step(net);
   }
 
   void nvls_tree() {
@@ -305,6 +429,17 @@ class Builder {
 
 }  // namespace
 
+bool reducing_fabric(const Topology& t) {
+  bool any = false;
+  for (const topology::Node& n : t.nodes()) {
+    if (n.kind != topology::NodeKind::network_switch) continue;
+    const auto* sw = hardware::find_switch(n.model);
+    if (sw == nullptr || sw->sharp == 0) return false;
+    any = true;
+  }
+  return any;
+}
+
 GroupShape group_shape(const Topology& t, const std::vector<NodeId>& group) {
   GroupShape s;
   s.ranks = static_cast<std::int64_t>(group.size());
@@ -320,6 +455,7 @@ GroupShape group_shape(const Topology& t, const std::vector<NodeId>& group) {
   }
   // Every GPU must reach an NVSwitch directly.
   for (NodeId g : group) s.nvls = s.nvls && !switch_links(t, g).empty();
+  s.sharp = t.sharp && s.hosts >= 2 && reducing_fabric(t);
   return s;
 }
 
@@ -335,9 +471,15 @@ std::string unsupported_reason(Algorithm a, CollectiveOp op, const GroupShape& s
                        plan::to_string(a), plan::first_nvls_model());
   if (tr.needs_hosts && s.hosts < 2)
     return fmt::format("{} needs a group that spans hosts", plan::to_string(a));
-  if (a == Algorithm::nvls && s.hosts > 1) return "nvls runs inside one host (nvls_tree spans hosts)";
-  if (a == Algorithm::nvls_tree && s.ranks != s.hosts * s.max_per_host)
-    return "nvls_tree needs the same number of GPUs on every host";
+  if ((tr.needs_sharp || (a == Algorithm::nvls && s.hosts > 1)) && !s.sharp)
+    return fmt::format(
+        "{} {}needs switches that reduce: --sharp (NCCL's CollNet) on a fabric of SHARP switches ({})",
+        plan::to_string(a), a == Algorithm::nvls ? "across hosts " : "", hardware::switch_names());
+  const bool even = s.ranks == s.hosts * s.max_per_host;
+  if ((a == Algorithm::nvls_tree || a == Algorithm::nvls || tr.needs_sharp) && !even)
+    return fmt::format("{} needs the same number of GPUs on every host", plan::to_string(a));
+  if (a == Algorithm::collnet_direct && s.max_per_host > 8)
+    return "collnet_direct serves at most 8 GPUs per host (collnet_chain serves more)";
   return {};
 }
 

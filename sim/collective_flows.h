@@ -29,6 +29,14 @@
 //              each local index k, the two trees between the hosts' GPU k
 //              carrying w·S/(2g) each way on every edge.
 //   direct     a flow per ordered pair: S/n (all_reduce: 2S/n).
+//   collnet_direct  per channel and host: S/C from every other GPU to the
+//              head and back over NVLink; the head's S/C up the switches'
+//              tree and back (sharp tree: every directed link of the union
+//              of the heads' routes to the root switch carries w·S/C once).
+//   collnet_chain  per channel: the host's chain carries w·S/C each way on
+//              every edge; the head's S/C through the sharp tree.
+//   nvls (across hosts)  nvls inside each host; for each local index k,
+//              a sharp tree over the hosts' GPU k carrying w·S/g.
 // Selection (as NCCL's tuner): each algorithm the group supports and each
 // protocol is predicted as latency + max over directed links of
 // (wire bytes / capacity), without simulating; the smallest wins (ties to
@@ -51,7 +59,11 @@ struct GroupShape {
   std::int64_t max_per_host = 0;  // most group GPUs on one host
   int nics = 0;                   // fewest distinct NICs the group uses on any host
   bool nvls = false;              // every host's group GPUs share an NVLS-capable NVSwitch
+  bool sharp = false;             // across hosts, on a fabric that reduces (reducing_fabric)
 };
+/// Whether collectives may reduce in `t`'s switches: `t.sharp` is on and
+/// every network switch is of a model that runs SHARP.
+[[nodiscard]] bool reducing_fabric(const topology::Topology& t);
 [[nodiscard]] GroupShape group_shape(const topology::Topology& t, const std::vector<topology::NodeId>& group);
 
 /// A request with nothing forced: choose everything.

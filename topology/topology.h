@@ -171,6 +171,10 @@ class Topology {
   /// Where a job runs on this cluster (topology/placement.h, e.g.
   /// "random:1"); empty: contiguous. Commands that run a job apply it.
   std::string placement;
+  /// Collectives may reduce in the fabric's switches (NCCL's CollNet over
+  /// the SHARP plugin, NCCL_COLLNET_ENABLE=1), where every switch is of a
+  /// model that does (hardware/network_parts.h). Off by default, as in NCCL.
+  bool sharp = false;
   /// What a GPU-hour costs here (dollars) and what each host and each
   /// switch draws (watts), when given instead of the catalogue's figures
   /// (topology/cost.h).

@@ -305,7 +305,7 @@ Topology topology_from_json(const Json& j, const std::string& file) {
   if (fmt_c.as_string() != kTopologyFormat)
     fmt_c.fail(fmt::format("unsupported format \"{}\" (this meshsim reads \"{}\")", fmt_c.as_string(),
                            kTopologyFormat));
-  root.allow_only({"format", "name", "description", "routing", "placement", "price_per_gpu_hour",
+  root.allow_only({"format", "name", "description", "routing", "placement", "sharp", "price_per_gpu_hour",
                    "host_watts", "switch_watts", "cluster", "hosts", "nodes", "links"});
   Topology t = topology_body_from_json(root);
   if (auto r = root.find("routing")) {
@@ -316,6 +316,7 @@ Topology topology_from_json(const Json& j, const std::string& file) {
     t.routing = *p;
   }
   if (auto p = root.find("placement")) t.placement = placement_from_json(*p);
+  if (auto v = root.find("sharp")) t.sharp = v->as_bool();
   if (auto v = root.find("price_per_gpu_hour")) t.costs.gpu_hour_usd = v->as_number_in(0, kMaxGpuHourUsd);
   if (auto v = root.find("host_watts")) t.costs.host_watts = v->as_number_in(0, kMaxWatts);
   if (auto v = root.find("switch_watts")) t.costs.switch_watts = v->as_number_in(0, kMaxWatts);
@@ -333,6 +334,7 @@ Json topology_to_json(const Topology& t) {
   j["description"] = t.description;
   if (t.routing != RoutingPolicy::ecmp) j["routing"] = std::string(to_string(t.routing));
   if (!t.placement.empty()) j["placement"] = t.placement;
+  if (t.sharp) j["sharp"] = true;
   if (t.costs.gpu_hour_usd) j["price_per_gpu_hour"] = *t.costs.gpu_hour_usd;
   if (t.costs.host_watts) j["host_watts"] = *t.costs.host_watts;
   if (t.costs.switch_watts) j["switch_watts"] = *t.costs.switch_watts;

@@ -49,7 +49,7 @@ TEST_CASE("names round-trip and both op spellings are accepted", "[collective-ta
   for (Protocol p : kProtocols) CHECK(protocol_from(to_string(p)) == p);
   CHECK_FALSE(op_from("allreduse"));
   CHECK_FALSE(algorithm_from("Ring"));  // NCCL's spelling is not ours
-  CHECK(algorithm_names() == "ring, tree, nvls, nvls_tree, direct");
+  CHECK(algorithm_names() == "ring, tree, nvls, nvls_tree, direct, collnet_direct, collnet_chain");
 }
 
 TEST_CASE("what each algorithm can run", "[collective-table]") {
@@ -57,6 +57,11 @@ TEST_CASE("what each algorithm can run", "[collective-table]") {
   CHECK_FALSE(supports(Algorithm::tree, CollectiveOp::all_gather));
   CHECK_FALSE(supports(Algorithm::nvls_tree, CollectiveOp::reduce_scatter));
   CHECK(supports(Algorithm::direct, CollectiveOp::all_to_all));
+  CHECK(supports(Algorithm::collnet_direct, CollectiveOp::all_reduce));
+  CHECK_FALSE(supports(Algorithm::collnet_chain, CollectiveOp::all_gather));
+  CHECK_FALSE(supports(Algorithm::collnet_direct, Protocol::ll));
+  CHECK(traits(Algorithm::collnet_direct).needs_sharp);
+  CHECK(traits(Algorithm::collnet_chain).nccl_name == "CollNetChain");
   CHECK_FALSE(supports(Algorithm::ring, CollectiveOp::all_to_all));
   CHECK(supports(Algorithm::tree, Protocol::ll));
   CHECK_FALSE(supports(Algorithm::nvls, Protocol::ll128));

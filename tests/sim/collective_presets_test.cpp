@@ -210,3 +210,55 @@ TEST_CASE("a GB200 NVL72 is one NVLink domain of 72 GPUs, and NVLS runs over all
   const double busbw8 = allreduce_busbw(host("dgx-b200"));
   CHECK(busbw72 / busbw8 == Approx((71.0 / 73) / (7.0 / 9)).epsilon(0.01));
 }
+
+TEST_CASE("in-network reduction on 16 DGX-H100: NVLS across hosts at every size, by hand",
+          "[collective][presets][sharp]") {
+  Topology t = cluster("dgx-h100", 16, FabricKind::fat_tree);
+  // Off by default, as NCCL_COLLNET_ENABLE is: the tree with LL for 8 bytes,
+  // 6.8 + 2 x (7 chain steps of 1 us + 4 network steps of 5 us) = 60.8 us.
+  CHECK(run_allreduce(t, Bytes(8), {}).collectives[0].algorithm == Algorithm::tree);
+  CHECK_THROWS_WITH(run_allreduce(t, Bytes(8), {Algorithm::collnet_direct, Protocol::simple, 0}),
+                    Catch::Matchers::Contains("needs switches that reduce: --sharp"));
+  t.sharp = true;  // QM9700 leaves and spines run SHARPv3
+  // NVLS inside each host, the switches across: NCCL's latency 25 (NVLink
+  // NVLS) + 18 (network NVLS) = 43 us, below the tree's 60.8 at every size.
+  const SimResult small = run_allreduce(t, Bytes(8), {});
+  CHECK(small.collectives[0].algorithm == Algorithm::nvls);
+  CHECK(small.makespan.microseconds() == Approx(43.0).margin(0.01));
+  // 1 GiB: each GPU moves (g+1)/g = 9/8 of the data each way over its
+  // NVLink (18 x 25 GB/s x 0.824 = 370.8 GB/s) at NVLS's 0.85; each NIC
+  // only S/8 each way (the switches reduce), 47 GB/s: not the limit. algbw
+  // = 370.8 x 0.85 x 8/9 = 280.16 GB/s; busbw = S / (S/algbw + 43 us) x
+  // 2 x 127/128 = 549.8 GB/s, above the 8 NICs' 376 GB/s a ring could reach.
+  const SimResult big = run_allreduce(t, Bytes::GiB(1), {});
+  CHECK(big.collectives[0].algorithm == Algorithm::nvls);
+  const double s = static_cast<double>(Bytes::GiB(1).count());
+  CHECK(allreduce_busbw(t) == Approx(s / (s / 280.16e9 + 43e-6) * 2 * 127 / 128 / 1e9).epsilon(0.002));
+  // CollNetDirect: every GPU sends each other GPU's head its 1/8 and gets
+  // the heads' results back, 7/8 + 7/8 = 1.75 S each way over NVLink:
+  // algbw 370.8 / 1.75 = 211.9 GB/s; latency 2 x (3.7 + 7 x 0.4) + 31 = 44 us.
+  const Forced direct{Algorithm::collnet_direct, Protocol::simple, 0};
+  CHECK(run_allreduce(t, Bytes(8), direct).makespan.microseconds() == Approx(44.0).margin(0.01));
+  CHECK(allreduce_busbw(t, Bytes::GiB(1), direct) ==
+        Approx(s / (1.75 * s / 370.8e9 + 44e-6) * 2 * 127 / 128 / 1e9).epsilon(0.002));
+  // CollNetChain moves the same 1.75 S per GPU; its latency is the chain's,
+  // 2 x 7 x 2.8 + 30 = 69.2 us.
+  const Forced chain{Algorithm::collnet_chain, Protocol::simple, 0};
+  CHECK(run_allreduce(t, Bytes(8), chain).makespan.microseconds() == Approx(69.2).margin(0.01));
+}
+
+TEST_CASE("in-network reduction without NVLS: CollNetDirect on 16 DGX-A100", "[collective][presets][sharp]") {
+  Topology t = cluster("dgx-a100", 16, FabricKind::fat_tree);  // QM8700: SHARPv2
+  t.sharp = true;
+  // A100 NVLink: 12 x 25 GB/s x 0.8 = 240 GB/s; 1.75 S each way: algbw
+  // 137.1 GB/s (HDR NICs carry S/8 each way at 24 GB/s: 192, not the limit).
+  const SimResult r = run_allreduce(t, Bytes::GiB(1), {});
+  CHECK(r.collectives[0].algorithm == Algorithm::collnet_direct);
+  const double s = static_cast<double>(Bytes::GiB(1).count());
+  CHECK(allreduce_busbw(t) == Approx(s / (1.75 * s / 240e9 + 44e-6) * 2 * 127 / 128 / 1e9).epsilon(0.002));
+  // A fabric of switches that do not reduce refuses it, naming the cause.
+  Topology aws = cluster("p4d.24xlarge", 2, FabricKind::fat_tree);
+  aws.sharp = true;
+  CHECK_THROWS_WITH(run_allreduce(aws, Bytes::MiB(1), {Algorithm::collnet_direct, Protocol::simple, 0}),
+                    Catch::Matchers::Contains("on a fabric of SHARP switches"));
+}

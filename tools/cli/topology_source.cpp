@@ -60,6 +60,11 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
                  "adaptive (each flow takes the least-loaded path) or deterministic (an InfiniBand subnet "
                  "manager's fat-tree routing: one spine per destination); overrides the topology file's")
       ->check(CLI::IsMember(topology::kRoutingPolicyNames.names()));
+  cmd.add_flag(
+      "--sharp", sharp,
+      "Let all-reduces reduce in the fabric's switches (NCCL's CollNet with the SHARP plugin, "
+      "NCCL_COLLNET_ENABLE=1): collnet_direct, collnet_chain and nvls across hosts; every switch must "
+      "be of a SHARP model (--switch)");
 }
 
 void TopologySource::add_placement_to(CLI::App& cmd) {
@@ -144,6 +149,7 @@ topology::Topology TopologySource::load() const {
 
 void TopologySource::apply_overrides(topology::Topology& t) const {
   if (routing) t.routing = *topology::routing_policy_from(*routing);
+  if (sharp) t.sharp = true;
   if (placement) {
     try {
       (void)topology::parse_placement(*placement);

@@ -25,6 +25,7 @@ struct TopologySource {
   std::optional<std::string> routing;    // ecmp, adaptive or deterministic, for files and presets
   std::optional<std::string> placement;  // topology/placement.h, for files and presets
   std::optional<std::string> switch_model;
+  bool sharp = false;                    // --sharp: collectives may reduce in the switches
   std::optional<double> gpu_hour_price;  // topology/cost.h, for files and presets
   std::optional<double> host_watts;
   std::optional<double> switch_watts;
