@@ -69,6 +69,10 @@ std::optional<JsonCursor> JsonCursor::find(std::string_view key) const {
 }
 
 void JsonCursor::allow_only(std::initializer_list<std::string_view> allowed) const {
+  allow_only(std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
+
+void JsonCursor::allow_only(std::span<const std::string_view> allowed) const {
   expect_object();
   for (const auto& [key, v] : value_->items()) {
     bool ok = false;

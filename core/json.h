@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -57,6 +58,8 @@ class JsonCursor {
   [[nodiscard]] std::optional<JsonCursor> find(std::string_view key) const;
   /// Rejects any member not in `allowed` (typos are errors, not silence).
   void allow_only(std::initializer_list<std::string_view> allowed) const;
+  /// The same, for a list made at run time.
+  void allow_only(std::span<const std::string_view> allowed) const;
   /// ConfigError at "format" unless this object's "format" is `format`.
   void require_format(std::string_view format) const;
 

@@ -23,7 +23,8 @@ import matplotlib.ticker  # noqa: E402
 
 # The figure columns `meshsim compare` writes; every other column names the variant.
 FIGURE_COLUMNS = ["size", "time", "busbw GB/s", "algorithm", "iteration", "band", "samples/s", "TFLOP/s/GPU",
-                  "MFU", "idle", "cost/step", "fits", "best", "lower bound", "makespan"]
+                  "MFU", "idle", "cost/step", "fits", "best", "lower bound", "makespan", "alone", "together",
+                  "slowdown"]
 UNITS = {"ps": 1e-12, "ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0}
 SIZES = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
 

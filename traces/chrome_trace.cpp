@@ -47,6 +47,10 @@ class Events {
     add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", pid,
                     quoted(name)));
   }
+  void sort_index(int pid, int index) {
+    add(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+                    pid, index));
+  }
   void thread(int pid, int tid, const std::string& name) {
     add(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", pid, tid,
                     quoted(name)));
@@ -172,13 +176,25 @@ void host_events(Events& ev, const plan::Plan& plan, const topology::Topology& t
 
 std::size_t write_chrome_trace(std::ostream& out, const plan::Plan& plan, const topology::Topology& topo,
                                const plan::Timeline& r, const std::vector<LinkUtilisation>& links,
-                               TraceDetail detail) {
+                               TraceDetail detail, const std::vector<HostGroup>& groups) {
   out << R"({"displayTimeUnit":"ns","traceEvents":[)";
   Events ev(out);
-  // Processes: pid 0 is the network, pid h+1 is host h.
+  // Processes: pid 0 is the network, pid h+1 is host h; a group's hosts
+  // are named after it and sorted together, in the groups' order.
   ev.process(0, "network");
-  for (int h = 0; h < topo.host_count(); ++h)
-    ev.process(h + 1, topo.hosts()[static_cast<std::size_t>(h)].name);
+  std::vector<std::string> group_of(static_cast<std::size_t>(topo.host_count()));
+  std::vector<int> order(group_of.size(), static_cast<int>(groups.size()));
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (int h : groups[g].hosts) {
+      group_of.at(static_cast<std::size_t>(h)) = groups[g].name;
+      order.at(static_cast<std::size_t>(h)) = static_cast<int>(g);
+    }
+  for (int h = 0; h < topo.host_count(); ++h) {
+    const auto k = static_cast<std::size_t>(h);
+    const std::string& host = topo.hosts()[k].name;
+    ev.process(h + 1, group_of[k].empty() ? host : fmt::format("{}: {}", group_of[k], host));
+    if (!groups.empty()) ev.sort_index(h + 1, order[k] * (topo.host_count() + 1) + h + 1);
+  }
   std::vector<NodeId> node;  // per plan device
   for (const std::string& name : plan.devices) node.push_back(topo.at(name));
   if (detail == TraceDetail::hosts) {

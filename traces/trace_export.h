@@ -48,10 +48,18 @@ inline constexpr EnumNames<TraceDetail, 3> kTraceDetailNames{
     "trace detail",
     {{{TraceDetail::tasks, "tasks"}, {TraceDetail::streams, "streams"}, {TraceDetail::hosts, "hosts"}}}};
 
+/// Hosts that belong together (the jobs of a workload): their processes
+/// are named "NAME: host" and sorted together, in the groups' order.
+struct HostGroup {
+  std::string name;
+  std::vector<int> hosts;  // topology host indices
+};
+
 /// Writes the trace to `out` as it goes; returns the number of events.
 std::size_t write_chrome_trace(std::ostream& out, const plan::Plan& plan, const topology::Topology& topo,
                                const plan::Timeline& tl, const std::vector<LinkUtilisation>& links = {},
-                               TraceDetail detail = TraceDetail::tasks);
+                               TraceDetail detail = TraceDetail::tasks,
+                               const std::vector<HostGroup>& groups = {});
 
 /// The same trace as one JSON document (for tests and small traces).
 [[nodiscard]] Json chrome_trace(const plan::Plan& plan, const topology::Topology& topo,

@@ -25,6 +25,7 @@
 #include "sim/executor.h"
 #include "sim/nccl_fit.h"
 #include "sim/ring_order.h"
+#include "tests/topology/test_util.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -35,14 +36,7 @@ constexpr double kSize = 4.0 * (1 << 30);
 
 // busbw (GB/s) of a 4 GiB ring all-reduce over every GPU, placed as `placement`.
 double busbw(const std::string& placement, topology::RoutingPolicy routing) {
-  topology::ClusterSpec s;
-  s.host_preset = "dgx-h100";
-  s.hosts = 4;
-  s.fabric.kind = topology::FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 16;
-  s.fabric.oversubscription = 2;
-  topology::Topology t = topology::build_cluster(s);
-  t.routing = routing;
+  topology::Topology t = topology::test::two_leaf_tree(routing);
   t.placement = placement;
   (void)topology::place_job(t, 4);
   std::vector<std::string> ring;

@@ -17,6 +17,21 @@ inline Topology cluster(const std::string& preset, int hosts = 1,
   return build_cluster(s);
 }
 
+/// 4 DGX-H100 on a 2:1 fat tree of 16 NICs per leaf: hosts 0-1 under leaf
+/// 0, hosts 2-3 under leaf 1, each leaf with 8 uplinks of one NIC rate
+/// (8 spines), routed by `routing`.
+inline Topology two_leaf_tree(RoutingPolicy routing) {
+  ClusterSpec s;
+  s.host_preset = "dgx-h100";
+  s.hosts = 4;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 16;
+  s.fabric.oversubscription = 2;
+  Topology t = build_cluster(s);
+  t.routing = routing;
+  return t;
+}
+
 /// Σ lanes of the NVLink links joining two named nodes (0 if none).
 inline int nvlink_lanes(const Topology& t, const std::string& a, const std::string& b) {
   const NodeId x = t.at(a);

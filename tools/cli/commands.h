@@ -21,6 +21,7 @@ void add_calibrate_command(CLI::App& app);
 void add_pipeline_command(CLI::App& app);
 void add_terapipe_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
+void add_workload_command(CLI::App& app);
 
 /// Parses the command line and runs the command; returns the exit status.
 int run_cli(int argc, char** argv);

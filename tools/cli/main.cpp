@@ -33,6 +33,7 @@ int run_cli(int argc, char** argv) {
   add_pipeline_command(app);
   add_terapipe_command(app);
   add_compare_command(app);
+  add_workload_command(app);
   add_runtime_commands(app);
   add_calibrate_command(app);
   add_info_command(app);

@@ -42,7 +42,8 @@ std::vector<traces::LinkUtilisation> link_utilisation(const sim::SimResult& r) {
 
 void write_trace(const std::string& path, traces::TraceDetail detail, const plan::Plan& plan,
                  const topology::Topology& topo, const plan::Timeline& tl,
-                 const std::vector<traces::LinkUtilisation>& links) {
+                 const std::vector<traces::LinkUtilisation>& links,
+                 const std::vector<traces::HostGroup>& groups) {
   std::size_t slices = 0;
   for (const auto& t : plan.tasks) slices += t.devices.size();
   const bool large = slices >= kLargeTrace;
@@ -52,7 +53,7 @@ void write_trace(const std::string& path, traces::TraceDetail detail, const plan
   const auto began = std::chrono::steady_clock::now();
   std::size_t events = 0;
   write_file(path, [&](std::ostream& out) {
-    events = traces::write_chrome_trace(out, plan, topo, tl, links, detail);
+    events = traces::write_chrome_trace(out, plan, topo, tl, links, detail, groups);
   });
   if (!large) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

@@ -30,7 +30,8 @@ struct TraceDetailOption {
 /// cannot.
 void write_trace(const std::string& path, traces::TraceDetail detail, const plan::Plan& plan,
                  const topology::Topology& topo, const plan::Timeline& tl,
-                 const std::vector<traces::LinkUtilisation>& links = {});
+                 const std::vector<traces::LinkUtilisation>& links = {},
+                 const std::vector<traces::HostGroup>& groups = {});
 
 /// The same for a simulated run, with its links' utilisation.
 void write_trace(const std::string& path, traces::TraceDetail detail, const plan::Plan& plan,
