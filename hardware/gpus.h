@@ -141,6 +141,29 @@ inline constexpr std::array kBuiltinGpus{
             .source =
                 "NVIDIA GB200 NVL72 datasheet (per GPU: 360 PF sparse bf16, 720 PF sparse fp8, 3,240 TF "
                 "fp64, 13.4 TB at 576 TB/s, over 72); FP32 and SMs the HGX B200's"},
+    // Blackwell Ultra, as in HGX and DGX B300: NVIDIA's HGX B300 figures
+    // (as G. Lockwood's processor notes tabulate them): 2,250 FP16/BF16,
+    // 4,500 FP8 and INT8 dense, 75 FP32, 1.25 FP64; 288 GB HBM3e at 8 TB/s;
+    // compute capability 10.3. The full die has 160 SMs (NVIDIA's
+    // "Inside NVIDIA Blackwell Ultra"); the shipping part's count is not
+    // published, so the B200's 148 enabled of the same 160 stand in. No
+    // board power was at hand.
+    GpuSpec{
+        .name = "B300",
+        .sm = 103,
+        .nccl_arch = NcclArch::blackwell,
+        .peaks = {.fp32_flops = 75e12,
+                  .fp16_flops = 2250e12,
+                  .fp64_flops = 1.25e12,
+                  .int8_ops = 4500e12,
+                  .fp8_flops = 4500e12},
+        .memory_bandwidth = Bandwidth::GBps(8000),
+        .memory = Bytes(INT64_C(288000000000)),
+        .sms = 148,
+        .nvlink_lanes = 18,
+        .driver_names = {"B300", {}},
+        .source =
+            "NVIDIA HGX B300 figures (via G. Lockwood's notes); 160-SM die (NVIDIA blog), 148 as the B200"},
     // NCCL's architecture rows alone (src/graph/tuning.cc):
     GpuSpec{.name = "A800", .sm = 80, .nccl_arch = NcclArch::ampere, .source = "NCCL tuning.cc"},
     GpuSpec{.name = "H800", .sm = 90, .nccl_arch = NcclArch::hopper, .source = "NCCL tuning.cc"},
@@ -195,5 +218,6 @@ inline constexpr const GpuSpec& kH100 = builtin_gpu("H100");
 inline constexpr const GpuSpec& kH200 = builtin_gpu("H200");
 inline constexpr const GpuSpec& kB200 = builtin_gpu("B200");
 inline constexpr const GpuSpec& kGB200 = builtin_gpu("GB200");
+inline constexpr const GpuSpec& kB300 = builtin_gpu("B300");
 
 }  // namespace meshsim::hardware

@@ -16,7 +16,7 @@
 //   nvswitch        8 GPUs each with all its NVLink lanes to the NVSwitch
 //                   fabric, two CPUs, `pcie_switches` PCIe switches of Gen
 //                   `pcie_gen`, each holding 8/switches GPUs and
-//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200, DGX B200;
+//                   nics/switches NICs (p4d, DGX A100, DGX H100, DGX H200, DGX B200, DGX B300;
 //                   a GB200 NVL72 rack as one NVLink domain of 72 GPUs, its
 //                   18 compute trays as 18 PCIe switches of 4 GPUs and 4 NICs,
 //                   its 36 Grace CPUs as the two sockets, which only host
@@ -24,14 +24,18 @@
 //
 // NIC defaults: AWS ENA is kernel TCP (≈ 50 µs end to end, 25 µs per NIC
 // hop); EFA ≈ 15 µs; InfiniBand verbs ≈ 1.8 µs (0.9 µs per NIC hop).
-// Efficiencies: HDR 24/25, NDR 47/50 (measured), TCP and EFA 0.9.
+// Efficiencies: HDR 24/25, NDR 47/50 (measured), TCP and EFA 0.9; XDR
+// (ConnectX-8, 800 Gb/s, PCIe Gen6 x16: its firmware notes and manual) as
+// NDR, not yet measured.
 //
 // Fabric switches: what InfiniBand generation the NICs run (QM8700 for HDR,
-// QM9700 for NDR, hardware/network_parts.h); none for AWS's own fabric.
+// QM9700 for NDR, Q3400 for XDR, hardware/network_parts.h); none for AWS's
+// own fabric.
 // System power, rated (the machines' user guides): DGX A100 6.5 kW, DGX
 // H100 and H200 10.2 kW, DGX B200 14.3 kW; a GB200 NVL72 rack about 120 kW
 // (published deployment figures: NVIDIA gives its power shelves' capacity,
-// not its draw); AWS publishes none for its instances.
+// not its draw); AWS publishes none for its instances, and none was at hand
+// for the DGX B300.
 // Prices per GPU-hour: the public on-demand price of the instance with the
 // same GPUs, each with its date (prices change; --gpu-hour-price).
 
@@ -93,6 +97,10 @@ inline constexpr std::array kHostPresets{
                &kB200, 8, Bandwidth::Gbps(400), Time::ns(900), 0.94, HostLayout::nvswitch, 5, 8, "QM9700",
                14300, 14.24,
                "AWS p6-b200.48xlarge (8 x B200) on-demand, us-east-1, 2025-26: $113.93/h for 8"},
+    HostPreset{"dgx-b300",
+               "NVIDIA DGX B300: 8 x B300 on NVSwitch (NVLink 5), 8 x 800 Gb/s ConnectX-8 XDR InfiniBand", 8,
+               &kB300, 8, Bandwidth::Gbps(800), Time::ns(900), 0.94, HostLayout::nvswitch, 6, 8, "Q3400", 0,
+               0, ""},
     HostPreset{"gb200-nvl72",
                "NVIDIA GB200 NVL72: 72 x B200 (36 GB200 superchips) in one NVLink 5 domain, 72 x 400 Gb/s "
                "ConnectX-7 InfiniBand",

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/input_file.h"
 #include "pipeline/iteration.h"
-#include "pipeline/layout.h"
+#include "plan/plan_json.h"
 #include "topology/cluster.h"
 #include "topology/placement.h"
 
@@ -53,6 +53,7 @@ WorkloadJob job_from_json(const JsonCursor& c, const std::string& file) {
                                "zero", "recompute", "sequence_parallel", "flash_attention"});
       break;
     case JobKind::traffic: keys.insert(keys.end(), {"pattern", "size", "period"}); break;
+    case JobKind::plan: keys.emplace_back("plan"); break;
   }
   c.allow_only(std::span<const std::string_view>(keys));
   j.hosts = static_cast<int>(c["hosts"].as_int_in(1, topology::kMaxHosts));
@@ -75,6 +76,7 @@ WorkloadJob job_from_json(const JsonCursor& c, const std::string& file) {
       break;
     }
     case JobKind::pipeline: pipeline_from_json(c, file, j); break;
+    case JobKind::plan: j.plan_file = resolve_beside(file, c["plan"].as_string()); break;
     case JobKind::traffic:
       j.pattern = enum_from(c["pattern"], kTrafficPatternNames);
       j.size = c["size"].as_bytes();
@@ -83,7 +85,8 @@ WorkloadJob job_from_json(const JsonCursor& c, const std::string& file) {
         c["period"].fail("a period is above 0 and at most 1 hour");
       break;
   }
-  if ((j.kind != JobKind::pipeline) && j.size <= Bytes(0)) c["size"].fail("a size is above 0");
+  if ((j.kind == JobKind::collective || j.kind == JobKind::traffic) && j.size <= Bytes(0))
+    c["size"].fail("a size is above 0");
   return j;
 }
 
@@ -106,6 +109,15 @@ std::vector<int> allocate(const WorkloadJob& j, std::vector<int>& free, int clus
   for (int h : out) free.erase(std::find(free.begin(), free.end(), h));
   return out;
 }
+
+// Puts the topology's hosts back in their built order when it goes.
+struct RestoreHostOrder {
+  explicit RestoreHostOrder(topology::Topology& topology) : t(topology) {}
+  RestoreHostOrder(const RestoreHostOrder&) = delete;
+  RestoreHostOrder& operator=(const RestoreHostOrder&) = delete;
+  ~RestoreHostOrder() { t.restore_host_order(); }
+  topology::Topology& t;
+};
 
 // The GPUs of `hosts`, host by host (names: placing does not change them).
 std::vector<std::string> gpu_names(topology::Topology& t, const std::vector<int>& hosts) {
@@ -154,6 +166,28 @@ plan::Plan traffic_plan(const WorkloadJob& j, topology::Topology& t, const std::
     send.devices = {plan::device_index(p, first[k]), plan::device_index(p, first[to])};
     send.size = j.size;
     p.tasks.push_back(std::move(send));
+  }
+  return p;
+}
+
+// A plan file's plan with its hosts moved onto the job's: the k-th host its
+// devices name ("HOST/DEVICE", in order of first appearance) becomes the
+// job's k-th.
+plan::Plan plan_on_hosts(plan::Plan p, const topology::Topology& t, const std::vector<int>& hosts,
+                         const std::string& job) {
+  std::vector<std::string> seen;
+  for (std::string& d : p.devices) {
+    const auto slash = d.find('/');
+    if (slash == std::string::npos)
+      throw UsageError(
+          fmt::format("job \"{}\": the plan's device \"{}\" names no host (HOST/DEVICE)", job, d));
+    const std::string host = d.substr(0, slash);
+    const auto k = static_cast<std::size_t>(std::find(seen.begin(), seen.end(), host) - seen.begin());
+    if (k == seen.size()) seen.push_back(host);
+    if (k >= hosts.size())
+      throw UsageError(
+          fmt::format("job \"{}\": its plan spans more than its {} hosts (\"{}\")", job, hosts.size(), d));
+    d = t.hosts()[static_cast<std::size_t>(hosts[k])].name + d.substr(slash);
   }
   return p;
 }
@@ -255,19 +289,22 @@ WorkloadRun run_workload(const Workload& w, topology::Topology& topo,
     switch (j.kind) {
       case JobKind::collective: one = collective_plan(j, gpu_names(topo, o.hosts)); break;
       case JobKind::traffic: one = traffic_plan(j, topo, o.hosts); break;
+      case JobKind::plan:
+        one = plan_on_hosts(plan::load_plan_file(j.plan_file), topo, o.hosts, j.name);
+        break;
       case JobKind::pipeline: {
         const int per_host = static_cast<int>(topo.host_gpus(o.hosts.front()).size());
         if (j.config.gpus() != j.hosts * per_host)
           throw UsageError(fmt::format("job \"{}\": its layout takes {} GPUs; its {} hosts have {}", j.name,
                                        j.config.gpus(), j.hosts, j.hosts * per_host));
+        const model::Model m = load_model(j.model);
         topology::place(topo, topology::Placement{topology::PlacementKind::hosts, 1, o.hosts}, j.hosts);
+        const RestoreHostOrder restore{topo};
         try {
-          one = pipeline::build_pipeline(load_model(j.model), topo, j.config, opts.device_models).plan;
+          one = pipeline::build_pipeline(m, topo, j.config, opts.device_models).plan;
         } catch (const UsageError& e) {
-          topo.restore_host_order();
           throw UsageError(fmt::format("job \"{}\": {}", j.name, e.what()));
         }
-        topo.restore_host_order();
         break;
       }
     }

@@ -25,6 +25,10 @@
 //               default, as the job's alone run would)
 //   pipeline    one training iteration, as `meshsim pipeline` builds it
 //               (the layout's GPUs must fill its hosts)
+//   plan        a plan file (meshsim.plan/1) whose devices are named
+//               "HOST/DEVICE": its hosts, in the order its devices first
+//               name them, become the job's (its payloads are not carried:
+//               a workload is timed, not verified)
 //   traffic     background flows at a stated rate, as storage or
 //               checkpoint traffic: each period, GPU 0 of every host sends
 //               `size` — "incast" to the job's first host (a storage
@@ -52,10 +56,12 @@
 
 namespace meshsim::studies {
 
-enum class JobKind : std::uint8_t { collective, pipeline, traffic };
-inline constexpr EnumNames<JobKind, 3> kJobKindNames{
-    "job kind",
-    {{{JobKind::collective, "collective"}, {JobKind::pipeline, "pipeline"}, {JobKind::traffic, "traffic"}}}};
+enum class JobKind : std::uint8_t { collective, pipeline, traffic, plan };
+inline constexpr EnumNames<JobKind, 4> kJobKindNames{"job kind",
+                                                     {{{JobKind::collective, "collective"},
+                                                       {JobKind::pipeline, "pipeline"},
+                                                       {JobKind::traffic, "traffic"},
+                                                       {JobKind::plan, "plan"}}}};
 enum class TrafficPattern : std::uint8_t { incast, shift };
 inline constexpr EnumNames<TrafficPattern, 2> kTrafficPatternNames{
     "traffic pattern", {{{TrafficPattern::incast, "incast"}, {TrafficPattern::shift, "shift"}}}};
@@ -79,6 +85,8 @@ struct WorkloadJob {
   // pipeline
   std::string model;  // a preset name or a resolved path
   pipeline::PipelineConfig config;
+  // plan
+  std::string plan_file;  // resolved path
   // traffic
   TrafficPattern pattern = TrafficPattern::incast;
   Time period;

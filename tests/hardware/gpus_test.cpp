@@ -28,9 +28,9 @@ TEST_CASE("every catalogue entry is named once and modelled entries are whole", 
     CHECK(g->nvlink_lanes > 0);
   }
   // The five GPUs with a compute model, in catalogue order.
-  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200");
+  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200, B300");
   // Of them, the Hopper parts have FP8 tensor cores.
-  CHECK(fp8_gpu_names() == "H100, H200, B200, GB200");
+  CHECK(fp8_gpu_names() == "H100, H200, B200, GB200, B300");
 }
 
 TEST_CASE("the catalogue's figures are the datasheets'", "[hardware]") {
@@ -96,7 +96,7 @@ TEST_CASE("add_gpu registers a model every lookup then finds", "[hardware]") {
   CHECK(gpu_for_device_name("NVIDIA X-test-1 SXM")->name == "X-test-1");
   CHECK(gpu_for_sm(120)->name == "X-test-1");
   CHECK(gpus().back() == &added);
-  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200, X-test-1");
+  CHECK(modelled_gpu_names() == "V100, A100, A100-80GB, H100, H200, B200, GB200, B300, X-test-1");
   // A name is taken once.
   CHECK_THROWS_AS(add_gpu(x), UsageError);
   x.name = "H100";

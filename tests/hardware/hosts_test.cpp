@@ -35,5 +35,5 @@ TEST_CASE("every host preset is named once and can be wired as its layout says",
   CHECK(find_host_preset("nope") == nullptr);
   CHECK(host_preset_names() ==
         "p3.8xlarge, p3.16xlarge, p4d.24xlarge, dgx-a100, dgx-a100-80gb, dgx-h100, dgx-h200, dgx-b200, "
-        "gb200-nvl72");
+        "dgx-b300, gb200-nvl72");
 }

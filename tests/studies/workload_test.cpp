@@ -120,3 +120,24 @@ TEST_CASE("workload files are checked, and jobs that do not fit are refused", "[
                                  t, no_model),
                     Contains("job \"b\": host 1 is taken by an earlier job"));
 }
+
+TEST_CASE("a plan file's hosts become the job's", "[workload]") {
+  topology::Topology t = small_tree();
+  // hA/gpu0 -> hB/gpu0 on hosts 1 and 3: h1/gpu0 -> h3/gpu0, across the
+  // leaves, one flow at a NIC rate (47 GB/s).
+  const std::string text = fmt::format(R"({{"format": "meshsim.workload/1", "name": "w", "topology": "x",
+    "jobs": [{{"name": "p", "kind": "plan", "hosts": 2, "placement": "hosts=1,3", "plan": "{}"}}]}})",
+                                       MESHSIM_TEST_DATA "/workloads/cross-send.json");
+  const WorkloadRun r =
+      run_workload(load_workload(JsonCursor(parse_json_text(text, "w.json"), "w.json")), t, no_model);
+  CHECK(r.plan.devices == std::vector<std::string>{"h1/gpu0", "h3/gpu0"});
+  CHECK(r.jobs[0].alone.seconds() == Approx(1073741824 / 47e9).epsilon(0.01));
+  const std::string one_host = fmt::format(R"({{"format": "meshsim.workload/1", "name": "w", "topology": "x",
+    "jobs": [{{"name": "p", "kind": "plan", "hosts": 1, "plan": "{}"}}]}})",
+                                           MESHSIM_TEST_DATA "/workloads/cross-send.json");
+  CHECK_THROWS_WITH(
+      run_workload(load_workload(JsonCursor(parse_json_text(one_host, "w.json"), "w.json")), t, no_model),
+      Contains("job \"p\": its plan spans more than its 1 hosts (\"hB/gpu0\")"));
+  // The topology's hosts are back in their built order after every job.
+  CHECK(t.node(t.gpus().front()).name == "h0/gpu0");
+}

@@ -42,6 +42,10 @@ std::vector<std::pair<std::string, std::string>> cost_rows(const topology::JobCo
   } else {
     rows.emplace_back("cost per step", "unknown (no price for these hosts: --gpu-hour-price)");
   }
+  if (job.watts() <= 0) {
+    rows.emplace_back("energy per step", "unknown (no rated power for these hosts: --host-watts)");
+    return rows;
+  }
   const std::string per_tokens = cost.kwh_per_million_tokens ? fmt::format(", {:.3g} kWh per million tokens",
                                                                            *cost.kwh_per_million_tokens)
                                                              : std::string();

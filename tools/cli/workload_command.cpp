@@ -122,8 +122,8 @@ void add_workload_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("workload", "Run several jobs on one cluster at once: each job's slowdown");
   cmd->footer(
       "A workload file (meshsim.workload/1, docs/what-if.md) names a topology and its jobs: collectives,\n"
-      "training iterations (as `meshsim pipeline`) and background traffic (checkpoint or storage\n"
-      "flows at a rate), each with its hosts or placement, start and repeat count. Every job runs\n"
+      "training iterations (as `meshsim pipeline`), plan files and background traffic (checkpoint or\n"
+      "storage flows at a rate), each with its hosts or placement, start and repeat count. Every job runs\n"
       "alone, then all together; the table gives each job's time both ways and its slowdown.\n"
       "Example: meshsim workload configs/workloads/two-jobs-2to1.json --out wl/ --trace wl-trace.json");
   cmd->add_option("file", a->file, "Workload file (meshsim.workload/1)")
