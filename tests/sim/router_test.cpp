@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "tests/topology/test_util.h"
 #include "topology/cluster.h"
 
 using namespace meshsim;
@@ -78,13 +79,7 @@ TEST_CASE("deterministic routing turns every flow to one destination at one spin
   // 4 DGX-H100 on 2 leaves of 16 NICs, 8 spines (spine0..spine7). The
   // fabric's NICs are numbered in build order, h0's 0-7 up to h3's 24-31;
   // destination d turns at spine d mod 8: NIC k of every host at spine k.
-  ClusterSpec s;
-  s.host_preset = "dgx-h100";
-  s.hosts = 4;
-  s.fabric.kind = FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 16;
-  s.fabric.oversubscription = 2;
-  const Topology t = build_cluster(s);
+  const Topology t = topology::test::two_leaf_tree(RoutingPolicy::deterministic);
   Router r(t, RoutingPolicy::deterministic);
   for (int k = 0; k < 8; ++k) {
     const NodeId dst = t.at(fmt::format("h2/gpu{}", k));
