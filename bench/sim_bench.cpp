@@ -29,6 +29,7 @@
 #include "sim/kernel/engine.h"
 #include "sim/kernel/maxmin.h"
 #include "topology/cluster.h"
+#include "topology/topology_json.h"
 
 using namespace meshsim;
 using namespace meshsim::sim;
@@ -197,6 +198,22 @@ BENCHMARK(BM_RandomSizesAndStarts)
     ->Arg(100000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+
+// The same flows (random pairs, 1-256 MiB, starts over 10 ms) on 1,024
+// one-GPU hosts, 8 per leaf, leaf uplinks 4:1: every flow crosses the
+// fabric, and the 128 leaves' 256 uplinks to 2 spines are the bottlenecks
+// (configs/topologies/one-gpu-x1024-4to1.json).
+const Topology& one_gpu_per_host_1024() {
+  static const Topology t =
+      load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/one-gpu-x1024-4to1.json");
+  return t;
+}
+
+void BM_OneGpuPerHost(benchmark::State& state) {
+  run_flows(state, one_gpu_per_host_1024(),
+            random_sized_flows(one_gpu_per_host_1024(), static_cast<std::size_t>(state.range(0))));
+}
+BENCHMARK(BM_OneGpuPerHost)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 // One solve of the rates of N random flows all active at once (their
 // routes' links, capacities from the topology).

@@ -28,10 +28,12 @@ endif()
 # computation runs in the libraries, built at -O3). Release builds it at
 # -O1, in about 60 % of -O3's time. Linked after meshsim_warnings: g++ 12 at
 # -O1 reports a null dereference inside std::vector<std::string> that is
-# not there, so this code goes without that warning (the libraries keep it).
+# not there, and (GCC bug 105651, shown once the headers are precompiled)
+# a memcpy out of bounds inside std::string's operator+ that is not there
+# either, so this code goes without those warnings (the libraries keep them).
 add_library(meshsim_light INTERFACE)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  target_compile_options(meshsim_light INTERFACE "$<$<CONFIG:Release>:-O1;-Wno-null-dereference>")
+  target_compile_options(meshsim_light INTERFACE "$<$<CONFIG:Release>:-O1;-Wno-null-dereference;-Wno-array-bounds;-Wno-stringop-overflow>")
 else()
   target_compile_options(meshsim_light INTERFACE "$<$<CONFIG:Release>:-O1>")
 endif()

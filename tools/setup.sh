@@ -32,9 +32,40 @@ meshsim_install_packages() {
   echo "meshsim: installed ${missing[*]}"
 }
 
-# meshsim_build PRESET: configure (once) and build with every core.
+# meshsim_build PRESET [TARGET...]: configure (once) and build the preset's
+# targets (default: all of them) with every core.
 meshsim_build() {
   local preset=$1
+  shift
+  local targets=()
+  [ $# -eq 0 ] || targets=(--target "$@")
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" -j "$(nproc)"
+  cmake --build --preset "$preset" -j "$(nproc)" "${targets[@]}"
+}
+
+# meshsim_phase NAME: starts timing a phase (ended by the next call or by
+# meshsim_phase_report), printing its name.
+MESHSIM_PHASES=()
+meshsim_phase() {
+  meshsim_phase_end
+  echo "== $1"
+  MESHSIM_PHASE_NAME=$1
+  MESHSIM_PHASE_START=$(date +%s)
+}
+meshsim_phase_end() {
+  [ -n "${MESHSIM_PHASE_NAME:-}" ] || return 0
+  MESHSIM_PHASES+=("$(($(date +%s) - MESHSIM_PHASE_START))|$MESHSIM_PHASE_NAME")
+  MESHSIM_PHASE_NAME=
+}
+# Prints each phase's wall time and the total.
+meshsim_phase_report() {
+  meshsim_phase_end
+  local total=0 p
+  echo
+  echo "== time per phase"
+  for p in "${MESHSIM_PHASES[@]}"; do
+    printf '%6s s  %s\n' "${p%%|*}" "${p#*|}"
+    total=$((total + ${p%%|*}))
+  done
+  printf '%6s s  total\n' "$total"
 }

@@ -12,8 +12,8 @@
 namespace meshsim::reshard::testing {
 
 inline const topology::Topology& alpa_cluster() {
-  static const topology::Topology t = topology::load_topology_file(std::string(MESHSIM_SOURCE_DIR) +
-                                                                   "/configs/topologies/p3.8xlarge-x5.json");
+  static const topology::Topology t =
+      topology::load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/p3.8xlarge-x5.json");
   return t;
 }
 

@@ -1,0 +1,46 @@
+# Precompiled headers: the third-party and standard headers that nearly
+# every translation unit parses (nlohmann/json, {fmt}, Boost.Graph through
+# topology/topology.h, the standard containers and algorithms). Parsing
+# them is most of a file's compile time, so each target compiles them once
+# and its files load the result. They ride on meshsim_warnings, which every
+# library, tool and test links; tests add Catch2 (tests/CMakeLists.txt) and
+# the command line adds CLI11 (tools/CMakeLists.txt). Files still include
+# what they use: the layering check reads the #include lines, not this.
+# MESHSIM_PCH=OFF turns them off (to check that every file includes what
+# it needs).
+option(MESHSIM_PCH "Precompile the common headers" ON)
+if(MESHSIM_PCH)
+  target_precompile_headers(meshsim_warnings INTERFACE
+    "$<$<COMPILE_LANGUAGE:CXX>:<nlohmann/json.hpp>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<fmt/format.h>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<fmt/ranges.h>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<boost/graph/adjacency_list.hpp>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<algorithm>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<functional>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<map>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<memory>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<optional>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<ranges>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<set>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<string>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<string_view>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<unordered_map>>"
+    "$<$<COMPILE_LANGUAGE:CXX>:<vector>>")
+endif()
+
+# meshsim_pch(TARGET HEADER...): precompiles more headers for one target
+# (C++ files only).
+function(meshsim_pch target)
+  if(NOT MESHSIM_PCH)
+    return()
+  endif()
+  foreach(h ${ARGN})
+    target_precompile_headers(${target} PRIVATE "$<$<COMPILE_LANGUAGE:CXX>:${h}>")
+  endforeach()
+endfunction()
+
+# meshsim_no_pch(TARGET...): single-file targets, where compiling the
+# headers apart saves nothing.
+function(meshsim_no_pch)
+  set_target_properties(${ARGN} PROPERTIES DISABLE_PRECOMPILE_HEADERS ON)
+endfunction()
