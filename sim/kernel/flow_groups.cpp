@@ -53,6 +53,7 @@ void FlowGroups::join(FlowIndex f, GroupIndex g, double left, Time now) {
   fl.group = g;
   fl.finish = service(G, now) + left;
   MemberHeap::push(G.heap, f, finishes_first(), member_placed());
+  refront(G);
   touch(g);
 }
 
@@ -62,6 +63,7 @@ double FlowGroups::leave(FlowIndex f, Time now) {
   Group& G = groups_[fl.group];
   const double left = fl.finish - service(G, now);
   MemberHeap::erase(G.heap, fl.heap_pos, finishes_first(), member_placed());
+  refront(G);
   touch(fl.group);
   fl.group = kNoGroup;
   return left;
@@ -94,23 +96,25 @@ void FlowGroups::solve(Time now) {
   ++stats_.solves;
 }
 
-Time FlowGroups::done_at(const Group& G, FlowIndex f) const {
+// When a member of G that is done at service `finish` is done.
+Time FlowGroups::done_at(const Group& G, double finish) {
   if (G.rate <= 0) return Time::max();
-  const double left = flows_[f].finish - G.s0;
+  const double left = finish - G.s0;
   return G.t0 + (left <= 0 ? Time::zero() : duration_up(left / G.rate));
 }
 
 Time FlowGroups::next_done(GroupIndex g) const {
   if (g >= groups_.size()) return Time::max();
   const Group& G = groups_[g];
-  return G.heap.empty() ? Time::max() : done_at(G, G.heap.front());
+  return G.heap.empty() ? Time::max() : done_at(G, G.front);
 }
 
 void FlowGroups::take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out) {
   while (!groups_[g].heap.empty()) {
     const FlowIndex f = groups_[g].heap.front();
-    if (done_at(groups_[g], f) > now) break;
+    if (done_at(groups_[g], groups_[g].front) > now) break;
     MemberHeap::erase(groups_[g].heap, 0, finishes_first(), member_placed());
+    refront(groups_[g]);
     touch(g);  // its level may stay (others may take the flow's share): its timer must move
     flows_[f].group = kNoGroup;
     structure_.remove(f);

@@ -96,11 +96,13 @@ class FlowGroups {
     double s0 = 0;    // service at t0
     Time t0;
     std::vector<FlowIndex> heap;  // members, a min-heap by finish
+    double front = 0;             // the first member's finish (kept here: read at every retiming)
     std::uint64_t touched = 0;    // == solves + 1: in touched_
   };
 
   [[nodiscard]] static double service(const Group& G, Time now);
-  [[nodiscard]] Time done_at(const Group& G, FlowIndex f) const;
+  [[nodiscard]] static Time done_at(const Group& G, double finish);
+  void refront(Group& G) const { G.front = G.heap.empty() ? 0.0 : flows_[G.heap.front()].finish; }
   Group& group(GroupIndex g);
   void anchor(GroupIndex g, Time now);
   void join(FlowIndex f, GroupIndex g, double left, Time now);
