@@ -224,6 +224,44 @@ void BM_OneGpuPerHost(benchmark::State& state) {
 }
 BENCHMARK(BM_OneGpuPerHost)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// The same random sizes on the same tree, every flow started at t = 0:
+// one batch of N additions, then each end its own instant.
+void BM_OneGpuPerHostTogether(benchmark::State& state) {
+  auto flows = random_sized_flows(one_gpu_per_host_1024(), static_cast<std::size_t>(state.range(0)));
+  for (RandomFlow& f : flows) f.start = Time::zero();
+  run_flows(state, one_gpu_per_host_1024(), flows);
+}
+BENCHMARK(BM_OneGpuPerHostTogether)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// All-to-all on a rail fabric: 32 DGX-H100 (256 GPUs, 8 rails), every GPU
+// sends 16 MiB to every other one at t = 0 (65,280 flows over NVLink,
+// rail leaves and spines), as an expert-parallel layer's exchange would
+// without NCCL's pairing.
+void BM_RailAllToAll(benchmark::State& state) {
+  static const Topology t = [] {
+    ClusterSpec s;
+    s.host_preset = "dgx-h100";
+    s.hosts = 32;
+    s.fabric.kind = FabricKind::rail;
+    return build_cluster(s);
+  }();
+  const auto hosts = static_cast<std::size_t>(state.range(0));
+  std::vector<RandomFlow> flows;
+  std::mt19937_64 rng(11);
+  std::uniform_int_distribution<std::int64_t> size(Bytes::MiB(15).count(), Bytes::MiB(17).count());
+  const std::size_t gpus = 8 * hosts;
+  for (std::size_t a = 0; a < gpus; ++a)
+    for (std::size_t b = 0; b < gpus; ++b)
+      if (a != b) flows.push_back({t.gpus()[a], t.gpus()[b], Bytes(size(rng)), Time::zero()});
+  run_flows(state, t, flows);
+}
+BENCHMARK(BM_RailAllToAll)->Arg(4)->Arg(16)->Arg(32)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // One solve of the rates of N random flows all active at once (their
 // routes' links, capacities from the topology).
 void BM_MaxMinRates(benchmark::State& state) {

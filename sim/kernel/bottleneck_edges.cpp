@@ -76,7 +76,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   std::vector<OutEdge>& out = E.passive ? lists_[tail].passive : lists_[tail].out;
   E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
   E.out_slot = static_cast<std::uint32_t>(out.size());
-  lists_[head].in.push_back(e);
+  lists_[head].in.push_back({e, tail});
   out.push_back({head, e, 0.0, links_[tail].level});
   links_[tail].leaf = lists_[tail].out.empty();
   edge_at_.insert(key, e);
@@ -85,9 +85,9 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
 
 void BottleneckStructure::drop_edge(EdgeIndex e) {
   const Edge& E = edges_[e];
-  std::vector<EdgeIndex>& in = lists_[E.head].in;
+  std::vector<InEdge>& in = lists_[E.head].in;
   std::vector<OutEdge>& out = E.passive ? lists_[E.tail].passive : lists_[E.tail].out;
-  edges_[in.back()].in_slot = E.in_slot;
+  edges_[in.back().edge].in_slot = E.in_slot;
   in[E.in_slot] = in.back();
   in.pop_back();
   edges_[out.back().edge].out_slot = E.out_slot;
@@ -189,8 +189,8 @@ double BottleneckStructure::take_in(LinkIndex l, double level) {
   Link& L = links_[l];
   faster_.clear();
   double rest = 0;
-  for (const EdgeIndex e : lists_[l].in) {
-    const double s = links_[edges_[e].tail].level;
+  for (const auto [e, tail] : lists_[l].in) {
+    const double s = links_[tail].level;
     if (level == -kInf || s > level * (1 + kRateTolerance))
       faster_.push_back({s, e});
     else
@@ -278,7 +278,7 @@ void BottleneckStructure::move(FlowIndex f, std::uint32_t to) {
 // F summed afresh from the in-edges (the running sum drifts).
 void BottleneckStructure::refresh(LinkIndex l) {
   double fixed = 0;
-  for (const EdgeIndex e : lists_[l].in) fixed += out_of(e).weight * links_[edges_[e].tail].level;
+  for (const auto [e, tail] : lists_[l].in) fixed += out_of(e).weight * links_[tail].level;
   links_[l].fixed = fixed;
 }
 

@@ -34,8 +34,8 @@ void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
 void BottleneckStructure::activate(LinkIndex l) {
   double fixed = 0;
   double max_in = 0;
-  for (const EdgeIndex e : lists_[l].in) {
-    const double level = links_[edges_[e].tail].level;
+  for (const auto [e, tail] : lists_[l].in) {
+    const double level = links_[tail].level;
     fixed += out_of(e).weight * level;
     max_in = std::max(max_in, level);
     move_out(e, false, 0.0);
@@ -52,7 +52,7 @@ void BottleneckStructure::activate(LinkIndex l) {
 // changes still reach l, so that its load stays exact.
 void BottleneckStructure::deactivate(LinkIndex l) {
   if (!keep_all_)
-    for (const EdgeIndex e : lists_[l].in) move_out(e, true, links_[edges_[e].tail].level);
+    for (const auto [e, tail] : lists_[l].in) move_out(e, true, links_[tail].level);
   if (sync(l)) queue(l);
 }
 
@@ -64,9 +64,9 @@ bool BottleneckStructure::sync(LinkIndex l) {
   double fixed = 0;
   double weight = 0;
   double max_in = 0;
-  for (const EdgeIndex e : lists_[l].in) {
+  for (const auto [e, tail] : lists_[l].in) {
     OutEdge& o = out_of(e);
-    const double level = links_[edges_[e].tail].level;
+    const double level = links_[tail].level;
     o.base = level;
     fixed += o.weight * level;
     weight += o.weight;
@@ -82,8 +82,8 @@ bool BottleneckStructure::sync(LinkIndex l) {
   }
   L.allow = weight > 0 ? std::max(0.0, L.capacity - fixed) / weight : kInf;
   L.reserve = weight > 0 ? 0.0 : L.capacity - fixed;
-  for (const EdgeIndex e : lists_[l].in) {
-    Link& T = links_[edges_[e].tail];
+  for (const auto [e, tail] : lists_[l].in) {
+    Link& T = links_[tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);
   }
   return false;

@@ -241,7 +241,7 @@ double BottleneckStructure::load(LinkIndex l) const {
   double sum = 0;
   if (kept(l) && L.limited > 0) return L.wsum * L.level + L.fixed;
   if (kept(l)) {
-    for (const EdgeIndex e : lists_[l].in) sum += out_of(e).weight * links_[edges_[e].tail].level;
+    for (const auto [e, tail] : lists_[l].in) sum += out_of(e).weight * links_[tail].level;
     return sum;
   }
   for (const PathPool::Entry& e : lists_[l].flows) sum += weight_at(e.flow, e.hop) * rate(e.flow);

@@ -236,12 +236,18 @@ class BottleneckStructure {
     double weight;
     double base;
   };
+  // An in-edge as its head keeps it: the edge and its tail (read at every
+  // scan of the in-edges, so kept beside the index).
+  struct InEdge {
+    EdgeIndex edge;
+    LinkIndex tail;
+  };
   // The rest of a link: its edges, its flows, its candidates to be left
   // out behind, and bookkeeping.
   struct Lists {
     std::vector<OutEdge> out;            // edges (l, this) to links that limit flows
     std::vector<OutEdge> passive;        // edges (l, this) to links that limit none
-    std::vector<EdgeIndex> in;           // edges (this, b)
+    std::vector<InEdge> in;              // edges (this, b)
     std::vector<PathPool::Entry> flows;  // every flow crossing it
     std::array<LinkIndex, kCandidates> cand{};
     std::uint32_t ncand = 0;
