@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "tools/cli/partial_file.h"
 
 namespace meshsim::cli {
 
@@ -169,27 +170,20 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // Written beside its place and renamed into it once complete: a failure
-  // part way (a full disk, an error while the content is made) leaves no
-  // truncated file, and an earlier file of that name stands. A device or
-  // pipe (/dev/stdout) is written in place.
+  // Whole or not at all (tools/cli/partial_file.h). A device or pipe
+  // (/dev/stdout) is written in place.
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  const bool in_place = !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
-  const std::string target = in_place ? path : fmt::format("{}.part-{}", path, getpid());
-  try {
-    std::ofstream out(target, std::ios::binary);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    std::ofstream out(path, std::ios::binary);
     if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
     write(out);
     if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
-    if (in_place) return;
-    out.close();
-    std::filesystem::rename(target, path, ec);
-    if (ec) throw UsageError(fmt::format("cannot write \"{}\": {}", path, ec.message()));
-  } catch (...) {
-    if (!in_place) std::filesystem::remove(target, ec);
-    throw;
+    return;
   }
+  PartialFile file(path);
+  write(file.stream());
+  file.commit();
 }
 
 }  // namespace meshsim::cli
