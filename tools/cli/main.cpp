@@ -4,16 +4,70 @@
 // internal error (a bug), 4 a device fault (CUDA, cuBLAS or NCCL error, or
 // a run past its --timeout).
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "tools/cli/commands.h"
 
 namespace meshsim::cli {
+
+namespace {
+
+// A word where a command or a group's subcommand goes that names none
+// ("unknown command X (commands: ...)"), which CLI11 would report as a
+// missing subcommand.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "meshsim";
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word = argv[i];
+    if (word.empty() || word.front() == '-') return std::nullopt;  // options: CLI11's to check
+    // (Option groups are subcommands without a name.)
+    const auto subs = at->get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); });
+    if (subs.empty()) return std::nullopt;
+    const CLI::App* next = nullptr;
+    for (const CLI::App* sub : subs)
+      if (sub->check_name(std::string(word))) next = sub;
+    if (next == nullptr) {
+      std::vector<std::string> names;
+      for (const CLI::App* sub : subs) names.push_back(sub->get_name());
+      return fmt::format("unknown command \"{}\" for {} (commands: {})", word, path, fmt::join(names, ", "));
+    }
+    path += " " + next->get_name();
+    at = next;
+  }
+  return std::nullopt;
+}
+
+// Refuses NaN and infinities in every number option of `app` and its
+// subcommands (a number option's range check lets NaN through).
+void refuse_non_finite(CLI::App& app) {
+  const CLI::Validator finite(
+      [](std::string& value) -> std::string {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), x);
+        if (ec == std::errc() && end == value.data() + value.size() && !std::isfinite(x))
+          return fmt::format("{} is not a finite number", value);
+        return {};
+      },
+      "", "finite");
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name().find("FLOAT") != std::string::npos) o->check(finite);
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_non_finite(*sub);
+}
+
+}  // namespace
 
 int run_cli(int argc, char** argv) {
   CLI::App app{
@@ -37,6 +91,11 @@ int run_cli(int argc, char** argv) {
   add_runtime_commands(app);
   add_calibrate_command(app);
   add_info_command(app);
+  refuse_non_finite(app);
+  if (const auto unknown = unknown_command(app, argc, argv)) {
+    fmt::print(stderr, "meshsim: {}\nRun with --help for more information.\n", printable(*unknown));
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
