@@ -18,6 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+bool is_partial(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return name.starts_with("results.partial") && name.ends_with(".csv");
+}
+
+// A run stopped while it appended a row leaves that row cut: the last line
+// of a partial file without its line end. It is left out (its
+// configuration runs again), and said so.
 void read_rows(const fs::path& file, std::map<std::string, ps::Result>& out) {
   std::ifstream in(file);
   if (!in) return;
@@ -25,6 +33,13 @@ void read_rows(const fs::path& file, std::map<std::string, ps::Result>& out) {
   std::size_t n = 0;
   while (std::getline(in, line)) {
     ++n;
+    if (in.eof() && !line.empty() && is_partial(file)) {
+      fmt::print(
+          stderr,
+          "warning: {}: line {} is cut (the run stopped while writing it); its configuration runs again\n",
+          file.string(), n);
+      break;
+    }
     if (n == 1 && line + "\n" == ps::csv_header()) continue;
     if (line.empty()) continue;
     ps::KeyedResult k = ps::parse_csv_row(line, file.string(), n);
@@ -32,9 +47,33 @@ void read_rows(const fs::path& file, std::map<std::string, ps::Result>& out) {
   }
 }
 
-bool is_partial(const fs::path& p) {
-  const std::string name = p.filename().string();
-  return name.starts_with("results.partial") && name.ends_with(".csv");
+// The file without a cut last row (one without its line end), so that
+// rows appended from here on start on a line of their own.
+void drop_cut_row(const std::string& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec || size == 0) return;
+  std::ifstream in(path, std::ios::binary);
+  // Back from the end, a block at a time, to the last line end.
+  std::uintmax_t end = size;
+  std::string block;
+  std::uintmax_t keep = 0;
+  while (end > 0) {
+    const std::uintmax_t start = end > 4096 ? end - 4096 : 0;
+    block.resize(static_cast<std::size_t>(end - start));
+    in.seekg(static_cast<std::streamoff>(start));
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    if (!in) return;  // unreadable: load_search_rows says so
+    if (end == size && block.back() == '\n') return;
+    if (const auto at = block.rfind('\n'); at != std::string::npos) {
+      keep = start + at + 1;
+      break;
+    }
+    end = start;
+  }
+  in.close();
+  fs::resize_file(path, keep, ec);
+  if (ec) throw UsageError(fmt::format("cannot mend {} (its last row is cut): {}", path, ec.message()));
 }
 
 }  // namespace
@@ -52,6 +91,7 @@ PartialResults::PartialResults(const std::string& dir, int rank, int ranks) {
   fs::create_directories(dir);
   const std::string name = ranks > 1 ? fmt::format("results.partial.{}.csv", rank) : "results.partial.csv";
   const std::string path = (fs::path(dir) / name).string();
+  drop_cut_row(path);
   file_ = std::fopen(path.c_str(), "a");
   if (file_ == nullptr) throw UsageError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
 }
