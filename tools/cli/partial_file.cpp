@@ -84,8 +84,15 @@ PartialFile::PartialFile(std::string target) : impl_(std::make_unique<Impl>()) {
   p.fd = ::mkstemp(p.name.data());
   if (p.fd < 0) throw UsageError(fmt::format("cannot write \"{}\": {}", p.target, std::strerror(errno)));
   p.slot = list(p.name.c_str());
-  p.buf = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(p.fd, std::ios::out | std::ios::binary);
-  p.out = std::make_unique<std::ostream>(p.buf.get());
+  try {
+    p.buf = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(p.fd, std::ios::out | std::ios::binary);
+    p.out = std::make_unique<std::ostream>(p.buf.get());
+  } catch (...) {  // (the destructor will not run)
+    if (!p.buf) ::close(p.fd);
+    ::unlink(p.name.c_str());
+    if (p.slot < kSlots) g_partial[p.slot].store(nullptr);
+    throw;
+  }
 }
 
 PartialFile::~PartialFile() {
