@@ -10,9 +10,9 @@ other on one time axis, so their lengths compare. Forward (F), backward (B) and
 weight-gradient (W) passes are coloured by kind and labelled with their
 microbatch where the bar is wide enough; all-reduces and the optimizer
 step are drawn in their own colours. Bars of one kind on one device
-narrower than three pixels and less than a pixel apart are drawn as one (the title says how many tasks became
-how many bars), so a chart of many microbatches draws in about a second.
-Needs Debian's python3-matplotlib.
+narrower than three pixels and less than a pixel apart are drawn as one
+(the title says how many tasks became how many bars), so a chart of many
+microbatches draws in about a second. Needs Debian's python3-matplotlib.
 """
 import csv
 import sys

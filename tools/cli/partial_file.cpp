@@ -69,7 +69,6 @@ mode_t umask_now() {
 struct PartialFile::Impl {
   std::string target;
   std::string name;
-  int fd = -1;
   std::size_t slot = kSlots;
   std::unique_ptr<__gnu_cxx::stdio_filebuf<char>> buf;
   std::unique_ptr<std::ostream> out;
@@ -81,14 +80,14 @@ PartialFile::PartialFile(std::string target) : impl_(std::make_unique<Impl>()) {
   p.target = std::move(target);
   p.name = p.target + ".part-XXXXXX";
   install_handlers();
-  p.fd = ::mkstemp(p.name.data());
-  if (p.fd < 0) throw UsageError(fmt::format("cannot write \"{}\": {}", p.target, std::strerror(errno)));
+  const int fd = ::mkstemp(p.name.data());
+  if (fd < 0) throw UsageError(fmt::format("cannot write \"{}\": {}", p.target, std::strerror(errno)));
   p.slot = list(p.name.c_str());
   try {
-    p.buf = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(p.fd, std::ios::out | std::ios::binary);
+    p.buf = std::make_unique<__gnu_cxx::stdio_filebuf<char>>(fd, std::ios::out | std::ios::binary);
     p.out = std::make_unique<std::ostream>(p.buf.get());
   } catch (...) {  // (the destructor will not run)
-    if (!p.buf) ::close(p.fd);
+    if (!p.buf) ::close(fd);
     ::unlink(p.name.c_str());
     if (p.slot < kSlots) g_partial[p.slot].store(nullptr);
     throw;
