@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace meshsim {
@@ -31,6 +33,16 @@ Bytes bytes_in(Time t, Bandwidth rate) {
   MESHSIM_ASSERT(t.count_ps() >= 0 && rate.bps() >= 0, "bytes_in needs t >= 0 and rate >= 0");
   const i128 bits = static_cast<i128>(t.count_ps()) * rate.bps() / static_cast<i128>(1'000'000'000'000);
   return Bytes(static_cast<std::int64_t>(bits / 8));
+}
+
+Bytes checked_bytes(double bytes, std::string_view what) {
+  // 2^63 is the first double past the int64 range.
+  if (!(bytes >= 0 && bytes < 9223372036854775808.0))
+    throw UsageError(
+        fmt::format("{} come to {:.4g} bytes, outside the 0 to 8 EiB that meshsim counts: the "
+                    "sizes or batch behind them are too large",
+                    what, bytes));
+  return Bytes(static_cast<std::int64_t>(bytes));
 }
 
 }  // namespace meshsim

@@ -22,6 +22,7 @@
 #include <compare>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace meshsim {
 
@@ -152,5 +153,10 @@ class Bandwidth {
 [[nodiscard]] inline Bytes operator*(Time t, Bandwidth rate) {
   return bytes_in(t, rate);
 }
+
+/// A size computed in doubles (from model shapes and batch sizes) as whole
+/// bytes, rounded toward zero. UsageError naming `what` when it is NaN,
+/// negative, or past the 2^63 - 1 bytes a Bytes holds.
+[[nodiscard]] Bytes checked_bytes(double bytes, std::string_view what);
 
 }  // namespace meshsim

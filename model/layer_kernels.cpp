@@ -8,7 +8,7 @@ namespace meshsim::model {
 
 namespace {
 Bytes bytes(double b) {
-  return Bytes(static_cast<std::int64_t>(b));
+  return checked_bytes(b, "a layer's memory-bound kernels");
 }
 }  // namespace
 
@@ -127,7 +127,9 @@ plan::KernelList kv_cache_kernels(const LayerShape& s, double sequence, KernelPa
   const double per_token = s.sequences * s.hidden / s.tp * static_cast<double>(plan::dtype_size(s.dtype));
   const double l = s.tokens;
   const double seen = s.context + s.tokens;
-  auto bytes = [&](double tokens) { return Bytes(static_cast<std::int64_t>(tokens * per_token)); };
+  auto bytes = [&](double tokens) {
+    return checked_bytes(tokens * per_token, "the key-value cache's copies");
+  };
   plan::KernelList k;
   k.dtype = s.dtype;
   for (int kv = 0; kv < 2; ++kv) {  // keys, then values
@@ -151,7 +153,6 @@ plan::KernelList terapipe_attention_kernels(const LayerShape& s, KernelPasses pa
   const double scores = s.sequences * s.heads / s.tp * l * (c + l);
   const double heads_out = s.sequences * l * s.hidden / s.tp;  // the queries and the attention's output
   const double cast = e < 4 ? 8 * scores : 0;  // bytes: fp32 softmax output, read back to cast
-  auto bytes = [](double b) { return Bytes(static_cast<std::int64_t>(b)); };
   plan::KernelList k;
   k.dtype = s.dtype;
   for (int pass = 1; pass <= 2; ++pass) {  // forward, then backward at twice the bytes

@@ -23,7 +23,12 @@ double positive(const JsonCursor& c) {
 std::vector<std::int64_t> shape_from_json(const JsonCursor& c) {
   if (c.size() == 0) c.fail("a shape has at least one dimension");
   std::vector<std::int64_t> out;
-  for (std::size_t d = 0; d < c.size(); ++d) out.push_back(c.at(d).as_int_in(1, INT64_C(1) << 40));
+  double elements = 1;
+  for (std::size_t d = 0; d < c.size(); ++d) {
+    out.push_back(c.at(d).as_int_in(1, INT64_C(1) << 40));
+    elements *= static_cast<double>(out.back());
+  }
+  if (elements > plan::kMaxTensorElements) c.fail("the shape has more than 10^15 elements, as no tensor may");
   return out;
 }
 

@@ -432,7 +432,7 @@ class PipelineBuilder {
       const auto [t, d] = rank_of(k);
       c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     }
-    c.size = Bytes(static_cast<std::int64_t>(bytes));
+    c.size = checked_bytes(bytes, "a collective's buffer");
     c.dtype = model_.dtype;
     if (!cfg_.payloads) return;
     const std::int64_t elements = c.size.count() / plan::dtype_size(model_.dtype);
@@ -544,7 +544,7 @@ class PipelineBuilder {
           opt.stream = kComputeStream;
           opt.deps = dp_tasks_of_[g];
           opt.dtype = plan::DType::f32;
-          opt.mem_bytes = Bytes(static_cast<std::int64_t>(params * kOptimizerBytesPerParam));
+          opt.mem_bytes = checked_bytes(params * kOptimizerBytesPerParam, "the optimizer step's traffic");
           optimizer_of_[g] = used_ - 1;
         }
     }
@@ -849,13 +849,12 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
     throw UsageError(fmt::format("FP8 GEMMs need FP8 tensor cores, which the {} lacks ({} have them)",
                                  ranks.device_model().name, hardware::fp8_gpu_names()));
   const auto ops = checked_ops(model, cfg);
-  refuse_huge_plan(ops, cfg);                                // before anything big is allocated
   std::vector<plan::Task> slots = std::move(it.plan.tasks);  // the builder writes over them
   it = PipelineIteration{};
   it.plan.tasks = std::move(slots);
   it.config = cfg;
-  it.global_batch = cfg.dp * cfg.microbatches * cfg.microbatch_size;
-  it.model_flops = 3 * model.forward_flops() * it.global_batch;
+  it.global_batch = std::int64_t{cfg.dp} * cfg.microbatches * cfg.microbatch_size;  // < 2^23 x 2^31
+  it.model_flops = 3 * model.forward_flops() * static_cast<double>(it.global_batch);
   it.tokens = static_cast<double>(it.global_batch) * static_cast<double>(model.sequence);
   it.peak_flops = ranks.device_model().peak(model.dtype);
   it.stage_gpus = ranks.stage_gpus();

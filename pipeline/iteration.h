@@ -125,7 +125,7 @@ struct PipelineIteration {
   double peak_flops = 0;    // a GPU's dense datasheet peak for the model's dtype (the MFU's denominator)
   double ideal_bubble = 0;  // of the schedule played with the compute times alone
   double ideal_makespan_s = 0;
-  int global_batch = 0;
+  std::int64_t global_batch = 0;
   double tokens = 0;  // per iteration: global batch × the model's sequence (0: a layer list has none)
   std::vector<std::string> placement_notes;  // PipelineRanks::placement_notes
   // Task categories, for the exposed-communication breakdown.

@@ -128,7 +128,8 @@ struct PassCost {
 
 /// UsageError when the iteration's plan would pass plan::kMaxPlanTasks:
 /// every pass is a compute task per replica, and with tensor parallelism
-/// an all-reduce too (transfers come on top). Checked before building.
-void refuse_huge_plan(const std::vector<std::vector<PipelineOp>>& ops, const model::ParallelConfig& cfg);
+/// an all-reduce too (transfers come on top). Checked by checked_ops
+/// before the schedule is made.
+void refuse_huge_plan(const model::ParallelConfig& cfg);
 
 }  // namespace meshsim::pipeline

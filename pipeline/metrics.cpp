@@ -12,7 +12,7 @@ PipelineMetrics pipeline_metrics(const PipelineIteration& it, const topology::To
   out.iteration_s = r.makespan.seconds();
   const int gpus = it.config.replicas() * it.config.tp * it.config.pp;
   if (out.iteration_s > 0) {
-    out.samples_per_s = it.global_batch / out.iteration_s;
+    out.samples_per_s = static_cast<double>(it.global_batch) / out.iteration_s;
     out.tflops_per_gpu = it.model_flops / out.iteration_s / gpus / 1e12;
     if (it.peak_flops > 0) out.mfu = out.tflops_per_gpu * 1e12 / it.peak_flops;
   }

@@ -74,10 +74,11 @@ void other(plan::KernelList& out, const model::LayerCost& l, const model::Model&
     return;
   }
   if (pass == Pass::weight) return;
-  const double bytes = 2 * b * rows / cp * width * static_cast<double>(plan::dtype_size(m.dtype));
+  const double bytes = 2.0 * b * rows / cp * width * static_cast<double>(plan::dtype_size(m.dtype));
   if (pass == Pass::backward && recompute)
-    out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(bytes)));
-  out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(pass == Pass::forward ? bytes : 2 * bytes)));
+    out.memory_bytes.push_back(checked_bytes(bytes, "a pass's activation traffic"));
+  out.memory_bytes.push_back(
+      checked_bytes(pass == Pass::forward ? bytes : 2 * bytes, "a pass's activation traffic"));
 }
 
 // A layer with a kernel list: its GEMMs for a microbatch of b at degree tp
@@ -100,8 +101,9 @@ void listed(plan::KernelList& out, const model::LayerKernels& k, Pass pass, int 
   if (pass == Pass::weight) return;
   for (double bytes : k.memory_bytes) {
     const double moved = b * bytes / tp;
-    if (forward) out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(moved)));
-    if (pass == Pass::backward) out.memory_bytes.push_back(Bytes(static_cast<std::int64_t>(2 * moved)));
+    if (forward) out.memory_bytes.push_back(checked_bytes(moved, "a layer's memory-bound kernels"));
+    if (pass == Pass::backward)
+      out.memory_bytes.push_back(checked_bytes(2 * moved, "a layer's memory-bound kernels"));
   }
 }
 

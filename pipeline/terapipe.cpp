@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
 
 namespace meshsim::pipeline {
 
@@ -237,6 +238,14 @@ void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_mi
         "the slicing tables would take {:.1f} GB ({} units of {} tokens, microbatches of 1 to {} sequences); "
         "the limit is {:.0f} GB: give a coarser --granularity or a smaller batch",
         table_bytes / 1e9, units, granularity, bmax, kMaxTableBytes / 1e9));
+  // Per sequence of the batch: the knapsack's rows (two doubles, a choice
+  // list and a pick), and uniform slicing's microbatch lists at their
+  // largest (microbatches of one sequence in `units` slices, the best and
+  // the one being scored).
+  const double per_sequence = 64 + 2 * (32 + 4.0 * units);
+  require_memory(table_bytes + per_sequence * batch,
+                 fmt::format("slicing a batch of {} sequences of {} tokens", batch, tokens),
+                 "give a smaller batch or a coarser --granularity");
 }
 
 TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity,

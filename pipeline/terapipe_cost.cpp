@@ -143,7 +143,9 @@ SliceCostModel slice_cost_model(const model::Model& m, const topology::Topology&
 double terapipe_update_time(const model::Model& m, const SliceCostModel& c, const sim::DeviceModel& dev) {
   const double bytes_per_param = m.dtype == plan::DType::f16 || m.dtype == plan::DType::bf16 ? 48 : 28;
   const double params = c.state_bytes / model::kTrainingBytesPerParam;  // on one GPU
-  return dev.kernel_time(0, Bytes(static_cast<std::int64_t>(params * bytes_per_param)), plan::DType::f32)
+  return dev
+      .kernel_time(0, checked_bytes(params * bytes_per_param, "the optimizer step's traffic"),
+                   plan::DType::f32)
       .seconds();
 }
 

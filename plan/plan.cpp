@@ -4,7 +4,9 @@
 #include <array>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 
 namespace meshsim::plan {
@@ -28,9 +30,12 @@ DTypeClass dtype_class(DType d) {
 }
 
 Bytes Tensor::bytes() const {
-  std::int64_t n = dtype_size(dtype);
-  for (std::int64_t d : shape) n *= d;
-  return Bytes(n);
+  std::optional<std::int64_t> n = dtype_size(dtype);
+  for (std::int64_t d : shape) n = n ? checked_mul(*n, d) : n;
+  if (!n)
+    throw UsageError(fmt::format("tensor \"{}\" of shape [{}] holds more than the 8 EiB that meshsim counts",
+                                 name, fmt::join(shape, ", ")));
+  return Bytes(*n);
 }
 
 bool carries_payload(const Plan& p) {
@@ -53,9 +58,12 @@ Box intersect(const Box& a, const Box& b) {
 
 Bytes box_bytes(const Tensor& t, const Box& box) {
   MESHSIM_ASSERT(box.size() == t.shape.size(), "box rank matches its tensor");
-  std::int64_t n = dtype_size(t.dtype);
-  for (const auto& [b, e] : box) n *= e - b;
-  return Bytes(n);
+  std::optional<std::int64_t> n = dtype_size(t.dtype);
+  for (const auto& [b, e] : box) n = n ? checked_mul(*n, e - b) : n;
+  if (!n)
+    throw UsageError(
+        fmt::format("a box of tensor \"{}\" holds more than the 8 EiB that meshsim counts", t.name));
+  return Bytes(*n);
 }
 
 Bytes region_bytes(const Plan& p, const Region& r) {

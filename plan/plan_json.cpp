@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/unit_strings.h"
 #include "plan/json_fields.h"
@@ -188,7 +189,9 @@ void read_payload(const JsonCursor& p, const Context& ctx, Task& t) {
   Bytes total;
   for (std::size_t i = 0; i < p.size(); ++i) {
     t.payload.push_back(region_from_json(p.at(i), ctx, t));
-    total += region_bytes(*ctx.plan, t.payload.back());
+    const auto sum = checked_add(total.count(), region_bytes(*ctx.plan, t.payload.back()).count());
+    if (!sum) p.at(i).fail("the task's regions add up to more than the 8 EiB that meshsim counts");
+    total = Bytes(*sum);
   }
   // A send moves its regions; a broadcast delivers `size` to each receiver,
   // one region per receiver; a collective's regions are its own account.
@@ -204,7 +207,7 @@ void read_payload(const JsonCursor& p, const Context& ctx, Task& t) {
       if (r.reduce && !summed.emplace(r.dst_buffer, r.dst_offset, r.box).second) continue;
       const std::size_t dev = ctx.plan->buffers[r.dst_buffer].device;
       Bytes& w = written[dev];
-      w += region_bytes(*ctx.plan, r);
+      w = Bytes(checked_add(w.count(), region_bytes(*ctx.plan, r).count()).value_or(INT64_MAX));
       if (w > t.size)
         p.at(i).fail(fmt::format("the regions written on {} add up to {}, more than the task's size {}",
                                  ctx.plan->devices[dev], exact_string(w), exact_string(t.size)));
@@ -399,6 +402,8 @@ void read_tasks(const JsonCursor& tasks, Context& ctx, Plan& p) {
   }
 }
 
+}  // namespace
+
 LoadedPlan read_plan(const Json& j, const std::string& file) {
   const JsonCursor root(j, file);
   if (!j.is_object()) root.fail(fmt::format("a plan is a JSON object, got {}", json_type_name(j)));
@@ -431,8 +436,6 @@ LoadedPlan read_plan(const Json& j, const std::string& file) {
   check_races(p, schedule, file);
   return {std::move(p), std::move(schedule)};
 }
-
-}  // namespace
 
 Plan plan_from_json(const Json& j, const std::string& file) {
   return read_plan(j, file).plan;

@@ -30,6 +30,8 @@ struct LoadedPlan {
 [[nodiscard]] LoadedPlan load_plan(const std::string& file);
 [[nodiscard]] Plan load_plan_file(const std::string& file);
 [[nodiscard]] Plan plan_from_json(const Json& j, const std::string& file);
+/// plan_from_json, and the plan's schedule.
+[[nodiscard]] LoadedPlan read_plan(const Json& j, const std::string& file);
 [[nodiscard]] Json plan_to_json(const Plan& p);
 
 }  // namespace meshsim::plan

@@ -58,6 +58,10 @@ class Backend {
                     const std::vector<std::vector<std::byte>>& images) = 0;
   [[nodiscard]] virtual std::vector<TaskSpan> run(const plan::Plan& plan, const Schedule& schedule) = 0;
   [[nodiscard]] virtual std::vector<std::vector<std::byte>> read_back(const plan::Plan& plan) = 0;
+  /// Host memory a run on this backend holds at its peak, in bytes: the
+  /// caller's images of the plan's buffers (or their read-back copy) and
+  /// whatever the backend itself keeps in host memory.
+  [[nodiscard]] virtual double host_bytes(const plan::Plan& plan, const PlanWork& work) const;
   /// Caveats on the last run's timing (for example, host-side enqueueing
   /// that shows in it); empty when there are none.
   [[nodiscard]] virtual std::vector<std::string> notes() const { return {}; }

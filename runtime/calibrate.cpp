@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
 #include "core/thread_group.h"
 #include "core/unit_strings.h"
 
@@ -25,6 +26,11 @@ Time elapsed(Clock::time_point a, Clock::time_point b) {
 plan::Calibration calibrate_host(const CalibrateOptions& opts) {
   const int threads =
       opts.threads > 0 ? opts.threads : std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+  // The sweep's pair of --max buffers, then the aggregate copy's pairs that add up to --max.
+  require_memory(
+      4 * static_cast<double>(opts.max_size.count()),
+      fmt::format("the host calibration's buffers (twice two of --max {})", human_string(opts.max_size)),
+      "give a smaller --max");
   const auto max = static_cast<std::size_t>(opts.max_size.count());
   std::vector<std::byte> a(max, std::byte{1});
   std::vector<std::byte> b(max, std::byte{2});
@@ -73,7 +79,7 @@ plan::Calibration calibrate_host(const CalibrateOptions& opts) {
 
 std::vector<Bytes> sweep_sizes(Bytes min, Bytes max) {
   std::vector<Bytes> out;
-  for (Bytes s = min; s < max; s = s * 4) out.push_back(s);
+  for (Bytes s = min; s < max; s = s.count() <= (max.count() - 1) / 4 ? s * 4 : max) out.push_back(s);
   out.push_back(max);
   return out;
 }

@@ -3,11 +3,19 @@
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "core/memory_limit.h"
+#include "core/unit_strings.h"
 #include "runtime/layout.h"
 #include "runtime/work.h"
 
 namespace meshsim::runtime {
+
+double Backend::host_bytes(const plan::Plan& plan, const PlanWork& /*work*/) const {
+  return static_cast<double>(buffer_bytes(plan));
+}
 
 RunReport run_plan(const plan::Plan& plan, Backend& backend, const RunOptions& opts) {
   return run_plan(plan, plan::make_schedule(plan, plan::plan_origin(plan)), backend, opts);
@@ -17,8 +25,12 @@ RunReport run_plan(const plan::Plan& plan, const Schedule& schedule, Backend& ba
                    const RunOptions& opts) {
   if (opts.iterations < 1) throw UsageError("iterations must be at least 1");
   if (opts.warmup < 0) throw UsageError("warm-up runs must not be negative");
-  require_host_memory(buffer_bytes(plan), "the plan's buffers (their initial images)");
   const PlanWork work = lower(plan);
+  require_memory(backend.host_bytes(plan, work),
+                 fmt::format("running {} on the {} backend ({} of buffers)",
+                             plan.name.empty() ? "the plan" : fmt::format("plan \"{}\"", plan.name),
+                             backend.name(), human_string(Bytes(buffer_bytes(plan)))),
+                 "--scale N runs it with every payload N times smaller, its layout kept");
   RunReport rep;
   rep.backend = backend.name();
   rep.payload_bytes = work.payload_bytes;

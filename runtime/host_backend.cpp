@@ -42,9 +42,6 @@ class HostBackend final : public Backend {
 
   void load(const plan::Plan& /*plan*/, const Schedule& /*schedule*/, const PlanWork& work,
             const std::vector<std::vector<std::byte>>& images) override {
-    std::int64_t scratch = 0;
-    for (std::int64_t b : work.scratch_bytes) scratch = saturating_add(scratch, b);
-    require_host_memory(scratch, "the host backend's scratch areas (payload-less transfers)");
     work_ = work;
     mem_ = images;
     scratch_.clear();
@@ -109,6 +106,14 @@ class HostBackend final : public Backend {
 
   [[nodiscard]] std::vector<std::vector<std::byte>> read_back(const plan::Plan& /*plan*/) override {
     return mem_;
+  }
+
+  // Its own copy of the buffers beside the caller's images (or the
+  // read-back), and the scratch areas of payload-less transfers.
+  [[nodiscard]] double host_bytes(const plan::Plan& plan, const PlanWork& work) const override {
+    double scratch = 0;
+    for (std::int64_t b : work.scratch_bytes) scratch += static_cast<double>(b);
+    return 2 * static_cast<double>(buffer_bytes(plan)) + scratch;
   }
 
  private:

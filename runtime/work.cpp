@@ -1,7 +1,6 @@
 #include "runtime/work.h"
 
 #include <algorithm>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -99,17 +98,6 @@ PlanWork lower(const plan::Plan& plan) {
     for (const auto& c : w.scratch) pw.scratch_moved += c.bytes;
   }
   return pw;
-}
-
-void require_host_memory(std::int64_t bytes, std::string_view what) {
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return;  // unknown: let the allocation decide
-  const double have = static_cast<double>(pages) * static_cast<double>(page);
-  if (static_cast<double>(bytes) > have)
-    throw UsageError(fmt::format("{} need {} of host memory, more than this machine's {}", what,
-                                 human_string(Bytes(bytes)),
-                                 human_string(Bytes(static_cast<std::int64_t>(have)))));
 }
 
 std::int64_t buffer_bytes(const plan::Plan& plan) {

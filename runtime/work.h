@@ -64,11 +64,6 @@ struct PlanWork {
 
 [[nodiscard]] PlanWork lower(const plan::Plan& plan);
 
-/// UsageError when `bytes` of host memory for `what` exceed this machine's
-/// physical memory (a plan with a buffer of 2^63 bytes is a mistake to
-/// report, not an allocation to attempt).
-void require_host_memory(std::int64_t bytes, std::string_view what);
-
 /// a + b for non-negative byte counts, saturating at the int64 maximum.
 [[nodiscard]] inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   return b > INT64_MAX - a ? INT64_MAX : a + b;

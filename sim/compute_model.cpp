@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "hardware/gpus.h"
+#include "sim/kernel/engine.h"
 #include "sim/kernel/numeric.h"
 
 namespace meshsim::sim {
@@ -64,10 +65,15 @@ constexpr std::array<std::array<double, 2>, 6> kTiles{
 }  // namespace
 
 Time DeviceModel::kernels_time(const plan::KernelList& k) const {
+  // Each kernel's time is within the clock's range; their sum is kept so.
   Time t;
-  for (const auto& g : k.gemms) t += g.fp8 ? fp8_gemm_time(g) : gemm_time(g.m, g.n, g.k, k.dtype, g.batch);
-  for (const auto& a : k.attention) t += attention_time(a, k.dtype);
-  for (Bytes bytes : k.memory_bytes) t += kernel_time(0, bytes, k.dtype);
+  auto add = [&t](Time d) {
+    if (d > kernel::Engine::kClockLimit - t) kernel::Engine::clock_overflow();
+    t += d;
+  };
+  for (const auto& g : k.gemms) add(g.fp8 ? fp8_gemm_time(g) : gemm_time(g.m, g.n, g.k, k.dtype, g.batch));
+  for (const auto& a : k.attention) add(attention_time(a, k.dtype));
+  for (Bytes bytes : k.memory_bytes) add(kernel_time(0, bytes, k.dtype));
   if (k.host_per_kernel <= Time::zero()) return t;
   return std::max(t, kernel::duration_up(k.host_per_kernel.seconds() * static_cast<double>(k.launches())));
 }

@@ -18,6 +18,8 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/memory_limit.h"
+#include "core/unit_strings.h"
 #include "tools/cli/commands.h"
 
 namespace meshsim::cli {
@@ -67,6 +69,29 @@ void refuse_non_finite(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_non_finite(*sub);
 }
 
+// --max-memory (or MESHSIM_MAX_MEMORY) on `app` and every command under
+// it, before or after the command's name: a memory limit of the user's own
+// below the machine's (docs/limits.md).
+void add_max_memory_option(CLI::App& app) {
+  app.add_option_function<std::string>(
+         "--max-memory",
+         [](const std::string& text) {
+           try {
+             const Bytes b = parse_bytes(text);
+             if (b <= Bytes()) throw ParseError("it must be above 0");
+             set_memory_limit(b.count());
+           } catch (const ParseError& e) {
+             throw CLI::ValidationError("--max-memory", e.what());
+           }
+         },
+         "Memory meshsim may use (e.g. 8GiB), below what the machine, its cgroup and ulimit -v allow: work "
+         "whose estimate needs more is refused before it starts (docs/limits.md)")
+      ->envname("MESHSIM_MAX_MEMORY")
+      ->type_name("SIZE");
+  for (CLI::App* sub : app.get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); }))
+    add_max_memory_option(*sub);
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
@@ -91,6 +116,7 @@ int run_cli(int argc, char** argv) {
   add_runtime_commands(app);
   add_calibrate_command(app);
   add_info_command(app);
+  add_max_memory_option(app);
   refuse_non_finite(app);
   if (const auto unknown = unknown_command(app, argc, argv)) {
     fmt::print(stderr, "meshsim: {}\nRun with --help for more information.\n", printable(*unknown));

@@ -18,6 +18,7 @@
 #include "plan/calibration.h"
 #include "plan/compare.h"
 #include "plan/plan_json.h"
+#include "plan/scale.h"
 #include "runtime/calibrate.h"
 #include "runtime/cuda_backend.h"
 #include "runtime/executor.h"
@@ -49,6 +50,7 @@ struct BackendArgs {
   int warmup = -1;  // -1: 0 on host; 1 on cuda and nccl (module loading, cuBLAS and NCCL set-up)
   bool no_verify = false;
   bool require_verify = false;
+  int scale = 1;
 
   void add_to(CLI::App& cmd, int default_iterations) {
     iterations = default_iterations;
@@ -74,6 +76,18 @@ struct BackendArgs {
                  "Insist on the byte check: refuse a plan that carries no payloads (a timing-only plan, "
                  "which has no bytes to check)")
         ->excludes(nv);
+    cmd.add_option("--scale", scale,
+                   "Run the plan with every payload tensor and transfer N times smaller along the tensor's "
+                   "longest dimension, its layout kept, so that a large model's plan runs and verifies in "
+                   "less memory (default 1)")
+        ->check(CLI::Range(1, 1 << 30));
+  }
+
+  /// The plan in `file`, scaled down by --scale.
+  [[nodiscard]] plan::LoadedPlan load(const std::string& file) const {
+    plan::LoadedPlan loaded = plan::load_plan(file);
+    if (scale == 1) return loaded;
+    return plan::scaled_plan(loaded.plan, scale, file);
   }
 
   /// UsageError when --verify asks for a check that `plan` cannot have.
@@ -148,7 +162,7 @@ struct RunArgs {
 };
 
 void run_run(RunArgs& a) {
-  const plan::LoadedPlan loaded = plan::load_plan(a.plan);
+  const plan::LoadedPlan loaded = a.backend.load(a.plan);
   const plan::Plan& plan = loaded.plan;
   a.backend.check_verifiable(plan, a.plan);
   std::optional<topology::Topology> topo;
@@ -345,7 +359,7 @@ const plan::Calibration* matching_calibration(ValidateArgs& a) {
 }
 
 void run_validate(ValidateArgs& a) {
-  const plan::LoadedPlan loaded = plan::load_plan(a.plan);
+  const plan::LoadedPlan loaded = a.backend.load(a.plan);
   const plan::Plan& plan = loaded.plan;
   a.backend.check_verifiable(plan, a.plan);
   topology::Topology topo = a.topology.load();

@@ -1,0 +1,24 @@
+#pragma once
+// Integer arithmetic on user numbers that reports overflow instead of
+// wrapping: each caller turns std::nullopt into an error naming its input.
+
+#include <cstdint>
+#include <optional>
+
+namespace meshsim {
+
+/// a * b, or nullopt when the product leaves the int64 range.
+[[nodiscard]] inline std::optional<std::int64_t> checked_mul(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+/// a + b, or nullopt when the sum leaves the int64 range.
+[[nodiscard]] inline std::optional<std::int64_t> checked_add(std::int64_t a, std::int64_t b) {
+  std::int64_t out = 0;
+  if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace meshsim
