@@ -14,9 +14,12 @@ namespace meshsim::plan {
 
 /// Throws ConfigError (path `tasks[i]`, the later task) naming both tasks,
 /// the buffer and the bytes, for the first unordered conflict it finds.
-/// Regions of one task never race with each other (the task's own
-/// semantics order them). Tile buffers (with a declared box) compare
-/// boxes; flat buffers compare byte ranges.
+/// Regions of one task do not race with each other (the task's own
+/// semantics order them), but two that write the same bytes must both sum
+/// ("reduce"), or which one survives is not defined. Tile buffers (with a
+/// declared box) compare boxes in a sweep; flat buffers compare byte
+/// ranges in schedule order, each access against the last write and the
+/// reads since: about n log n for n accesses.
 void check_races(const Plan& plan, const Schedule& schedule, const std::string& file);
 
 }  // namespace meshsim::plan

@@ -444,3 +444,55 @@ TEST_CASE("dtypes read under their datasheet, NumPy and PyTorch names too", "[pl
   // The name written back is the canonical one.
   CHECK(to_string(DType::f16) == "f16");
 }
+
+TEST_CASE("the race check meets each access with the last write and the reads since", "[plan][bad-input]") {
+  // T is 16 f32 = 64 B, sent from a0 into b's flat buffer b0 by w1 and w2,
+  // and read out of b0 into c0 by r. Tasks run on their own streams (1, 2,
+  // 3 on b), so only deps order them.
+  auto plan_text = [](const std::string& w2_deps, const std::string& r_deps, const std::string& w2_box,
+                      const std::string& w2_at = "0B", const std::string& w2_size = "64B") {
+    return R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "T", "shape": [16], "dtype": "f32"}],
+      "buffers": [{"name": "a0", "device": "a", "size": "64B"}, {"name": "b0", "device": "b", "size": "64B"},
+                  {"name": "c0", "device": "c", "size": "64B"}],
+      "tasks": [
+        {"id": "w1", "kind": "send", "src": "a", "dst": "b", "size": "64B", "stream": 1,
+         "payload": [{"tensor": "T", "box": [[0, 16]], "src_buffer": "a0", "dst_buffer": "b0"}]},
+        {"id": "w2", "kind": "send", "src": "a", "dst": "b", "size": ")" +
+           w2_size + R"(", "stream": 2, "deps": [)" + w2_deps + R"(],
+         "payload": [{"tensor": "T", "box": [)" +
+           w2_box + R"(], "src_buffer": "a0", "dst_buffer": "b0", "dst_offset": ")" + w2_at + R"("}]},
+        {"id": "r", "kind": "send", "src": "b", "dst": "c", "size": "64B", "stream": 3, "deps": [)" +
+           r_deps + R"(],
+         "payload": [{"tensor": "T", "box": [[0, 16]], "src_buffer": "b0", "dst_buffer": "c0"}]}]})";
+  };
+  // w1 -> w2 -> r: every conflict ordered, r by way of w2.
+  CHECK_NOTHROW(parse(plan_text(R"("w1")", R"("w2")", "[0, 16]")));
+  // r waits for w1 only: w2 overwrites what r may be reading.
+  ConfigError e = plan_error(plan_text(R"("w1")", R"("w1")", "[0, 16]"));
+  CHECK_THAT(e.message(), Contains("buffer \"b0\" on b, which task"));
+  CHECK_THAT(e.message(), Contains("neither waits for the other"));
+  // w2 writes the last 12 elements (bytes [16, 64)) with no dep on w1:
+  // their writes race on bytes [16B, 64B).
+  e = plan_error(plan_text("", R"("w1", "w2")", "[4, 16]", "16B", "48B"));
+  CHECK_THAT(e.message(),
+             Contains("task \"w2\" writes bytes [16B, 64B) of buffer \"b0\" on b, which task \"w1\" "
+                      "writes, and neither waits for the other"));
+}
+
+TEST_CASE("a task whose regions write the same bytes is refused unless they sum", "[plan][bad-input]") {
+  // One send writes T's first half twice into b0 (bytes [0, 32) from two
+  // regions): which copy survives is not defined.
+  const std::string text = R"({"format": "meshsim.plan/1",
+      "tensors": [{"name": "T", "shape": [16], "dtype": "f32"}],
+      "buffers": [{"name": "a0", "device": "a", "size": "64B"}, {"name": "b0", "device": "b", "size": "64B"}],
+      "tasks": [
+        {"id": "twice", "kind": "send", "src": "a", "dst": "b", "size": "64B",
+         "payload": [{"tensor": "T", "box": [[0, 8]], "src_buffer": "a0", "dst_buffer": "b0"},
+                     {"tensor": "T", "box": [[0, 8]], "src_buffer": "a0", "src_offset": "32B",
+                      "dst_buffer": "b0", "dst_offset": "0B"}]}]})";
+  const ConfigError e = plan_error(text);
+  CHECK(e.json_path() == "tasks[0]");
+  CHECK_THAT(e.message(), Contains("task \"twice\" writes bytes [0B, 32B) of buffer \"b0\" on b from two of "
+                                   "its regions"));
+}
