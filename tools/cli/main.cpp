@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -69,6 +70,60 @@ void refuse_non_finite(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) refuse_non_finite(*sub);
 }
 
+// The values of the options given to `app` and the commands it ran, each
+// with its option's name and whether the option writes a file.
+struct GivenPath {
+  std::string option;
+  std::string path;
+  bool output = false;
+};
+
+void given_paths(const CLI::App& app, std::vector<GivenPath>& out) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0) continue;
+    bool output = false;
+    try {
+      (void)const_cast<CLI::Option*>(o)->get_validator("output");
+      output = true;
+    } catch (const CLI::OptionNotFound&) {
+    }
+    const std::string name = o->get_name().empty() ? o->get_name(true, true) : o->get_name();
+    for (const std::string& v : o->results()) out.push_back({name, v, output});
+  }
+  for (const CLI::App* sub : app.get_subcommands()) given_paths(*sub, out);
+}
+
+// Refuses, before any work, an output that names a file the command reads
+// (it would be overwritten with what was made from it) or a file another
+// output names (one would clobber the other).
+void refuse_clashing_outputs(const CLI::App& app) {
+  namespace fs = std::filesystem;
+  std::vector<GivenPath> given;
+  given_paths(app, given);
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ec;
+    if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+    const fs::path ca = fs::weakly_canonical(fs::absolute(a, ec), ec);
+    return !ec && ca == fs::weakly_canonical(fs::absolute(b, ec), ec) && !ec;
+  };
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const GivenPath& out = given[i];
+    std::error_code ec;
+    if (!out.output || (fs::exists(out.path, ec) && !fs::is_regular_file(out.path, ec)))
+      continue;  // a device
+    for (std::size_t k = 0; k < given.size(); ++k) {
+      const GivenPath& other = given[k];
+      if (k == i || (other.output && k < i)) continue;  // each pair of outputs once
+      if (!other.output && !fs::is_regular_file(other.path, ec)) continue;
+      if (!same(out.path, other.path)) continue;
+      throw UsageError(
+          fmt::format("{} {} names the same file as {}{}: one would overwrite {}; name another file",
+                      out.option, out.path, other.option, other.output ? " (also an output)" : " (an input)",
+                      other.output ? "the other" : "what this command reads"));
+    }
+  }
+}
+
 // --max-memory (or MESHSIM_MAX_MEMORY) on `app` and every command under
 // it, before or after the command's name: a memory limit of the user's own
 // below the machine's (docs/limits.md).
@@ -118,6 +173,7 @@ int run_cli(int argc, char** argv) {
   add_info_command(app);
   add_max_memory_option(app);
   refuse_non_finite(app);
+  app.parse_complete_callback([&app] { refuse_clashing_outputs(app); });  // before the command runs
   if (const auto unknown = unknown_command(app, argc, argv)) {
     fmt::print(stderr, "meshsim: {}\nRun with --help for more information.\n", printable(*unknown));
     return 2;

@@ -162,7 +162,7 @@ CLI::Validator output_file() {
           return fmt::format("cannot write in {} ({})", parent.string(), std::strerror(errno));
         return {};
       },
-      "FILE");
+      "FILE", "output");
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
