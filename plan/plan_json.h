@@ -10,6 +10,7 @@
 // member. (Devices are checked against a topology by the simulator:
 // sim/executor.h.)
 
+#include <iosfwd>
 #include <string>
 
 #include "core/json.h"
@@ -33,5 +34,8 @@ struct LoadedPlan {
 /// plan_from_json, and the plan's schedule.
 [[nodiscard]] LoadedPlan read_plan(const Json& j, const std::string& file);
 [[nodiscard]] Json plan_to_json(const Plan& p);
+/// dump_json(plan_to_json(p)) written to `out` a task at a time, so that a
+/// large plan is never held whole as a JSON document.
+void write_plan_json(const Plan& p, std::ostream& out);
 
 }  // namespace meshsim::plan

@@ -1,5 +1,8 @@
+#include <ostream>
+
 #include <fmt/format.h>
 
+#include "core/json.h"
 #include "core/unit_strings.h"
 #include "plan/kernels.h"
 #include "plan/plan_json.h"
@@ -24,9 +27,7 @@ Json region_to_json(const Plan& p, const Region& r) {
   return j;
 }
 
-}  // namespace
-
-Json plan_to_json(const Plan& p) {
+Json plan_to_json_without_tasks(const Plan& p) {
   Json j;
   j["format"] = kPlanFormat;
   j["name"] = p.name;
@@ -49,67 +50,99 @@ Json plan_to_json(const Plan& p) {
   }
   j["buffers"] = std::move(buffers);
   if (!p.kernel_sets.empty()) j["kernel_sets"] = kernel_sets_to_json(p.kernel_sets);
-  Json tasks = Json::array();
+  return j;
+}
+
+Json task_to_json(const Plan& p, const Task& t) {
   const auto name = [&](std::size_t d) { return p.devices[d]; };
   const auto names = [&](auto first, auto last) {
     std::vector<std::string> out;
     for (auto it = first; it != last; ++it) out.push_back(p.devices[*it]);
     return out;
   };
-  for (const Task& t : p.tasks) {
-    Json o;
-    o["id"] = t.id;
-    o["kind"] = std::string(to_string(t.kind));
-    switch (t.kind) {
-      case TaskKind::compute:
-        if (t.devices.size() == 1)
-          o["device"] = name(t.devices[0]);
-        else
-          o["devices"] = names(t.devices.begin(), t.devices.end());
-        if (t.duration) {
-          o["duration"] = exact_string(*t.duration);
-        } else {
-          o["flops"] = t.flops;
-          o["bytes"] = exact_string(t.mem_bytes);
-        }
-        if (t.kernels) o["kernels"] = p.kernel_sets[*t.kernels].name;
-        o["dtype"] = std::string(to_string(t.dtype));
-        break;
-      case TaskKind::send:
-        o["src"] = name(t.devices[0]);
-        o["dst"] = name(t.devices[1]);
-        o["size"] = exact_string(t.size);
-        break;
-      case TaskKind::broadcast:
-        o["root"] = name(t.devices[0]);
-        o["receivers"] = names(t.devices.begin() + 1, t.devices.end());
-        o["size"] = exact_string(t.size);
-        o["chunk"] = exact_string(t.chunk);
-        break;
-      case TaskKind::collective:
-        o["op"] = std::string(to_string(t.op));
-        o["group"] = names(t.devices.begin(), t.devices.end());
-        o["size"] = exact_string(t.size);
-        o["algorithm"] = t.algorithm ? std::string(to_string(*t.algorithm)) : "auto";
-        o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
-        o["channels"] = t.channels;
-        if (t.listed_order) o["ring_order"] = "listed";
-        o["dtype"] = std::string(to_string(t.dtype));
-        break;
-    }
-    o["stream"] = t.stream;
-    Json deps = Json::array();
-    for (std::size_t d : t.deps) deps.push_back(p.tasks[d].id);
-    o["deps"] = std::move(deps);
-    if (!t.payload.empty()) {
-      Json payload = Json::array();
-      for (const Region& r : t.payload) payload.push_back(region_to_json(p, r));
-      o["payload"] = std::move(payload);
-    }
-    tasks.push_back(std::move(o));
+  Json o;
+  o["id"] = t.id;
+  o["kind"] = std::string(to_string(t.kind));
+  switch (t.kind) {
+    case TaskKind::compute:
+      if (t.devices.size() == 1)
+        o["device"] = name(t.devices[0]);
+      else
+        o["devices"] = names(t.devices.begin(), t.devices.end());
+      if (t.duration) {
+        o["duration"] = exact_string(*t.duration);
+      } else {
+        o["flops"] = t.flops;
+        o["bytes"] = exact_string(t.mem_bytes);
+      }
+      if (t.kernels) o["kernels"] = p.kernel_sets[*t.kernels].name;
+      o["dtype"] = std::string(to_string(t.dtype));
+      break;
+    case TaskKind::send:
+      o["src"] = name(t.devices[0]);
+      o["dst"] = name(t.devices[1]);
+      o["size"] = exact_string(t.size);
+      break;
+    case TaskKind::broadcast:
+      o["root"] = name(t.devices[0]);
+      o["receivers"] = names(t.devices.begin() + 1, t.devices.end());
+      o["size"] = exact_string(t.size);
+      o["chunk"] = exact_string(t.chunk);
+      break;
+    case TaskKind::collective:
+      o["op"] = std::string(to_string(t.op));
+      o["group"] = names(t.devices.begin(), t.devices.end());
+      o["size"] = exact_string(t.size);
+      o["algorithm"] = t.algorithm ? std::string(to_string(*t.algorithm)) : "auto";
+      o["protocol"] = t.protocol ? std::string(to_string(*t.protocol)) : "auto";
+      o["channels"] = t.channels;
+      if (t.listed_order) o["ring_order"] = "listed";
+      o["dtype"] = std::string(to_string(t.dtype));
+      break;
   }
+  o["stream"] = t.stream;
+  Json deps = Json::array();
+  for (std::size_t d : t.deps) deps.push_back(p.tasks[d].id);
+  o["deps"] = std::move(deps);
+  if (!t.payload.empty()) {
+    Json payload = Json::array();
+    for (const Region& r : t.payload) payload.push_back(region_to_json(p, r));
+    o["payload"] = std::move(payload);
+  }
+  return o;
+}
+
+}  // namespace
+
+Json plan_to_json(const Plan& p) {
+  Json j = plan_to_json_without_tasks(p);
+  Json tasks = Json::array();
+  for (const Task& t : p.tasks) tasks.push_back(task_to_json(p, t));
   j["tasks"] = std::move(tasks);
   return j;
+}
+
+void write_plan_json(const Plan& p, std::ostream& out) {
+  // The document without its tasks, as dump_json writes it (keys sorted:
+  // "tasks" falls between "name" and "tensors"), then the tasks one at a
+  // time in its place, each indented as dump_json would indent it.
+  Json rest = plan_to_json_without_tasks(p);
+  rest["tasks"] = Json::array();
+  const std::string text = dump_json(rest);
+  const std::string empty_tasks = "\"tasks\": []";
+  const std::size_t at = text.find(empty_tasks);
+  out << text.substr(0, at) << "\"tasks\": [";
+  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
+    std::string task = task_to_json(p, p.tasks[i]).dump(2);
+    std::string indented;
+    indented.reserve(task.size() + task.size() / 8);
+    for (char c : task) {
+      indented += c;
+      if (c == '\n') indented += "    ";
+    }
+    out << (i == 0 ? "\n    " : ",\n    ") << indented;
+  }
+  out << (p.tasks.empty() ? "]" : "\n  ]") << text.substr(at + empty_tasks.size());
 }
 
 }  // namespace meshsim::plan

@@ -1,5 +1,7 @@
 #include "plan/plan_json.h"
 
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -95,6 +97,15 @@ TEST_CASE("a plan reads, and writes back losslessly", "[plan]") {
   const std::string once = dump_json(plan_to_json(p));
   const Plan back = parse(once);
   CHECK(dump_json(plan_to_json(back)) == once);
+  // Streamed a task at a time, the same text; and with no tasks at all.
+  std::ostringstream streamed;
+  write_plan_json(p, streamed);
+  CHECK(streamed.str() == once);
+  Plan none = p;
+  none.tasks.clear();
+  std::ostringstream empty;
+  write_plan_json(none, empty);
+  CHECK(empty.str() == dump_json(plan_to_json(none)));
 }
 
 TEST_CASE("a compute task on several devices reads and writes back as a list", "[plan]") {

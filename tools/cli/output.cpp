@@ -14,6 +14,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input_file.h"
+#include "core/unit_strings.h"
 #include "tools/cli/partial_file.h"
 
 namespace meshsim::cli {
@@ -184,6 +186,23 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   PartialFile file(path);
   write(file.stream());
   file.commit();
+}
+
+void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
+                      std::string_view smaller) {
+  write_file(path, [&](std::ostream& out) {
+    const auto start = out.tellp();
+    write(out);
+    const auto end = out.tellp();
+    if (start < 0 || end < 0) return;  // a pipe: nothing to read back
+    const auto bytes = static_cast<std::uintmax_t>(end - start);
+    if (bytes > kMaxInputFileBytes)
+      throw UsageError(
+          fmt::format("{} would be {}, more than the {} meshsim reads back (docs/limits.md), so "
+                      "it is not written: {}",
+                      path, human_string(Bytes(static_cast<std::int64_t>(bytes))),
+                      human_string(Bytes(static_cast<std::int64_t>(kMaxInputFileBytes))), smaller));
+  });
 }
 
 }  // namespace meshsim::cli

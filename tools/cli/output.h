@@ -71,5 +71,10 @@ void write_text_file(const std::string& path, const std::string& text);
 /// Opens `path` and lets `write` fill it, the same way (whole or not at
 /// all; an exception from `write` leaves no file behind).
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
+/// write_file for a file meshsim reads back (a plan, a topology): one past
+/// the input limit (kMaxInputFileBytes) is not written, UsageError naming
+/// its size and `smaller`, how to make it smaller.
+void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
+                      std::string_view smaller);
 
 }  // namespace meshsim::cli

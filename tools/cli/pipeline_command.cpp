@@ -509,7 +509,10 @@ void run_pipeline(PipelineArgs& a) {
     run.band = {build_and_simulate(quiet, sim::SpreadEnd::low).pm,
                 build_and_simulate(quiet, sim::SpreadEnd::high).pm};
   }
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(run.it.plan)));
+  if (!a.plan_out.empty())
+    write_input_file(
+        a.plan_out, [&](std::ostream& out) { plan::write_plan_json(run.it.plan, out); },
+        "fewer microbatches, replicas or stages make a smaller plan");
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), run.it.plan, run.topo, run.r);
   if (!a.plot.empty()) {
     GanttRows rows;

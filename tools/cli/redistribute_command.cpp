@@ -184,7 +184,10 @@ void print_text(const RedistributeArgs& a, const RedistributeRun& run) {
 void run_redistribute(RedistributeArgs& a) {
   const RedistributeRun run = evaluate(a);
   const auto& best = run.rows[run.best];
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best.emission.plan)));
+  if (!a.plan_out.empty())
+    write_input_file(
+        a.plan_out, [&](std::ostream& out) { plan::write_plan_json(best.emission.plan, out); },
+        "fewer devices make a smaller plan");
   if (!a.trace.empty())
     write_trace(a.trace, a.trace_detail.value(), best.emission.plan, run.topo, best.result);
   if (a.json)

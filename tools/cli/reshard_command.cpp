@@ -173,7 +173,10 @@ void print_reshard_text(const ReshardArgs& a, const ReshardRun& run) {
 void run_reshard(ReshardArgs& a) {
   const ReshardRun run = evaluate(a);
   const auto& best = run.rows[run.best];
-  if (!a.plan_out.empty()) write_text_file(a.plan_out, dump_json(plan::plan_to_json(best.plan)));
+  if (!a.plan_out.empty())
+    write_input_file(
+        a.plan_out, [&](std::ostream& out) { plan::write_plan_json(best.plan, out); },
+        "fewer devices make a smaller plan");
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), best.plan, run.topo, best.result);
   if (!a.plot.empty()) {
     const std::string label = fmt::format("{} {} [{}] to {} [{}]", a.tensor, a.src_mesh, run.p.src_spec.str(),

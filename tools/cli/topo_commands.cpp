@@ -47,7 +47,10 @@ void write_output(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  write_text_file(path, text);
+  // A topology file is read back: it must stay within the input limit.
+  write_input_file(
+      path, [&](std::ostream& out) { out << text; },
+      "a preset with --hosts describes a large cluster without a file");
 }
 
 std::string show_text(const Topology& t, const topology::TopologySummary& s) {
