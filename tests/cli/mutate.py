@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -231,12 +232,19 @@ def classify(cmd, code, out, err, rss_mb, kind, args):
     return None
 
 
-def spawn(cmd, cwd, args, limit):
+def spawn(cmd, cwd, args, limit, address_space_mb=None):
     """(exit code or None past `limit` s, stdout, stderr, peak MB, seconds);
-    the child's own peak memory comes from wait4."""
+    the child's own peak memory comes from wait4. address_space_mb: the
+    child's RLIMIT_AS, as on a shared machine."""
     start = time.monotonic()
+
+    def limit_memory():
+        if address_space_mb is not None:
+            n = int(address_space_mb) << 20
+            resource.setrlimit(resource.RLIMIT_AS, (n, n))
+
     p = subprocess.Popen([args.meshsim] + cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL, start_new_session=True)
+                         stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=limit_memory)
     late = threading.Event()
 
     def kill():
