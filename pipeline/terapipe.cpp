@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
@@ -174,7 +175,8 @@ std::size_t mark_changed(const std::vector<Table>& tables, const std::vector<std
 // smallest on ties. Caps are tried in increasing order; only the tables a
 // cap may change are solved again, and a cap that changes none is skipped:
 // its time is the last one's plus (K − 1)·(the step), no better.
-CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, int K) {
+CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, int K,
+                      const CapProgress& progress) {
   const int bmax = static_cast<int>(tables.size());
   const std::uint64_t per = tables[0].t.size();
   const std::vector<std::uint64_t> order = slices_by_time(tables);
@@ -198,7 +200,26 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
   std::vector<char> dirty(static_cast<std::size_t>(bmax), 1);
   CapSearch out;
   double best = kInf;
+  // Progress: the slices passed, of those below the largest cap that can
+  // still beat `best` (the loop's exit test below), told each thousandth.
+  const std::size_t start = at;
+  std::size_t told = SIZE_MAX;
+  auto tell = [&](bool last) {
+    if (!progress) return;
+    const double limit = K > 1 ? std::min(best / K, (best - uncapped) / (K - 1)) : best / K;
+    const auto end = static_cast<std::size_t>(
+        std::lower_bound(order.begin() + static_cast<std::ptrdiff_t>(at), order.end(), limit,
+                         [&](std::uint64_t g, double v) { return tables[g / per].t[g % per] < v; }) -
+        order.begin());
+    const std::size_t total = std::max<std::size_t>(end - start, 1);
+    const std::size_t done = last ? total : std::min(at - start, total);
+    if (const std::size_t k = done * 1000 / total; k != told || last) {
+      told = k;
+      progress(done, total);
+    }
+  };
   while (at < order.size()) {
+    tell(false);
     const double cap = tables[order[at] / per].t[order[at] % per];
     if (K * cap >= best || uncapped + (K - 1) * cap >= best) break;
     ++out.caps_tried;
@@ -218,6 +239,7 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
     }
   }
   MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
+  tell(true);
   return out;
 }
 
@@ -249,13 +271,13 @@ void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_mi
 }
 
 TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost, int granularity,
-                         int max_microbatch) {
+                         int max_microbatch, const CapProgress& progress) {
   check_terapipe_dp(tokens, batch, K, granularity, max_microbatch);  // before allocating
   const int bmax = microbatch_bound(max_microbatch, batch);
   const int units = tokens / granularity;
   std::vector<Table> tables;
   for (int b = 1; b <= bmax; ++b) tables.push_back(make_table(units, granularity, b, cost));
-  const CapSearch found = search_caps(tables, units, batch, K);
+  const CapSearch found = search_caps(tables, units, batch, K, progress);
   const double best_cap = found.cap;
   TokenSlicing out;
   out.caps_tried = found.caps_tried;

@@ -132,11 +132,17 @@ struct TokenSlicing {
 /// before any slice is costed.
 void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_microbatch);
 
+/// How far the DP's search over slice-time caps has come: (slices passed,
+/// slices up to the largest cap that can still win). The second shrinks
+/// as better slicings are found; done == total at the end.
+using CapProgress = std::function<void(std::size_t, std::size_t)>;
+
 /// The DP with the microbatch knapsack, over microbatches of at most
 /// `max_microbatch` sequences (0: any). `tokens` must be a multiple of
 /// `granularity`; UsageError otherwise (and as check_terapipe_dp).
 [[nodiscard]] TokenSlicing terapipe_dp(int tokens, int batch, int K, const SliceCostFn& cost,
-                                       int granularity = 8, int max_microbatch = 0);
+                                       int granularity = 8, int max_microbatch = 0,
+                                       const CapProgress& progress = {});
 
 /// Baselines: equal microbatches (every divisor of the batch up to
 /// `max_microbatch`, 0: any), each cut into n equal slices; `max_slices` =

@@ -11,7 +11,8 @@
 namespace meshsim::pipeline {
 
 TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Topology& topo,
-                                  const sim::SimOptions& opts, const TeraPipeShape& sh) {
+                                  const sim::SimOptions& opts, const TeraPipeShape& sh,
+                                  const CapProgress& progress) {
   const sim::DeviceModel* dm = sim::find_device_model(topo.node(topo.gpus().at(0)).model, opts.device_models);
   if (!dm) throw UsageError(fmt::format("{}'s GPUs have no compute model", topo.name));
   if (sh.batch % sh.dp != 0)
@@ -44,7 +45,7 @@ TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Top
   if (sh.uniform_slices > 0)
     o.fixed = fixed_uniform_slicing(seq, batch, sh.pp, cost, sh.uniform_slices, sh.granularity);
   const auto t0 = std::chrono::steady_clock::now();
-  o.dp = terapipe_dp(seq, batch, sh.pp, cost, sh.granularity, o.max_microbatch);
+  o.dp = terapipe_dp(seq, batch, sh.pp, cost, sh.granularity, o.max_microbatch, progress);
   o.dp_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return o;
 }

@@ -42,8 +42,10 @@ struct TeraPipeOutcome {
 
 /// UsageError when the batch does not split over the replicas, the GPU has
 /// no compute model, or one sequence does not fit in its memory.
+/// `progress`: the DP's (terapipe_dp).
 [[nodiscard]] TeraPipeOutcome evaluate_terapipe(const model::Model& model, const topology::Topology& topo,
-                                                const sim::SimOptions& opts, const TeraPipeShape& shape);
+                                                const sim::SimOptions& opts, const TeraPipeShape& shape,
+                                                const CapProgress& progress = {});
 
 /// A setting of Li et al. (ICML 2021), Table 1 with the times of its Fig. 5:
 /// GPUs, batch, data/pipeline/operator parallelism and the measured

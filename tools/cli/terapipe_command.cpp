@@ -158,7 +158,8 @@ void run_terapipe(TeraPipeArgs& a) {
       sim::apply_compute_efficiency(topo, opts.device_models, a.compute_efficiency, model.dtype);
   Shape sh = a.shape;
   sh.host_per_kernel = host_per_kernel(a, 0, topo, opts.device_models);
-  const Outcome o = pipeline::evaluate_terapipe(model, topo, opts, sh);
+  const Outcome o = pipeline::evaluate_terapipe(
+      model, topo, opts, sh, progress_reporter("terapipe: the slicing DP", "slices", a.json));
   if (a.json) {
     Json j{{"model", model.name},
            {"topology", topo.name},
