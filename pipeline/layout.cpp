@@ -426,8 +426,8 @@ void refuse_huge_plan(const model::ParallelConfig& cfg) {
         "the {} a plan may have: use fewer or larger microbatches, or fewer virtual stages",
         tasks, passes, replicas, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
   // What building and simulating a plan holds per task, transfers
-  // included: measured at 742 B per pass (pp 4, 65,536 microbatches:
-  // 389 MB at its peak for 524,288 passes), rounded up.
+  // included: measured at 760 B per pass (pp 4, 65,536 microbatches:
+  // 389,384 KiB at its peak for 524,288 passes), rounded up.
   constexpr double kBytesPerTask = 768;
   require_memory(tasks * kBytesPerTask, fmt::format("the iteration's plan ({:.0f} tasks or more)", tasks),
                  "use fewer or larger microbatches, or fewer virtual stages");
