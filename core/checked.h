@@ -3,6 +3,7 @@
 // wrapping: each caller turns std::nullopt into an error naming its input.
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace meshsim {
@@ -19,6 +20,11 @@ namespace meshsim {
   std::int64_t out = 0;
   if (__builtin_add_overflow(a, b, &out)) return std::nullopt;
   return out;
+}
+
+/// a + b for non-negative counts (bytes), saturating at the int64 maximum.
+[[nodiscard]] inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  return checked_add(a, b).value_or(std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace meshsim

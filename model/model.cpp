@@ -20,18 +20,6 @@ double positive(const JsonCursor& c) {
   return v;
 }
 
-std::vector<std::int64_t> shape_from_json(const JsonCursor& c) {
-  if (c.size() == 0) c.fail("a shape has at least one dimension");
-  std::vector<std::int64_t> out;
-  double elements = 1;
-  for (std::size_t d = 0; d < c.size(); ++d) {
-    out.push_back(c.at(d).as_int_in(1, INT64_C(1) << 40));
-    elements *= static_cast<double>(out.back());
-  }
-  if (elements > plan::kMaxTensorElements) c.fail("the shape has more than 10^15 elements, as no tensor may");
-  return out;
-}
-
 // A later layer than `i` (the next one, i + 1, is implied for the output).
 int reader_from_json(const JsonCursor& c, std::size_t i, std::size_t layers, std::size_t first) {
   const auto target = c.as_int_in(0, static_cast<std::int64_t>(layers) - 1);
@@ -96,7 +84,7 @@ LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers
   }
   l.param_bytes = static_cast<double>(c["params"].as_bytes().count());
   l.activation_bytes = static_cast<double>(c["activation"].as_bytes().count());
-  l.output_shape = shape_from_json(c["output_shape"]);
+  l.output_shape = plan::shape_from_json(c["output_shape"]);
   if (auto t = c.find("tp_allreduces")) l.tp_allreduces = static_cast<int>(t->as_int_in(0, 64));
   if (auto sk = c.find("skip_to"))
     for (std::size_t k = 0; k < sk->size(); ++k)
@@ -105,7 +93,7 @@ LayerCost layer_from_json(const JsonCursor& c, std::size_t i, std::size_t layers
     for (std::size_t k = 0; k < so->size_at_most(64, "side outputs"); ++k) {
       const JsonCursor o = so->at(k);
       o.allow_only({"shape", "to"});
-      SideOutput out{shape_from_json(o["shape"]), {}};
+      SideOutput out{plan::shape_from_json(o["shape"]), {}};
       const JsonCursor to = o["to"];
       if (to.size() == 0) to.fail("a side output has at least one reader");
       for (std::size_t r = 0; r < to.size(); ++r)

@@ -10,6 +10,18 @@ DType dtype_from_json(const JsonCursor& c) {
   return named(c, kDTypeNames);  // the message listing the names
 }
 
+std::vector<std::int64_t> shape_from_json(const JsonCursor& c) {
+  if (c.size() == 0) c.fail("a shape has at least one dimension");
+  std::vector<std::int64_t> out;
+  double elements = 1;
+  for (std::size_t d = 0; d < c.size(); ++d) {
+    out.push_back(c.at(d).as_int_in(1, std::int64_t{1} << 40));
+    elements *= static_cast<double>(out.back());
+  }
+  if (elements > kMaxTensorElements) c.fail("the shape has more than 10^15 elements");
+  return out;
+}
+
 Bytes positive_size(const JsonCursor& c) {
   const Bytes b = c.as_bytes();
   if (b.count() <= 0) c.fail(fmt::format("size must be greater than zero, got {}", exact_string(b)));

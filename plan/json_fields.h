@@ -3,6 +3,8 @@
 // sets, calibrations, models): each fails at the field's JSON path.
 
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -36,5 +38,9 @@ template <typename E, std::size_t N>
 
 /// A dtype name ("f32", "bf16", ...; or fp32, fp16, fp64) at `c`; ConfigError listing the names otherwise.
 [[nodiscard]] DType dtype_from_json(const JsonCursor& c);
+
+/// A tensor's shape at `c` (a plan tensor's, a model layer's output): at
+/// least one dimension, each 1 to 2^40, at most kMaxTensorElements in all.
+[[nodiscard]] std::vector<std::int64_t> shape_from_json(const JsonCursor& c);
 
 }  // namespace meshsim::plan

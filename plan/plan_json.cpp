@@ -207,7 +207,7 @@ void read_payload(const JsonCursor& p, const Context& ctx, Task& t) {
       if (r.reduce && !summed.emplace(r.dst_buffer, r.dst_offset, r.box).second) continue;
       const std::size_t dev = ctx.plan->buffers[r.dst_buffer].device;
       Bytes& w = written[dev];
-      w = Bytes(checked_add(w.count(), region_bytes(*ctx.plan, r).count()).value_or(INT64_MAX));
+      w = Bytes(saturating_add(w.count(), region_bytes(*ctx.plan, r).count()));
       if (w > t.size)
         p.at(i).fail(fmt::format("the regions written on {} add up to {}, more than the task's size {}",
                                  ctx.plan->devices[dev], exact_string(w), exact_string(t.size)));
@@ -332,14 +332,7 @@ Tensor tensor_from_json(const JsonCursor& c, const Context& ctx) {
   Tensor t;
   t.name = c["name"].as_name();
   if (ctx.tensors.contains(t.name)) c["name"].fail(fmt::format("duplicate tensor name \"{}\"", t.name));
-  const JsonCursor shape = c["shape"];
-  if (shape.size() == 0) shape.fail("a tensor has at least one dimension");
-  double elements = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    t.shape.push_back(shape.at(d).as_int_in(1, std::int64_t{1} << 40));
-    elements *= static_cast<double>(t.shape.back());
-  }
-  if (elements > kMaxTensorElements) shape.fail("the tensor has more than 10^15 elements");
+  t.shape = shape_from_json(c["shape"]);
   if (auto d = c.find("dtype")) t.dtype = dtype_from_json(*d);
   if (auto n = c.find("parts")) t.parts = static_cast<int>(n->as_int_in(1, kMaxParts));
   return t;

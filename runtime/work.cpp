@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/unit_strings.h"
 

@@ -64,11 +64,6 @@ struct PlanWork {
 
 [[nodiscard]] PlanWork lower(const plan::Plan& plan);
 
-/// a + b for non-negative byte counts, saturating at the int64 maximum.
-[[nodiscard]] inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
-  return b > INT64_MAX - a ? INT64_MAX : a + b;
-}
-
 /// Sum of the plan's buffer sizes (saturating at the int64 maximum).
 [[nodiscard]] std::int64_t buffer_bytes(const plan::Plan& plan);
 
