@@ -62,12 +62,14 @@ std::int64_t status_bytes(std::string_view name) {
   return 0;
 }
 
-// What a resource limit leaves, less `used`; kUnlimited when none is set.
-std::int64_t rlimit_left(int resource, std::int64_t used) {
+// What a resource limit leaves, less what the process uses of it now
+// (`used`, a /proc/self/status field, read only when a limit is set: the
+// search asks once per configuration); kUnlimited when none is set.
+std::int64_t rlimit_left(int resource, std::string_view used) {
   rlimit r{};
   if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kUnlimited;
   const auto cur = static_cast<std::int64_t>(std::min<rlim_t>(r.rlim_cur, kUnlimited));
-  return std::max<std::int64_t>(0, cur - used);
+  return std::max<std::int64_t>(0, cur - status_bytes(used));
 }
 
 }  // namespace
@@ -80,9 +82,8 @@ MemoryLimit memory_limit() {
     if (bytes < m.bytes) m = {bytes, source};
   };
   lower(cgroup, "the cgroup's memory limit");
-  const std::int64_t mapped = status_bytes("VmSize");
-  lower(rlimit_left(RLIMIT_AS, mapped), "what RLIMIT_AS (ulimit -v) leaves");
-  lower(rlimit_left(RLIMIT_DATA, status_bytes("VmData")), "what RLIMIT_DATA (ulimit -d) leaves");
+  lower(rlimit_left(RLIMIT_AS, "VmSize"), "what RLIMIT_AS (ulimit -v) leaves");
+  lower(rlimit_left(RLIMIT_DATA, "VmData"), "what RLIMIT_DATA (ulimit -d) leaves");
   if (const std::int64_t user = g_user_limit.load(); user > 0) lower(user, "--max-memory");
   return m;
 }
