@@ -16,6 +16,7 @@
 #include "sim/compute_model.h"
 #include "sim/kernel/engine.h"
 #include "sim/kernel/slots.h"
+#include "sim/period_skip.h"
 #include "sim/plan_devices.h"
 #include "sim/ring_order.h"
 
@@ -32,7 +33,7 @@ using topology::NodeId;
 // Chunk-by-chunk broadcasts start one flow per chunk and hop.
 constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
-class Run final : public FlowClient, public kernel::EventHandler {
+class Run final : public FlowClient, public kernel::EventHandler, public SkippableRun {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
       const std::vector<NodeId>& node_of, const SimOptions& opts)
@@ -71,7 +72,10 @@ class Run final : public FlowClient, public kernel::EventHandler {
   SimResult run() {
     for (std::size_t i = 0; i < plan_.tasks.size(); ++i)
       if (preds_left_[i] == 0) start_task(i);
-    engine_.run();
+    if (skipping_)
+      run_skipping();
+    else
+      engine_.run();
     for (std::size_t i = 0; i < plan_.tasks.size(); ++i)
       MESHSIM_ASSERT(finished_[i], fmt::format("task \"{}\" never ran", plan_.tasks[i].id));
     net_.settle();
@@ -81,6 +85,7 @@ class Run final : public FlowClient, public kernel::EventHandler {
       result_.link_capacity[l] = net_.link_capacity(l);
     if (net_.timeline().size() == result_.link_bytes.size()) result_.link_timeline = net_.timeline();
     result_.events = engine_.events_processed();
+    result_.replayed_tasks = skip_.replayed();
     plan::Timeline tl = plan::make_timeline(schedule_, std::move(result_.tasks));
     result_.tasks = std::move(tl.tasks);
     result_.makespan = tl.makespan;
@@ -89,20 +94,65 @@ class Run final : public FlowClient, public kernel::EventHandler {
   }
 
  private:
+  // Runs instant by instant; at each quiet one (no flow, only task ends
+  // pending) PeriodSkip may replay what repeats, and the clock jumps past it.
+  void run_skipping() {
+    std::vector<kernel::Engine::Pending> pending;
+    std::vector<PeriodSkip::End> ends;
+    while (engine_.run_instant()) {
+      if (net_.active_flows() != 0 || engine_.events_pending() != task_events_pending_) continue;
+      engine_.pending(pending);
+      ends.clear();
+      for (const auto& e : pending) ends.push_back({e.at, e.payload});
+      const auto jump = skip_.quiet(engine_.now(), ends, engine_.events_processed(), net_.done_bytes());
+      if (!jump) continue;
+      engine_.jump(jump->time, jump->events,
+                   [&](kernel::EventHandler*, std::uint32_t task) { return task_event(task + jump->tasks); });
+      net_.repeat_done_bytes(*jump->bytes_at_start, jump->windows);
+    }
+  }
+
   void start_task(std::size_t i) {
     result_.tasks[i].start = engine_.now();
+    started_[i] = true;
+    if (skipping_) skip_.started(i);
     start(i);
   }
 
   void finish(std::size_t i) {
-    const Time now = engine_.now();
-    result_.tasks[i].end = now;
+    result_.tasks[i].end = engine_.now();
     finished_[i] = true;
-    const Time took = now - result_.tasks[i].start;
-    for (NodeId dev : devices_[i])
-      (kind_[i] == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
+    if (skipping_) skip_.finished(i);
+    count_busy(i);
     for (std::size_t d : schedule_.succs[i])
       if (--preds_left_[d] == 0) start_task(d);
+  }
+
+  // Task i's time on its devices, as compute or communication.
+  void count_busy(std::size_t i) {
+    const Time took = result_.tasks[i].end - result_.tasks[i].start;
+    for (NodeId dev : devices_[i])
+      (kind_[i] == TaskKind::compute ? result_.compute_busy : result_.comm_busy)[dev] += took;
+  }
+
+  // SkippableRun: the work a task does once started is fixed by these.
+  [[nodiscard]] bool same_work(std::size_t a, std::size_t b) const override {
+    const auto da = devices_[a];
+    const auto db = devices_[b];
+    return kind_[a] == kind_[b] && fixed_time_[a] == fixed_time_[b] && size_[a] == size_[b] &&
+           path_[a] == path_[b] && shape_[a] == shape_[b] &&
+           std::equal(da.begin(), da.end(), db.begin(), db.end()) &&
+           (kind_[a] != TaskKind::broadcast || plan_.tasks[a].chunk == plan_.tasks[b].chunk);
+  }
+  void replay_start(std::size_t task, std::size_t like, Time at) override {
+    result_.tasks[task].start = at;
+    started_[task] = true;
+    result_.collectives[task] = result_.collectives[like];
+  }
+  void replay_finish(std::size_t task, Time at) override {
+    result_.tasks[task].end = at;
+    finished_[task] = true;
+    count_busy(task);
   }
 
   // The route's links, plus the shared link when the options name one.
@@ -173,10 +223,10 @@ class Run final : public FlowClient, public kernel::EventHandler {
   void start(std::size_t i) {
     const auto dev = devices_[i];
     switch (kind_[i]) {
-      case TaskKind::compute: engine_.schedule(engine_.after(fixed_time_[i]), this, task_event(i)); break;
+      case TaskKind::compute: end_at(engine_.after(fixed_time_[i]), i); break;
       case TaskKind::send: {
         if (dev[0] == dev[1]) {
-          engine_.schedule(engine_.after(fixed_time_[i]), this, task_event(i));
+          end_at(engine_.after(fixed_time_[i]), i);
           break;
         }
         net_.start(path_[i]->links, path_[i]->latency, size_[i], {this, tag(kTaskFlow, i, 0)});
@@ -197,7 +247,7 @@ class Run final : public FlowClient, public kernel::EventHandler {
     const CollectiveShape& shape = adaptive ? fresh : *shape_[i];
     result_.collectives[i] = shape.choice;
     if (shape.flows.empty()) {
-      engine_.schedule(engine_.after(shape.latency), this, task_event(i));
+      end_at(engine_.after(shape.latency), i);
       return;
     }
     flows_left_[i] = static_cast<std::uint32_t>(shape.flows.size());
@@ -391,11 +441,19 @@ class Run final : public FlowClient, public kernel::EventHandler {
     MESHSIM_ASSERT(i < kLanding, "task index overflows an event payload");
     return static_cast<std::uint32_t>(i);
   }
+  // Task i ends at `at`, whatever else happens.
+  void end_at(Time at, std::size_t i) {
+    engine_.schedule(at, this, task_event(i));
+    ++task_events_pending_;
+  }
+
   void on_event(Time /*now*/, std::uint32_t payload) override {
-    if ((payload & kLanding) != 0)
+    if ((payload & kLanding) != 0) {
       chunk_landed(payload & ~kLanding);
-    else
-      finish(payload);
+      return;
+    }
+    --task_events_pending_;
+    finish(payload);
   }
 
   void flow_done(FlowId /*f*/, std::uint64_t t, Time /*now*/) override {
@@ -447,7 +505,12 @@ class Run final : public FlowClient, public kernel::EventHandler {
   };
   std::vector<Landing> landings_;  // chunks sent, not yet landed; free slots in free_landings_
   std::vector<std::uint32_t> free_landings_;
+  std::vector<bool> started_ = std::vector<bool>(plan_.tasks.size(), false);
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
+  std::size_t task_events_pending_ = 0;  // task_event()s in the engine's queue
+  const bool skipping_ = opts_.skip_periods && !opts_.record_link_timeline && !opts_.check_rates &&
+                         router_.policy() != topology::RoutingPolicy::adaptive;
+  PeriodSkip skip_{{schedule_.succs, preds_left_, result_.tasks, started_, finished_}, *this};
 };
 
 }  // namespace

@@ -67,6 +67,11 @@ struct SimOptions {
   /// Checks after every rate computation that the rates are max-min fair
   /// (FlowNetwork::check_rates): a debugging aid.
   bool check_rates = false;
+  /// Replays a run's repeated stretches (a pipeline's steady state) instead
+  /// of simulating each again, with the same task times to the picosecond
+  /// (sim/period_skip.h). Off with adaptive routing, link timelines and
+  /// check_rates, which need every instant simulated.
+  bool skip_periods = true;
 };
 
 struct SimResult {
@@ -81,6 +86,7 @@ struct SimResult {
   std::vector<CollectiveChoice> collectives;          // per task: what a collective ran
   std::vector<std::vector<RatePoint>> link_timeline;  // per directed link, if recorded
   std::uint64_t events = 0;
+  std::uint64_t replayed_tasks = 0;  // tasks whose times were replayed from an earlier period
 
   /// The task spans, makespan and critical path (copied).
   [[nodiscard]] plan::Timeline timeline() const;

@@ -131,6 +131,16 @@ void FlowNetwork::request_solve() {
   engine_.at_instant_end(this, kSolve);
 }
 
+void FlowNetwork::repeat_done_bytes(const std::vector<double>& at_start, std::int64_t times) {
+  MESHSIM_ASSERT(active_flows() == 0 && at_start.size() == done_bytes_.size(),
+                 "a stretch repeats with no flow active");
+  const double k = static_cast<double>(times);
+  for (std::size_t l = 0; l < done_bytes_.size(); ++l) {
+    done_bytes_[l] += k * (done_bytes_[l] - at_start[l]);
+    link_bytes_[l] = done_bytes_[l];
+  }
+}
+
 void FlowNetwork::settle() {
   link_bytes_ = done_bytes_;
   for (const Flow& fl : flows_)

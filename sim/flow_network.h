@@ -103,6 +103,12 @@ class FlowNetwork final : public kernel::EventHandler {
   /// brings every link up to now.
   [[nodiscard]] const std::vector<double>& link_bytes() const { return link_bytes_; }
   void settle();
+  /// Bytes carried by each directed link by the flows done so far.
+  [[nodiscard]] const std::vector<double>& done_bytes() const { return done_bytes_; }
+  /// For a run that skips `times` repeats of a stretch it has simulated:
+  /// adds `times` × (done_bytes() − at_start) to every link, `at_start`
+  /// being done_bytes() when the stretch began. With no flow active only.
+  void repeat_done_bytes(const std::vector<double>& at_start, std::int64_t times);
   /// Records every change of each directed link's total rate (for traces).
   /// Before the first flow starts: it makes every link a constraint of the
   /// solver, which costs speed on large fabrics.

@@ -1,5 +1,7 @@
 #include "sim/kernel/engine.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace meshsim::sim::kernel {
@@ -81,6 +83,41 @@ void Engine::run(Time until) {
     if (instant_end_.empty() && next > until) return;
     if (!step_to(next)) return;
   }
+}
+
+bool Engine::run_instant() {
+  if (instant_end_.empty()) {
+    if (next_time() == Time::max()) return false;
+    next_event();  // the instant's first event sets the clock
+  }
+  while (true) {
+    if (next_time() == now_) {
+      next_event();
+    } else if (!instant_end_.empty()) {
+      end_instant();
+    } else {
+      return true;
+    }
+  }
+}
+
+void Engine::pending(std::vector<Pending>& out) const {
+  std::vector<Event> events = queue_.items();
+  std::sort(events.begin(), events.end(), EventBefore{});
+  out.clear();
+  for (const Event& e : events) out.push_back({e.at, e.handler, e.payload});
+}
+
+void Engine::jump_to(Time shift, std::uint64_t events, const std::vector<Pending>& moved) {
+  MESHSIM_ASSERT(timer_heap_.empty() && instant_end_.empty(), "a jump starts between instants, no timer set");
+  MESHSIM_ASSERT(moved.size() == queue_.size(), "a jump moves every pending event");
+  if (shift > kClockLimit - now_) clock_overflow();
+  for (const Pending& e : moved)
+    if (shift > kClockLimit - e.at) clock_overflow();
+  queue_.clear();
+  now_ += shift;
+  processed_ += events;
+  for (const Pending& e : moved) queue_.push(Event{e.at + shift, seq_++, e.handler, e.payload});
 }
 
 void Engine::at_instant_end(EventHandler* handler, std::uint32_t payload) {

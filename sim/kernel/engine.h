@@ -79,6 +79,32 @@ class Engine {
   bool step();
   /// Runs events until none is left or the next one is after `until`.
   void run(Time until = Time::max());
+  /// Runs the next instant whole: every event at its time (those its events
+  /// schedule at that time included) and its end-of-instant calls. False
+  /// when nothing was left to run.
+  bool run_instant();
+
+  /// A pending plain event.
+  struct Pending {
+    Time at;
+    EventHandler* handler;
+    std::uint32_t payload;
+  };
+  /// The pending plain events in the order they will run (timers are not
+  /// listed).
+  void pending(std::vector<Pending>& out) const;
+  /// Moves the clock and every pending plain event `shift` later, keeping
+  /// their order, each payload replaced by remap(handler, payload), and
+  /// counts `events` more as processed: a run that skips a stretch of time
+  /// whose events it has accounted for itself. Between instants only, with
+  /// no timer set (InternalError otherwise).
+  template <typename Remap>
+  void jump(Time shift, std::uint64_t events, Remap remap) {
+    std::vector<Pending> moved;
+    pending(moved);
+    for (Pending& e : moved) e.payload = remap(e.handler, e.payload);
+    jump_to(shift, events, moved);
+  }
 
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
   [[nodiscard]] std::size_t events_pending() const { return queue_.size() + timer_heap_.size(); }
@@ -96,6 +122,7 @@ class Engine {
     }
   };
 
+  void jump_to(Time shift, std::uint64_t events, const std::vector<Pending>& moved);
   void dispatch(const Event& e);
   void next_event();
   bool step_to(Time next);

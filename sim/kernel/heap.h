@@ -109,6 +109,8 @@ class Heap {
   [[nodiscard]] bool empty() const { return v_.empty(); }
   [[nodiscard]] std::size_t size() const { return v_.size(); }
   [[nodiscard]] const T& top() const { return v_.front(); }
+  /// The entries in heap order (not sorted).
+  [[nodiscard]] const std::vector<T>& items() const { return v_; }
   void clear() { v_.clear(); }
   void push(const T& x) { DaryHeap<Arity>::push(v_, x, before_); }
   T pop() {

@@ -156,3 +156,49 @@ TEST_CASE("the end of an instant comes after every event at that time, even late
   e.run();
   CHECK(h.log == "5:1 5:2 5:3 5:9 6:4 ");
 }
+
+TEST_CASE("run_instant runs one instant whole, end-of-instant calls included", "[engine]") {
+  // a at 1 ns schedules c at 1 ns and b at 2 ns; the end call comes after c.
+  Engine e;
+  Chain c;
+  c.e = &e;
+  struct EndCall final : EventHandler {
+    std::string* log = nullptr;
+    void on_event(Time /*now*/, std::uint32_t /*payload*/) override { *log += '|'; }
+  } end;
+  end.log = &c.log;
+  e.schedule(Time::ns(1), &c, 1);
+  e.at_instant_end(&end);  // before any event: its instant is the clock's start, 0
+  e.schedule(Time::ns(5), &c, 4);
+  CHECK(e.run_instant());
+  CHECK(c.log == "|");
+  CHECK(e.run_instant());
+  CHECK(c.log == "|ac");
+  CHECK(e.now() == Time::ns(1));
+  CHECK(e.run_instant());
+  CHECK(c.log == "|acb");
+  CHECK(e.run_instant());
+  CHECK(c.log == "|acbd");
+  CHECK_FALSE(e.run_instant());
+}
+
+TEST_CASE("pending lists events in run order, and jump moves them and the clock in that order", "[engine]") {
+  Engine e;
+  Recorder r;
+  e.schedule(Time::ps(9), &r, 3);
+  e.schedule(Time::ps(5), &r, 1);
+  e.schedule(Time::ps(5), &r, 2);
+  std::vector<Engine::Pending> p;
+  e.pending(p);
+  REQUIRE(p.size() == 3);
+  CHECK((p[0].at == Time::ps(5) && p[0].payload == 1));
+  CHECK((p[1].at == Time::ps(5) && p[1].payload == 2));
+  CHECK((p[2].at == Time::ps(9) && p[2].payload == 3));
+  // 100 ps later, payloads + 10, 7 events counted as run.
+  e.jump(Time::ps(100), 7, [](EventHandler*, std::uint32_t x) { return x + 10; });
+  CHECK(e.now() == Time::ps(100));
+  CHECK(e.events_processed() == 7);
+  e.run();
+  CHECK(r.log == "105:11 105:12 109:13 ");
+  CHECK(e.events_processed() == 10);
+}
