@@ -101,6 +101,10 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     std::vector<PeriodSkip::End> ends;
     while (engine_.run_instant()) {
       if (net_.active_flows() != 0 || engine_.events_pending() != task_events_pending_) continue;
+      if (skip_.gave_up()) {
+        engine_.run();
+        return;
+      }
       engine_.pending(pending);
       ends.clear();
       for (const auto& e : pending) ends.push_back({e.at, e.payload});

@@ -9,8 +9,6 @@ namespace {
 // Quiet instants remembered while looking for a period; the table starts
 // afresh when it grows past this (a run still warming up).
 constexpr std::size_t kMaxSeen = 4096;
-// Periods found but not replayable before the run stops looking.
-constexpr int kMaxFailures = 8;
 
 }  // namespace
 
@@ -38,7 +36,7 @@ std::optional<std::size_t> PeriodSkip::shift_between(const Snapshot& a, Time now
 std::optional<PeriodSkip::Jump> PeriodSkip::quiet(Time now, const std::vector<End>& ends,
                                                   std::uint64_t events,
                                                   const std::vector<double>& link_bytes) {
-  if (ends.empty() || failures_ >= kMaxFailures) return std::nullopt;
+  if (ends.empty() || gave_up()) return std::nullopt;
   if (armed_) {
     if (now < armed_->b.at + armed_->period) return std::nullopt;
     Armed a = std::move(*armed_);
@@ -76,7 +74,12 @@ std::int64_t PeriodSkip::replay(const Snapshot& b, std::size_t c_log, std::size_
     started_here_.assign(n, false);
   }
   std::int64_t k = 0;
-  while (check_window(b.log, c_log, shift * static_cast<std::size_t>(k + 1), period * (k + 1), c_ends)) {
+  // A window replayed must end, and leave its pending ends, within the
+  // clock's range: beyond it the simulation itself says so.
+  const Time last_end = c_ends.back().at;  // ends are in time order
+  const std::int64_t room = (kernel::Engine::kClockLimit - last_end).count_ps() / period.count_ps();
+  while (k < room &&
+         check_window(b.log, c_log, shift * static_cast<std::size_t>(k + 1), period * (k + 1), c_ends)) {
     commit_window(b.log, c_log, shift * static_cast<std::size_t>(k + 1), period * (k + 1));
     ++k;
   }
