@@ -10,6 +10,7 @@
 #include "pipeline/layer_split.h"
 #include "pipeline/pass_kernels.h"
 #include "plan/plan.h"
+#include "sim/kernel/engine.h"
 #include "sim/kernel/numeric.h"
 
 namespace meshsim::pipeline {
@@ -438,11 +439,20 @@ std::vector<PassTimes> ideal_pass_times(const std::vector<VirtualStage>& stages,
                                         const model::Model& model) {
   const bool split = cfg.schedule == model::Schedule::zb_h1;
   std::vector<PassTimes> times;
-  for (const VirtualStage& vs : stages) {
+  for (std::size_t s = 0; s < stages.size(); ++s) {
+    const VirtualStage& vs = stages[s];
     auto time_of = [&](Pass p) {
-      if (auto k = pass_kernels(model, vs, p, pass_options(cfg))) return dm.kernels_time(*k).seconds();
-      const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.full_recompute());
-      return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
+      try {
+        if (auto k = pass_kernels(model, vs, p, pass_options(cfg))) return dm.kernels_time(*k).seconds();
+        const PassCost c = pass_cost(vs, p, cfg.microbatch_size, cfg.tp, split, cfg.full_recompute());
+        return dm.kernel_time(c.flops, c.bytes, model.dtype).seconds();
+      } catch (const sim::kernel::ClockOverflow& e) {
+        throw UsageError(fmt::format("stage {}'s {} pass of a microbatch of {} samples: {}", s,
+                                     p == Pass::forward    ? "forward"
+                                     : p == Pass::backward ? "backward"
+                                                           : "weight",
+                                     cfg.microbatch_size, e.what()));
+      }
     };
     PassTimes pt;
     pt.forward = time_of(Pass::forward);

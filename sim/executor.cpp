@@ -64,8 +64,10 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
       result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
       kind_[i] = t.kind;
-      fixed_time_[i] = fixed_time(i);
-      prepare(i);
+      naming_task(i, [&] {
+        fixed_time_[i] = fixed_time(i);
+        prepare(i);
+      });
     }
   }
 
@@ -120,7 +122,19 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     result_.tasks[i].start = engine_.now();
     started_[i] = true;
     if (skipping_) skip_.started(i);
-    start(i);
+    naming_task(i, [&] { start(i); });
+  }
+
+  // Runs `work` for task i; a time past the clock's range names the task
+  // (and the plan) it came from.
+  template <typename Work>
+  void naming_task(std::size_t i, Work work) {
+    try {
+      work();
+    } catch (const kernel::ClockOverflow& e) {
+      throw UsageError(
+          fmt::format("{}: task \"{}\": {}", plan::plan_origin(plan_), plan_.tasks[i].id, e.what()));
+    }
   }
 
   void finish(std::size_t i) {

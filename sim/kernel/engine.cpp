@@ -12,7 +12,7 @@ Time Engine::after(Time delay) const {
 }
 
 void Engine::clock_overflow() {
-  throw UsageError(
+  throw ClockOverflow(
       "the run would last beyond 8,000,000 s (about 92 days) of simulated time, the simulator's range: "
       "a size, duration or FLOP count is too large");
 }

@@ -24,10 +24,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.h"
 #include "core/units.h"
 #include "sim/kernel/heap.h"
 
 namespace meshsim::sim::kernel {
+
+/// A time past Engine::kClockLimit: a UsageError the run names its task in.
+class ClockOverflow : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
 
 class EventHandler {
  public:
@@ -55,7 +62,7 @@ class Engine {
   static constexpr Time kClockLimit = Time::s(8'000'000);
   /// now() + delay; UsageError (clock_overflow) past kClockLimit.
   [[nodiscard]] Time after(Time delay) const;
-  /// Throws the UsageError that says the clock's range is exceeded.
+  /// Throws the ClockOverflow that says the clock's range is exceeded.
   [[noreturn]] static void clock_overflow();
 
   /// Schedules an event at `at` (>= now(); InternalError otherwise).
