@@ -43,7 +43,7 @@ void add_compute_efficiency_option(CLI::App& cmd, std::optional<double>& efficie
   cmd.add_option("--compute-efficiency", efficiency,
                  "Achieved fraction of the GPU's dense peak for the model's matrix work, in place of the "
                  "profile's or calibration's (their measured GEMMs no longer correct it; 1: the roofline)")
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(number_in(0.01, 1.0));
 }
 
 void add_host_per_kernel_option(CLI::App& cmd, std::optional<std::string>& duration,

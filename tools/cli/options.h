@@ -26,6 +26,11 @@ auto option_value(std::string_view opt, const std::string& text, Parse parse) ->
   }
 }
 
+/// The check of a FLOAT option: a number from `lo` to `hi`, both written as
+/// a person would (1e+15, not 1000000000000000.000000) in --help and in
+/// the message that refuses another.
+[[nodiscard]] CLI::Validator number_in(double lo, double hi);
+
 /// For each (option, needed) pair: the warning that `option` has no effect
 /// when `cmd` was given it but not `needed` ("--trace-detail has no effect
 /// without --trace"), in the order of `pairs`. Options are named as

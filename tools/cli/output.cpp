@@ -2,12 +2,14 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <spawn.h>
+#include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,34 +61,69 @@ int run_quietly(const std::vector<std::string>& argv) {
   return spawn_and_wait(argv, -1, -1);
 }
 
-Captured run_capturing(const std::vector<std::string>& argv) {
+std::filesystem::path temp_folder() {
+  std::error_code ec;
+  std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (!ec) return dir;
+  const char* tmpdir = std::getenv("TMPDIR");
+  throw UsageError(
+      fmt::format("the temporary folder ({}) cannot be used: {}; set TMPDIR to a folder meshsim may "
+                  "write to",
+                  tmpdir != nullptr ? fmt::format("TMPDIR={}", tmpdir) : "/tmp", ec.message()));
+}
+
+Captured run_capturing(const std::vector<std::string>& argv, const std::filesystem::path& folder) {
   Captured c;
-  char out_name[] = "/tmp/meshsim-child-out-XXXXXX";
-  char err_name[] = "/tmp/meshsim-child-err-XXXXXX";
-  const int out_fd = mkstemp(out_name);
-  const int err_fd = mkstemp(err_name);
+  std::string out_name = (folder / "meshsim-child-out-XXXXXX").string();
+  std::string err_name = (folder / "meshsim-child-err-XXXXXX").string();
+  const int out_fd = mkstemp(out_name.data());
+  const int err_fd = mkstemp(err_name.data());
   if (out_fd >= 0 && err_fd >= 0) {
     c.status = spawn_and_wait(argv, out_fd, err_fd);
-    auto slurp = [](const char* name) {
+    auto slurp = [](const std::string& name) {
       std::ifstream in(name, std::ios::binary);
       return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     };
     c.out = slurp(out_name);
     c.err = slurp(err_name);
   }
-  for (const auto& [fd, name] : {std::pair{out_fd, out_name}, {err_fd, err_name}})
+  for (const auto& [fd, name] : {std::pair{out_fd, &out_name}, {err_fd, &err_name}})
     if (fd >= 0) {
       close(fd);
-      std::remove(name);
+      std::remove(name->c_str());
     }
   return c;
 }
 
+Captured run_capturing(const std::vector<std::string>& argv) {
+  return run_capturing(argv, temp_folder());
+}
+
+namespace {
+
+// The command line that runs tools/<script> (see run_plot_script).
+std::vector<std::string> plot_command(const std::string& script, const std::string& csv,
+                                      const std::string& out_dir, const std::vector<std::string>& extra) {
+  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  return with({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir}, extra);
+}
+
+// Why a plotting script failed, from what it printed: matplotlib missing
+// (or no python3 to run it), else the script's last line of error.
+std::string plot_failure(const Captured& c) {
+  if (c.status == -1 || c.err.find("No module named 'matplotlib'") != std::string::npos)
+    return "needs python3-matplotlib";
+  std::string_view err = c.err;
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.remove_suffix(1);
+  const std::size_t line = err.rfind('\n');
+  return std::string(line == std::string_view::npos ? err : err.substr(line + 1));
+}
+
+}  // namespace
+
 int run_plot_script(const std::string& script, const std::string& csv, const std::string& out_dir,
                     const std::vector<std::string>& extra) {
-  const std::string python = std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
-  return run_quietly(
-      with({python, std::string(MESHSIM_SOURCE_DIR) + "/tools/" + script, csv, out_dir}, extra));
+  return run_quietly(plot_command(script, csv, out_dir, extra));
 }
 
 namespace {
@@ -96,9 +133,13 @@ namespace {
 class ScratchDir {
  public:
   ScratchDir() {
-    std::string name = (std::filesystem::temp_directory_path() / "meshsim-chart-XXXXXX").string();
+    const std::filesystem::path tmp = temp_folder();
+    std::string name = (tmp / "meshsim-chart-XXXXXX").string();
     if (::mkdtemp(name.data()) == nullptr)
-      throw UsageError(fmt::format("cannot make a scratch folder for a chart: {}", std::strerror(errno)));
+      throw UsageError(
+          fmt::format("cannot make a scratch folder for a chart in {}: {}; set TMPDIR to a folder "
+                      "meshsim may write to",
+                      tmp.string(), std::strerror(errno)));
     path_ = name;
   }
   ScratchDir(const ScratchDir&) = delete;
@@ -109,6 +150,7 @@ class ScratchDir {
   }
   [[nodiscard]] std::string file(const char* name) const { return (path_ / name).string(); }
   [[nodiscard]] std::string str() const { return path_.string(); }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
  private:
   std::filesystem::path path_;
@@ -120,8 +162,9 @@ void draw_chart(const std::string& script, const std::string& csv, const std::ve
                 const std::string& png) {
   const ScratchDir dir;
   write_text_file(dir.file("data.csv"), csv);
-  if (run_plot_script(script, dir.file("data.csv"), dir.str(), args) != 0)
-    throw UsageError(fmt::format("--plot {}: the chart was not drawn (needs python3-matplotlib)", png));
+  const Captured c = run_capturing(plot_command(script, dir.file("data.csv"), dir.str(), args), dir.path());
+  if (c.status != 0)
+    throw UsageError(fmt::format("--plot {}: the chart was not drawn: {}", png, plot_failure(c)));
 }
 
 bool draw_study_chart(const std::string& script, const std::string& data, const std::string& out_dir) {

@@ -1,6 +1,7 @@
 #pragma once
 // Writing the files the CLI produces (plans, traces, CSV, JSON).
 
+#include <filesystem>
 #include <functional>
 #include <ostream>
 #include <string>
@@ -31,8 +32,14 @@ struct Captured {
   std::string out;
   std::string err;
 };
-/// Runs `argv` as run_quietly does, keeping its standard output and error.
+/// Runs `argv` as run_quietly does, keeping its standard output and error
+/// (in files of `folder` while it runs; by default temp_folder()).
 [[nodiscard]] Captured run_capturing(const std::vector<std::string>& argv);
+[[nodiscard]] Captured run_capturing(const std::vector<std::string>& argv,
+                                     const std::filesystem::path& folder);
+/// The temporary folder (TMPDIR, else /tmp); UsageError naming it when it
+/// is missing or not a folder.
+[[nodiscard]] std::filesystem::path temp_folder();
 /// Runs the plotting script tools/<script> on `csv`, writing its charts to
 /// `out_dir`, with Debian's /usr/bin/python3 (python3-matplotlib belongs
 /// to it; a pyenv or venv python3 earlier on PATH would not see it), else

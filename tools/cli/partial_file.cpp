@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstring>
 #include <ext/stdio_filebuf.h>
+#include <fstream>
 #include <mutex>
+#include <string>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,8 +57,14 @@ std::size_t list(const char* name) {
   return kSlots;  // more at once than listed: this one is not removed on a signal
 }
 
+// The process's umask, read once. /proc/self/status states it without
+// changing it (Linux 4.7 on); elsewhere it is set and put back, a moment in
+// which another thread creating a file would get 022.
 mode_t umask_now() {
   static const mode_t mask = [] {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("Umask:", 0) == 0) return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
     const mode_t m = ::umask(022);
     ::umask(m);
     return m;

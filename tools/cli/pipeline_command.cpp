@@ -634,7 +634,7 @@ void add_pipeline_command(CLI::App& app) {
          "--expert-skew", a->cfg.expert_skew,
          "Routing: the busiest expert-parallel rank's tokens over the mean, 1 (uniform, the default) "
          "to ep")
-      ->check(CLI::Range(1.0, 1e6))
+      ->check(number_in(1.0, 1e6))
       ->default_val(1);
   cmd->add_flag("--flash-attention", a->cfg.flash_attention,
                 "Fused attention (FlashAttention): the attention scores are never stored");
@@ -647,7 +647,7 @@ void add_pipeline_command(CLI::App& app) {
   cmd->add_option("--bucket-size", a->cfg.bucket_params,
                   "Parameters per gradient bucket, of one rank's share (default max(4e7, 1e6 x dp x cp), "
                   "Megatron-Core's)")
-      ->check(CLI::Range(1.0, 1e15));
+      ->check(number_in(1.0, 1e15));
   cmd->add_flag("--tp-comm-overlap", a->cfg.tp_comm_overlap,
                 "Run each pass's tensor-parallel collectives beside its compute (Transformer Engine's "
                 "userbuffers overlap) instead of after it");

@@ -452,7 +452,7 @@ void add_runtime_commands(CLI::App& app) {
     cmd->add_option("--tolerance", a->tolerance,
                     "The makespan error the prediction may have, a fraction (default 0.1: ±10 %); outside "
                     "it, or when a byte does not verify, validate exits 1 after its report")
-        ->check(CLI::Range(0.0, 1e6));
+        ->check(number_in(0.0, 1e6));
     cmd->add_flag("--json", a->json, "Print one JSON document with every task");
     cmd->callback([a] { run_validate(*a); });
   }

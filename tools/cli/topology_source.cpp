@@ -47,7 +47,7 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
   g->add_option("--hosts-per-unit", hosts_per_unit, "rail: hosts per scalable unit (default 32)")
       ->check(CLI::Range(1, 4096));
   g->add_option("--oversubscription", oversubscription, "fat-tree, rail: downlink/uplink ratio (default 1)")
-      ->check(CLI::Range(1.0, 1024.0));
+      ->check(number_in(1.0, 1024.0));
   g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
       ->check(CLI::Range(1, 4096));
   g->add_option("--switch", switch_model,
@@ -79,15 +79,15 @@ void TopologySource::add_cost_to(CLI::App& cmd) {
   cmd.add_option("--gpu-hour-price", gpu_hour_price,
                  "Dollars per GPU-hour, for the cost per step and per million tokens (default: the preset's "
                  "on-demand price); overrides the topology file's")
-      ->check(CLI::Range(0.0, topology::kMaxGpuHourUsd));
+      ->check(number_in(0.0, topology::kMaxGpuHourUsd));
   cmd.add_option("--host-watts", host_watts,
                  "Rated power of each host in watts, for the energy per step (default: the preset's system "
                  "power); overrides the topology file's")
-      ->check(CLI::Range(0.0, topology::kMaxWatts));
+      ->check(number_in(0.0, topology::kMaxWatts));
   cmd.add_option("--switch-watts", switch_watts,
                  "Rated power of each fabric switch in watts, shared over its ports (default: not counted); "
                  "overrides the topology file's")
-      ->check(CLI::Range(0.0, topology::kMaxWatts));
+      ->check(number_in(0.0, topology::kMaxWatts));
 }
 
 topology::Topology TopologySource::load() const {
