@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/flat_lists.h"
 #include "core/hash.h"
+#include "core/memory_limit.h"
 #include "core/unit_strings.h"
 #include "hardware/gpus.h"
 #include "sim/collective_flows.h"
@@ -310,6 +311,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     const std::vector<NodeId> group = t.listed_order ? g : ring_order(topo_, g);
     CollectiveShape shape;
     shape.choice = choose_collective(topo_, group, t.size, {t.op, t.algorithm, t.protocol, t.channels});
+    if (shape.choice.algorithm == plan::Algorithm::direct) require_direct_flows(t, group.size());
     auto traffic = collective_traffic(topo_, group, t.op, t.size, shape.choice, router_);
     shape.latency = traffic.latency;
     shape.flows = lockstep_flows(traffic);
@@ -327,6 +329,24 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
       for (std::size_t m : lf.members) shape.routed.back().push_back(std::move(traffic.flows[m].path));
     }
     return shape;
+  }
+
+  // A direct collective starts a flow per ordered pair of its GPUs: their
+  // memory is estimated before they are made, with that of the direct
+  // collectives whose flows the run keeps (one shape per distinct one;
+  // under adaptive routing, one at a time).
+  void require_direct_flows(const Task& t, std::size_t gpus) {
+    const double flows = static_cast<double>(gpus) * static_cast<double>(gpus - 1);
+    const bool kept = router_.policy() != topology::RoutingPolicy::adaptive;
+    const double held = kept ? direct_flows_held_ + flows : flows;
+    require_memory(
+        held * kBytesPerDirectFlow,
+        fmt::format("task \"{}\": a direct {} over {} GPUs ({:.0f} flows{})", t.id, plan::to_string(t.op),
+                    gpus, flows,
+                    held > flows ? fmt::format(", {:.0f} with the plan's other direct collectives", held)
+                                 : std::string()),
+        "fewer GPUs in each all-to-all, or fewer distinct ones in the plan");
+    if (kept) direct_flows_held_ = held;
   }
 
   // Chunk-pipelined chain; see the header for the timing model.
@@ -526,6 +546,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
   std::vector<bool> started_ = std::vector<bool>(plan_.tasks.size(), false);
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
   std::size_t task_events_pending_ = 0;  // task_event()s in the engine's queue
+  double direct_flows_held_ = 0;         // flows of the direct collectives' kept shapes
   const bool skipping_ = opts_.skip_periods && !opts_.record_link_timeline && !opts_.check_rates &&
                          router_.policy() != topology::RoutingPolicy::adaptive;
   PeriodSkip skip_{{schedule_.succs, preds_left_, result_.tasks, started_, finished_}, *this};
