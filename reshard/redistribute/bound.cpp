@@ -103,7 +103,8 @@ RedistBound lower_bound(const Topology& t, const Problem& p) {
   }
   const auto cuts = cell_cuts(p);
   std::map<int, std::int64_t> host_in;
-  for (const auto& [h, devices] : host_devices) {
+  for (const auto& host : host_devices) {
+    const std::vector<NodeId>& devices = host.second;  // (a lambda below reads it: not a structured binding)
     std::int64_t in = 0;
     bool needed = false;
     for (std::size_t k = 0; k < devices.size(); ++k) {
@@ -118,7 +119,7 @@ RedistBound lower_bound(const Topology& t, const Problem& p) {
         needed = true;
       });
     }
-    if (needed) host_in[h] = in;
+    if (needed) host_in[host.first] = in;
   }
   RedistBound lb;
   double worst = 0;
