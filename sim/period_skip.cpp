@@ -1,6 +1,7 @@
 #include "sim/period_skip.h"
 
 #include "core/hash.h"
+#include "sim/kernel/engine.h"
 
 namespace meshsim::sim {
 

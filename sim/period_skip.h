@@ -59,7 +59,6 @@
 
 #include "core/units.h"
 #include "plan/schedule.h"
-#include "sim/kernel/engine.h"
 
 namespace meshsim::sim {
 
