@@ -413,24 +413,41 @@ std::vector<VirtualStage> laid_out_stages(const model::Model& model, const model
   return stages;
 }
 
-void refuse_huge_plan(const model::ParallelConfig& cfg) {
-  // Every microbatch passes every virtual stage forward and backward (and
-  // zb-h1's weight pass): counted in doubles, before the schedule is made.
+namespace {
+
+// Every microbatch passes every virtual stage forward and backward (and
+// zb-h1's weight pass): counted in doubles, before the schedule is made.
+double plan_passes(const model::ParallelConfig& cfg) {
   const double per_microbatch = cfg.schedule == model::Schedule::zb_h1 ? 3 : 2;
-  const double passes = per_microbatch * static_cast<double>(cfg.pp) *
-                        static_cast<double>(cfg.virtual_stages) * static_cast<double>(cfg.microbatches);
+  return per_microbatch * static_cast<double>(cfg.pp) * static_cast<double>(cfg.virtual_stages) *
+         static_cast<double>(cfg.microbatches);
+}
+
+double plan_tasks(const model::ParallelConfig& cfg) {
   const double replicas = static_cast<double>(cfg.dp) * static_cast<double>(cfg.cp);
-  const double tasks = passes * replicas * (cfg.tp > 1 ? 2 : 1);
+  return plan_passes(cfg) * replicas * (cfg.tp > 1 ? 2 : 1);
+}
+
+// What building and simulating a plan holds per task, transfers
+// included: measured at 760 B per pass (pp 4, 65,536 microbatches:
+// 389,384 KiB at its peak for 524,288 passes), rounded up.
+constexpr double kBytesPerTask = 768;
+
+}  // namespace
+
+double plan_bytes(const model::ParallelConfig& cfg) {
+  return plan_tasks(cfg) * kBytesPerTask;
+}
+
+void refuse_huge_plan(const model::ParallelConfig& cfg) {
+  const double tasks = plan_tasks(cfg);
   if (tasks > static_cast<double>(plan::kMaxPlanTasks))
     throw UsageError(fmt::format(
         "the iteration's plan would have at least {:.0f} tasks ({:.0f} passes x {} replicas{}), more than "
         "the {} a plan may have: use fewer or larger microbatches, or fewer virtual stages",
-        tasks, passes, replicas, cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
-  // What building and simulating a plan holds per task, transfers
-  // included: measured at 760 B per pass (pp 4, 65,536 microbatches:
-  // 389,384 KiB at its peak for 524,288 passes), rounded up.
-  constexpr double kBytesPerTask = 768;
-  require_memory(tasks * kBytesPerTask, fmt::format("the iteration's plan ({:.0f} tasks or more)", tasks),
+        tasks, plan_passes(cfg), static_cast<double>(cfg.dp) * static_cast<double>(cfg.cp),
+        cfg.tp > 1 ? " x 2 with the tensor all-reduces" : "", plan::kMaxPlanTasks));
+  require_memory(plan_bytes(cfg), fmt::format("the iteration's plan ({:.0f} tasks or more)", tasks),
                  "use fewer or larger microbatches, or fewer virtual stages");
 }
 

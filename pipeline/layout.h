@@ -132,4 +132,8 @@ struct PassCost {
 /// before the schedule is made.
 void refuse_huge_plan(const model::ParallelConfig& cfg);
 
+/// The memory that building and simulating the iteration's plan holds, as
+/// refuse_huge_plan estimates it (per task, at its least count of tasks).
+[[nodiscard]] double plan_bytes(const model::ParallelConfig& cfg);
+
 }  // namespace meshsim::pipeline

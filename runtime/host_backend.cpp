@@ -59,7 +59,12 @@ class HostBackend final : public Backend {
     std::vector<std::size_t> rank(n);  // position in the schedule order: ready tasks go in that order
     for (std::size_t k = 0; k < n; ++k) rank[schedule.order[k]] = k;
     auto later = [&](std::size_t a, std::size_t b) { return rank[a] > rank[b]; };
-    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> ready(later);
+    // Room for every task up front: a push under the workers' lock never
+    // allocates, so no worker can fail outside its task and leave the
+    // others waiting.
+    std::vector<std::size_t> room;
+    room.reserve(n);
+    std::priority_queue<std::size_t, std::vector<std::size_t>, decltype(later)> ready(later, std::move(room));
     for (std::size_t i = 0; i < n; ++i)
       if (waiting[i] == 0) ready.push(i);
     std::mutex mu;

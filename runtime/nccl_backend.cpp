@@ -444,11 +444,21 @@ class NcclBackend final : public Backend {
 
   // Communicators first (destroyed, or aborted after a failure), then the
   // memory, streams and events they used, which their owners free.
-  void release(bool abort) {
+  // The destructor's call (abort false) may not throw: if the list of
+  // communicators cannot be made, they are aborted in place.
+  void release(bool abort) noexcept {
     std::vector<ncclComm_t> all;
-    for (auto& per_rank : comms_)
-      for (ncclComm_t c : per_rank)
-        if (c != nullptr) all.push_back(c);
+    try {
+      for (auto& per_rank : comms_)
+        for (ncclComm_t c : per_rank)
+          if (c != nullptr) all.push_back(c);
+    } catch (...) {
+      abort = true;
+      all.clear();
+      for (auto& per_rank : comms_)
+        for (ncclComm_t c : per_rank)
+          if (c != nullptr) (void)nccl_.abort(c);
+    }
     if (abort)
       for (ncclComm_t c : all) (void)nccl_.abort(c);
     else

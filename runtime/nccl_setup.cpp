@@ -18,9 +18,12 @@ ncclDataType_t nccl_type(plan::DType d) {
 }
 
 ForcedChoices::ForcedChoices(const NcclComm& c) {
+  // Everything that may throw comes before the first variable is set: a
+  // constructor that throws has no destructor to put them back.
+  const std::string ch = c.channels > 0 ? std::to_string(c.channels) : std::string();
+  saved_.reserve(4);
   set("NCCL_ALGO", c.nccl_algo);
   set("NCCL_PROTO", c.nccl_proto);
-  const std::string ch = c.channels > 0 ? std::to_string(c.channels) : std::string();
   set("NCCL_MIN_NCHANNELS", ch);
   set("NCCL_MAX_NCHANNELS", ch);
 }

@@ -10,7 +10,10 @@
 
 #include "core/append_lists.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
+#include "core/memory_limit.h"
 #include "core/thread_group.h"
+#include "pipeline/layout.h"
 
 namespace meshsim::search {
 
@@ -242,13 +245,19 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   std::mutex report_lock;
-  auto work = [&](bool report) {
+  // Each thread builds its plans over the last one's storage; together they
+  // take turns within the memory limit.
+  MemoryBudget budget(memory_limit().bytes);
+  auto take_configurations = [&](bool report) {
+    MemoryBudget::Share share(budget);  // given back after `it` frees its storage
     pipeline::PipelineIteration it;
     std::vector<std::size_t> same;
     for (std::size_t n = next++; n < leaders.size(); n = next++) {
       const std::size_t i = leaders[n];
       same.assign(1, i);
       followers.read(i, same);
+      share.hold(static_cast<std::int64_t>(std::min(pipeline::plan_bytes(configs[i]), 9e18)),
+                 [&] { it = pipeline::PipelineIteration{}; });
       // Each its memory verdict; the plan, simulated once by the first that fits, serves all that fit.
       const Result* simulated = nullptr;
       for (std::size_t k : same) {
@@ -269,6 +278,14 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
       }
       const std::size_t d = done += same.size();
       if (report && progress) progress(d, configs.size());
+    }
+  };
+  auto work = [&](bool report) {
+    try {
+      take_configurations(report);
+    } catch (...) {
+      next = leaders.size();  // the others stop after their current configuration
+      throw;
     }
   };
   ThreadGroup workers("search threads (--threads)");

@@ -1,15 +1,17 @@
-// Checked arithmetic, the memory limit, and errors carried out of threads.
+// Checked arithmetic, the memory limit and budget, and errors carried out of threads.
 
 #include <atomic>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/memory_limit.h"
 #include "core/thread_group.h"
 #include "core/units.h"
@@ -60,4 +62,56 @@ TEST_CASE("ThreadGroup carries the first exception of a worker to join()", "[lim
   CHECK_THROWS_WITH(group.join(), "worker failed");
   CHECK(ran == 2);              // the others ran to the end and were joined
   CHECK_NOTHROW(group.join());  // the error is reported once
+}
+
+TEST_CASE("A MemoryBudget lets a share grow while the shares fit, and holds nothing past its capacity",
+          "[limits]") {
+  MemoryBudget budget(10);
+  MemoryBudget::Share a(budget);
+  MemoryBudget::Share b(budget);
+  int dropped = 0;
+  auto drop = [&] { ++dropped; };
+  a.hold(6, drop);
+  b.hold(3, drop);  // 6 + 3 <= 10: grows in place
+  b.hold(2, drop);  // already holds 3 and nobody waits: keeps its storage and its share
+  CHECK(a.bytes() == 6);
+  CHECK(b.bytes() == 3);
+  CHECK(budget.held() == 9);
+  b.hold(4, drop);  // 6 + 4 <= 10
+  CHECK(budget.held() == 10);
+  b.hold(11, drop);  // past the capacity: the job's own check refuses it, nothing is held for it
+  CHECK(b.bytes() == 4);
+  CHECK(dropped == 0);
+  {
+    MemoryBudget::Share c(budget);
+    CHECK(c.bytes() == 0);
+  }
+  CHECK(budget.held() == 10);
+}
+
+TEST_CASE("A MemoryBudget share that does not fit waits, holding nothing, until another gives way",
+          "[limits]") {
+  MemoryBudget budget(10);
+  MemoryBudget::Share a(budget);
+  int a_dropped = 0;
+  a.hold(6, [&] { ++a_dropped; });
+  std::atomic<int> b_dropped{0};
+  std::atomic<std::int64_t> b_holds{0};
+  std::thread waiter([&] {  // Catch2's checks are for the main thread: b reports through atomics
+    MemoryBudget::Share b(budget);
+    b.hold(3, [&] { ++b_dropped; });  // 9 <= 10: in place, nothing dropped
+    b.hold(5, [&] { ++b_dropped; });  // 6 + 5 > 10: drops its storage, gives its 3 back, waits
+    b_holds = b.bytes();
+  });
+  while (budget.waiting() == 0) std::this_thread::yield();
+  CHECK(budget.held() == 6);  // b gave its 3 back while it waits
+  CHECK(b_dropped == 1);
+  CHECK(b_holds == 0);
+  // a's next job needs only 2: someone waits, so a frees its storage and asks for 2 anew.
+  a.hold(2, [&] { ++a_dropped; });
+  waiter.join();
+  CHECK(a_dropped == 1);
+  CHECK(a.bytes() == 2);
+  CHECK(b_holds == 5);        // 2 + 5 <= 10
+  CHECK(budget.held() == 2);  // b's share went back when it ended
 }
