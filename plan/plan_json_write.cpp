@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/json.h"
+#include "core/json_writer.h"
 #include "core/unit_strings.h"
 #include "plan/kernels.h"
 #include "plan/plan_json.h"
@@ -123,26 +124,13 @@ Json plan_to_json(const Plan& p) {
 }
 
 void write_plan_json(const Plan& p, std::ostream& out) {
-  // The document without its tasks, as dump_json writes it (keys sorted:
-  // "tasks" falls between "name" and "tensors"), then the tasks one at a
-  // time in its place, each indented as dump_json would indent it.
   Json rest = plan_to_json_without_tasks(p);
   rest["tasks"] = Json::array();
-  const std::string text = dump_json(rest);
-  const std::string empty_tasks = "\"tasks\": []";
-  const std::size_t at = text.find(empty_tasks);
-  out << text.substr(0, at) << "\"tasks\": [";
-  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
-    std::string task = task_to_json(p, p.tasks[i]).dump(2);
-    std::string indented;
-    indented.reserve(task.size() + task.size() / 8);
-    for (char c : task) {
-      indented += c;
-      if (c == '\n') indented += "    ";
-    }
-    out << (i == 0 ? "\n    " : ",\n    ") << indented;
-  }
-  out << (p.tasks.empty() ? "]" : "\n  ]") << text.substr(at + empty_tasks.size());
+  JsonWriter w(out, rest);
+  w.begin_array("tasks");
+  for (const Task& t : p.tasks) w.add(task_to_json(p, t));
+  w.end_array();
+  w.finish();
 }
 
 }  // namespace meshsim::plan

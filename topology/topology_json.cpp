@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/json_writer.h"
 #include "core/unit_strings.h"
 #include "hardware/hosts.h"
 #include "hardware/network_parts.h"
@@ -327,7 +328,10 @@ Topology load_topology_file(const std::string& file) {
   return topology_from_json(read_json_file(file), file);
 }
 
-Json topology_to_json(const Topology& t) {
+namespace {
+
+// The document without its nodes and links (empty arrays in their place).
+Json topology_head_json(const Topology& t) {
   Json j;
   j["format"] = kTopologyFormat;
   j["name"] = t.name;
@@ -346,35 +350,57 @@ Json topology_to_json(const Topology& t) {
     hosts.push_back(std::move(o));
   }
   j["hosts"] = std::move(hosts);
-  Json nodes = Json::array();
-  for (const Node& n : t.nodes()) {
-    Json o;
-    o["name"] = n.name;
-    o["kind"] = std::string(to_string(n.kind));
-    if (n.host >= 0) o["host"] = t.hosts()[static_cast<std::size_t>(n.host)].name;
-    if (!n.model.empty()) o["model"] = n.model;
-    nodes.push_back(std::move(o));
-  }
-  j["nodes"] = std::move(nodes);
-  Json links = Json::array();
-  for (const Link& l : t.links()) {
-    Json o;
-    o["kind"] = std::string(to_string(l.kind));
-    o["a"] = t.node(l.a).name;
-    o["b"] = t.node(l.b).name;
-    o["count"] = l.count;
-    o["bandwidth"] =
-        exact_string(l.bandwidth, l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes);
-    o["latency"] = exact_string(l.latency);
-    o["efficiency"] = l.efficiency;
-    if (l.kind == LinkKind::pcie) {
-      if (l.pcie_gen > 0) o["gen"] = l.pcie_gen;
-      if (l.pcie_width > 0) o["width"] = l.pcie_width;
-    }
-    links.push_back(std::move(o));
-  }
-  j["links"] = std::move(links);
+  j["nodes"] = Json::array();
+  j["links"] = Json::array();
   return j;
+}
+
+Json node_json(const Topology& t, const Node& n) {
+  Json o;
+  o["name"] = n.name;
+  o["kind"] = std::string(to_string(n.kind));
+  if (n.host >= 0) o["host"] = t.hosts()[static_cast<std::size_t>(n.host)].name;
+  if (!n.model.empty()) o["model"] = n.model;
+  return o;
+}
+
+Json link_json(const Topology& t, const Link& l) {
+  Json o;
+  o["kind"] = std::string(to_string(l.kind));
+  o["a"] = t.node(l.a).name;
+  o["b"] = t.node(l.b).name;
+  o["count"] = l.count;
+  o["bandwidth"] =
+      exact_string(l.bandwidth, l.kind == LinkKind::network ? RateStyle::bits : RateStyle::bytes);
+  o["latency"] = exact_string(l.latency);
+  o["efficiency"] = l.efficiency;
+  if (l.kind == LinkKind::pcie) {
+    if (l.pcie_gen > 0) o["gen"] = l.pcie_gen;
+    if (l.pcie_width > 0) o["width"] = l.pcie_width;
+  }
+  return o;
+}
+
+}  // namespace
+
+Json topology_to_json(const Topology& t) {
+  Json j = topology_head_json(t);
+  Json& nodes = j["nodes"];
+  for (const Node& n : t.nodes()) nodes.push_back(node_json(t, n));
+  Json& links = j["links"];
+  for (const Link& l : t.links()) links.push_back(link_json(t, l));
+  return j;
+}
+
+void write_topology_json(const Topology& t, std::ostream& out) {
+  JsonWriter w(out, topology_head_json(t));
+  w.begin_array("nodes");
+  for (const Node& n : t.nodes()) w.add(node_json(t, n));
+  w.end_array();
+  w.begin_array("links");
+  for (const Link& l : t.links()) w.add(link_json(t, l));
+  w.end_array();
+  w.finish();
 }
 
 }  // namespace meshsim::topology

@@ -10,6 +10,7 @@
 // explicit form with every field spelled out in a fixed order and units
 // written exactly, so export → load → export gives the same bytes.
 
+#include <ostream>
 #include <string>
 
 #include "core/json.h"
@@ -29,5 +30,8 @@ inline constexpr const char* kTopologyFormat = "meshsim.topology/1";
 [[nodiscard]] ClusterSpec cluster_spec_from_json(const JsonCursor& c);
 
 [[nodiscard]] Json topology_to_json(const Topology& t);
+/// dump_json(topology_to_json(t)), written a node and a link at a time (a
+/// fabric may have millions of links).
+void write_topology_json(const Topology& t, std::ostream& out);
 
 }  // namespace meshsim::topology

@@ -1,7 +1,9 @@
 #include "traces/trace_export.h"
 
 #include <map>
+#include <ostream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -26,19 +28,28 @@ std::string link_name(const topology::Topology& topo, topology::DirLinkId l) {
   return fmt::format("{}->{}", topo.node(topo.from(l)).name, topo.node(topo.to(l)).name);
 }
 
-std::string task_csv(const plan::Plan& plan, const plan::Timeline& r) {
+void write_task_csv(std::ostream& out, const plan::Plan& plan, const plan::Timeline& r) {
   const std::set<std::size_t> critical(r.critical_path.begin(), r.critical_path.end());
-  std::string out = "id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical\n";
+  out << "id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical\n";
+  std::string devices;
   for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
-    std::string devices;
-    for (std::size_t d : t.devices) devices += (devices.empty() ? "" : " ") + plan.devices[d];
-    out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(t.id), to_string(t.kind),
+    devices.clear();
+    for (std::size_t d : t.devices) {
+      if (!devices.empty()) devices += ' ';
+      devices += plan.devices[d];
+    }
+    out << fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(t.id), to_string(t.kind),
                        csv_field(devices), t.stream, us(r.tasks[i].start), us(r.tasks[i].end),
                        us(r.tasks[i].end - r.tasks[i].start),
                        t.kind == plan::TaskKind::compute ? 0 : t.size.count(), critical.contains(i) ? 1 : 0);
   }
-  return out;
+}
+
+std::string task_csv(const plan::Plan& plan, const plan::Timeline& tl) {
+  std::ostringstream out;
+  write_task_csv(out, plan, tl);
+  return std::move(out).str();
 }
 
 }  // namespace meshsim::traces

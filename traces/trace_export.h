@@ -66,7 +66,10 @@ std::size_t write_chrome_trace(std::ostream& out, const plan::Plan& plan, const 
                                 const plan::Timeline& tl, const std::vector<LinkUtilisation>& links = {},
                                 TraceDetail detail = TraceDetail::tasks);
 
-/// id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical
+/// id,kind,devices,stream,start_us,end_us,duration_us,bytes,critical: one
+/// row per task, written as it is made.
+void write_task_csv(std::ostream& out, const plan::Plan& plan, const plan::Timeline& tl);
+/// The same table as one string (for tests and small plans).
 [[nodiscard]] std::string task_csv(const plan::Plan& plan, const plan::Timeline& tl);
 
 /// "h0/nic0->leaf0": a directed link for humans.

@@ -1,12 +1,15 @@
 #include "core/json.h"
 
 #include <cstdio>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
 #include "core/input_file.h"
+#include "core/json_writer.h"
 
 using namespace meshsim;
 using Catch::Matchers::Contains;
@@ -124,4 +127,32 @@ TEST_CASE("JSON inputs are bounded: depth, duplicate keys, file size", "[json]")
   }
   CHECK_THAT(config_error([&] { (void)read_json_file(big); }).message(), Contains("at most 64 MiB"));
   std::remove(big.c_str());
+}
+
+TEST_CASE("JsonWriter writes dump_json's bytes with its arrays streamed an element at a time", "[json]") {
+  const Json head{{"name", "x"},
+                  {"tasks", Json::array()},
+                  {"nested", Json{{"tasks", Json::array()}}},  // the same key deeper: not the streamed one
+                  {"empty", Json::array()},
+                  {"links", Json::array()},
+                  {"end", "a \"quoted\"\nline"}};
+  const std::vector<Json> tasks{
+      Json{{"id", "t0"}, {"devices", Json::array({0, 1})}},
+      Json{{"id", "t1"}, {"regions", Json::array({Json{{"a", 1}}, Json::array()})}}};
+  const std::vector<Json> links{Json(3), Json("l")};
+  Json whole = head;
+  whole["tasks"] = tasks;
+  whole["links"] = links;
+  std::ostringstream out;
+  JsonWriter w(out, head);
+  w.begin_array("tasks");
+  for (const Json& t : tasks) w.add(t);
+  w.end_array();
+  w.begin_array("empty");  // opened and closed with nothing in it
+  w.end_array();
+  w.begin_array("links");
+  for (const Json& l : links) w.add(l);
+  w.end_array();
+  w.finish();
+  CHECK(out.str() == dump_json(whole));
 }

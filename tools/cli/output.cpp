@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <spawn.h>
+#include <streambuf>
 #include <string_view>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,8 +147,11 @@ class ScratchDir {
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
   ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    try {  // remove_all builds paths: it may allocate, even with an error_code
+      std::error_code ec;
+      std::filesystem::remove_all(path_, ec);
+    } catch (...) {  // the folder is left behind; nothing may leave a destructor
+    }
   }
   [[nodiscard]] std::string file(const char* name) const { return (path_ / name).string(); }
   [[nodiscard]] std::string str() const { return path_.string(); }
@@ -231,14 +236,49 @@ void write_file(const std::string& path, const std::function<void(std::ostream&)
   file.commit();
 }
 
+namespace {
+
+// Passes what is written to `to` until `cap` bytes, then only counts: a
+// file that will not be kept costs no more disk than the cap.
+class CappedBuffer : public std::streambuf {
+ public:
+  CappedBuffer(std::streambuf* to, std::uintmax_t cap) : to_(to), cap_(cap) {}
+  [[nodiscard]] std::uintmax_t count() const { return count_; }
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    const auto size = static_cast<std::uintmax_t>(n);
+    if (count_ + size <= cap_ && to_->sputn(s, n) != n) return 0;  // the file's error
+    count_ += size;
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char ch = traits_type::to_char_type(c);
+    return xsputn(&ch, 1) == 1 ? c : traits_type::eof();
+  }
+  int sync() override { return to_->pubsync(); }
+
+ private:
+  std::streambuf* to_;
+  std::uintmax_t cap_;
+  std::uintmax_t count_ = 0;
+};
+
+}  // namespace
+
 void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
                       std::string_view smaller) {
   write_file(path, [&](std::ostream& out) {
-    const auto start = out.tellp();
-    write(out);
-    const auto end = out.tellp();
-    if (start < 0 || end < 0) return;  // a pipe: nothing to read back
-    const auto bytes = static_cast<std::uintmax_t>(end - start);
+    if (out.tellp() < 0) {  // a pipe: nothing to read back
+      write(out);
+      return;
+    }
+    CappedBuffer capped(out.rdbuf(), kMaxInputFileBytes);
+    std::ostream counted(&capped);
+    write(counted);
+    if (!counted) out.setstate(std::ios::badbit);  // the file's own error, reported by write_file
+    const std::uintmax_t bytes = capped.count();
     if (bytes > kMaxInputFileBytes)
       throw UsageError(
           fmt::format("{} would be {}, more than the {} meshsim reads back (docs/limits.md), so "

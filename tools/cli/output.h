@@ -80,7 +80,8 @@ void write_text_file(const std::string& path, const std::string& text);
 void write_file(const std::string& path, const std::function<void(std::ostream&)>& write);
 /// write_file for a file meshsim reads back (a plan, a topology): one past
 /// the input limit (kMaxInputFileBytes) is not written, UsageError naming
-/// its size and `smaller`, how to make it smaller.
+/// its size and `smaller`, how to make it smaller. Past the limit the text
+/// is only counted, not stored.
 void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
                       std::string_view smaller);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/json_writer.h"
 #include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/calibration.h"
@@ -190,32 +192,36 @@ void run_run(RunArgs& a) {
                    .topology;
     write_trace(a.trace, a.trace_detail.value(), plan, shown, rep.timeline);
   }
-  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, rep.timeline));
+  if (!a.csv.empty())
+    write_file(a.csv, [&](std::ostream& out) { traces::write_task_csv(out, plan, rep.timeline); });
   const double moved = static_cast<double>(rep.payload_bytes + rep.scratch_bytes);
   if (a.json) {
-    Json tasks = Json::array();
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i)
-      tasks.push_back(Json{{"id", plan.tasks[i].id},
-                           {"start_us", rep.timeline.tasks[i].start.microseconds()},
-                           {"end_us", rep.timeline.tasks[i].end.microseconds()}});
     Json spans = Json::array();
     for (Time t : rep.makespans) spans.push_back(t.microseconds());
-    fmt::print("{}", dump_json(Json{{"plan", plan.name},
-                                    {"backend", rep.backend},
-                                    {"backend_description", rep.backend_description},
-                                    {"notes", rep.notes},
-                                    {"makespan_us", rep.timeline.makespan.microseconds()},
-                                    {"makespans_us", std::move(spans)},
-                                    {"payload_bytes", rep.payload_bytes},
-                                    {"scratch_bytes", rep.scratch_bytes},
-                                    {"timing_only", rep.timing_only},
-                                    {"verified", rep.verified},
-                                    {"ok", !rep.verified || rep.check.ok},
-                                    {"buffers_checked", rep.check.buffers_checked},
-                                    {"elements_checked", rep.check.elements_checked},
-                                    {"bad_elements", rep.check.bad_elements},
-                                    {"mismatches", mismatches_json(rep.check)},
-                                    {"tasks", std::move(tasks)}}));
+    JsonWriter w(std::cout, Json{{"plan", plan.name},
+                                 {"backend", rep.backend},
+                                 {"backend_description", rep.backend_description},
+                                 {"notes", rep.notes},
+                                 {"makespan_us", rep.timeline.makespan.microseconds()},
+                                 {"makespans_us", std::move(spans)},
+                                 {"payload_bytes", rep.payload_bytes},
+                                 {"scratch_bytes", rep.scratch_bytes},
+                                 {"timing_only", rep.timing_only},
+                                 {"verified", rep.verified},
+                                 {"ok", !rep.verified || rep.check.ok},
+                                 {"buffers_checked", rep.check.buffers_checked},
+                                 {"elements_checked", rep.check.elements_checked},
+                                 {"bad_elements", rep.check.bad_elements},
+                                 {"mismatches", mismatches_json(rep.check)},
+                                 {"tasks", Json::array()}});
+    w.begin_array("tasks");  // one at a time: a plan may have millions
+    for (std::size_t i = 0; i < plan.tasks.size(); ++i)
+      w.add(Json{{"id", plan.tasks[i].id},
+                 {"start_us", rep.timeline.tasks[i].start.microseconds()},
+                 {"end_us", rep.timeline.tasks[i].end.microseconds()}});
+    w.end_array();
+    w.finish();
+    std::cout.flush();
   } else {
     fmt::print("plan {}: {} tasks on the {} backend ({})\n", plan.name.empty() ? a.plan : plan.name,
                plan.tasks.size(), rep.backend, rep.backend_description);
@@ -279,33 +285,36 @@ struct Validation {
 };
 
 void print_validation_json(const ValidateArgs& a, const Validation& v) {
-  Json tasks = Json::array();
-  for (std::size_t i = 0; i < v.plan.tasks.size(); ++i)
-    tasks.push_back(Json{{"id", v.plan.tasks[i].id},
-                         {"kind", std::string(plan::to_string(v.plan.tasks[i].kind))},
-                         {"predicted_start_us", v.predicted.tasks[i].start.microseconds()},
-                         {"predicted_us", v.cmp.tasks[i].predicted.microseconds()},
-                         {"measured_start_us", v.measured.timeline.tasks[i].start.microseconds()},
-                         {"measured_us", v.cmp.tasks[i].measured.microseconds()},
-                         {"error", optional_json(v.cmp.tasks[i].error)}});
   const runtime::RunReport& rep = v.measured;
-  fmt::print("{}", dump_json(Json{{"plan", v.plan.name},
-                                  {"backend", rep.backend},
-                                  {"backend_description", rep.backend_description},
-                                  {"notes", rep.notes},
-                                  {"model", v.model.name},
-                                  {"calibration", a.calibration.file},
-                                  {"predicted_us", v.predicted.makespan.microseconds()},
-                                  {"measured_us", rep.timeline.makespan.microseconds()},
-                                  {"error", optional_json(v.cmp.makespan_error)},
-                                  {"tolerance", a.tolerance},
-                                  {"within_tolerance", within_tolerance(a, v.cmp)},
-                                  {"mean_abs_task_error", v.cmp.mean_abs_task_error},
-                                  {"timing_only", rep.timing_only},
-                                  {"verified", rep.verified},
-                                  {"ok", !rep.verified || rep.check.ok},
-                                  {"mismatches", mismatches_json(rep.check)},
-                                  {"tasks", std::move(tasks)}}));
+  JsonWriter w(std::cout, Json{{"plan", v.plan.name},
+                               {"backend", rep.backend},
+                               {"backend_description", rep.backend_description},
+                               {"notes", rep.notes},
+                               {"model", v.model.name},
+                               {"calibration", a.calibration.file},
+                               {"predicted_us", v.predicted.makespan.microseconds()},
+                               {"measured_us", rep.timeline.makespan.microseconds()},
+                               {"error", optional_json(v.cmp.makespan_error)},
+                               {"tolerance", a.tolerance},
+                               {"within_tolerance", within_tolerance(a, v.cmp)},
+                               {"mean_abs_task_error", v.cmp.mean_abs_task_error},
+                               {"timing_only", rep.timing_only},
+                               {"verified", rep.verified},
+                               {"ok", !rep.verified || rep.check.ok},
+                               {"mismatches", mismatches_json(rep.check)},
+                               {"tasks", Json::array()}});
+  w.begin_array("tasks");  // one at a time: a plan may have millions
+  for (std::size_t i = 0; i < v.plan.tasks.size(); ++i)
+    w.add(Json{{"id", v.plan.tasks[i].id},
+               {"kind", std::string(plan::to_string(v.plan.tasks[i].kind))},
+               {"predicted_start_us", v.predicted.tasks[i].start.microseconds()},
+               {"predicted_us", v.cmp.tasks[i].predicted.microseconds()},
+               {"measured_start_us", v.measured.timeline.tasks[i].start.microseconds()},
+               {"measured_us", v.cmp.tasks[i].measured.microseconds()},
+               {"error", optional_json(v.cmp.tasks[i].error)}});
+  w.end_array();
+  w.finish();
+  std::cout.flush();
 }
 
 void print_validation_text(const ValidateArgs& a, const Validation& v) {

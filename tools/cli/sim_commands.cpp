@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <set>
 
@@ -9,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json.h"
+#include "core/json_writer.h"
 #include "core/table.h"
 #include "core/unit_strings.h"
 #include "plan/plan_json.h"
@@ -54,14 +56,23 @@ void run_simulate(SimulateArgs& a) {
   opts.check_rates = a.check_rates;
   const sim::SimResult r = sim::simulate(plan, loaded.schedule, topo, opts);
   if (!a.trace.empty()) write_trace(a.trace, a.trace_detail.value(), plan, topo, r);
-  if (!a.csv.empty()) write_text_file(a.csv, traces::task_csv(plan, r.timeline()));
+  if (!a.csv.empty())
+    write_file(a.csv, [&](std::ostream& out) { traces::write_task_csv(out, plan, r.timeline()); });
   if (a.json) {
     Json crit = Json::array();
     for (std::size_t i : r.critical_path)
       crit.push_back(Json{{"id", plan.tasks[i].id},
                           {"start_us", r.tasks[i].start.microseconds()},
                           {"end_us", r.tasks[i].end.microseconds()}});
-    Json tasks = Json::array();
+    // The tasks are written one at a time (a plan may have millions).
+    JsonWriter w(std::cout, Json{{"plan", plan.name},
+                                 {"topology", topo.name},
+                                 {"compute_models", compute},
+                                 {"makespan_us", r.makespan.microseconds()},
+                                 {"tasks", Json::array()},
+                                 {"critical_path", std::move(crit)},
+                                 {"bottlenecks", bottlenecks_json(topo, r, a.top)}});
+    w.begin_array("tasks");
     for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
       Json o{{"id", plan.tasks[i].id},
              {"start_us", r.tasks[i].start.microseconds()},
@@ -72,15 +83,11 @@ void run_simulate(SimulateArgs& a) {
         o["protocol"] = std::string(plan::to_string(c.protocol));
         o["channels"] = c.channels;
       }
-      tasks.push_back(std::move(o));
+      w.add(o);
     }
-    fmt::print("{}", dump_json(Json{{"plan", plan.name},
-                                    {"topology", topo.name},
-                                    {"compute_models", compute},
-                                    {"makespan_us", r.makespan.microseconds()},
-                                    {"tasks", std::move(tasks)},
-                                    {"critical_path", std::move(crit)},
-                                    {"bottlenecks", bottlenecks_json(topo, r, a.top)}}));
+    w.end_array();
+    w.finish();
+    std::cout.flush();
     return;
   }
   fmt::print("plan {} on {}: {} tasks, makespan {}\ncompute {}\n\n", plan.name.empty() ? a.plan : plan.name,

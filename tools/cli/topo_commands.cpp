@@ -1,6 +1,7 @@
 // `meshsim topo ...`: inspect, export and route topologies.
 
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -47,9 +48,20 @@ void write_output(const std::string& path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  // A topology file is read back: it must stay within the input limit.
+  write_file(path, [&](std::ostream& out) { out << text; });
+}
+
+// A topology file, written a link at a time; a file (not stdout) is read
+// back, so it must stay within the input limit.
+void write_topology(const std::string& path, const Topology& t) {
+  if (path.empty() || path == "-") {
+    std::fflush(stdout);
+    topology::write_topology_json(t, std::cout);
+    std::cout.flush();
+    return;
+  }
   write_input_file(
-      path, [&](std::ostream& out) { out << text; },
+      path, [&](std::ostream& out) { topology::write_topology_json(t, out); },
       "a preset with --hosts describes a large cluster without a file");
 }
 
@@ -181,7 +193,7 @@ void add_export(CLI::App* topo) {
   auto* cmd = topo->add_subcommand("export", "Write the explicit meshsim.topology/1 form (nodes and links)");
   c->source.add_to(*cmd);
   cmd->add_option("-o,--out,--output", c->output, "Output file (default: stdout)");
-  cmd->callback([c] { write_output(c->output, dump_json(topology::topology_to_json(c->source.load()))); });
+  cmd->callback([c] { write_topology(c->output, c->source.load()); });
 }
 
 void add_dot(CLI::App* topo) {
@@ -261,7 +273,7 @@ void add_import_nccl(CLI::App* topo) {
       const auto s = topology::summarize(t);
       return write_output("", show_text(t, s));
     }
-    write_output(c->out, dump_json(topology::topology_to_json(t)));
+    write_topology(c->out, t);
     if (c->out != "-")
       fmt::print("wrote {}: {} GPUs, {} nodes, {} links (check it with: meshsim topo show {})\n", c->out,
                  t.gpus().size(), t.node_count(), t.link_count(), c->out);
