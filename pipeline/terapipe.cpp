@@ -126,120 +126,107 @@ double token_dp(const Table& tb, int units, double cap, std::vector<double>& s, 
   return s[static_cast<std::size_t>(units)];
 }
 
-// Every slice of every table, as (table, index) packed in one integer,
-// ordered by slice time: the caps in increasing order, each as often as a
-// slice takes it.
-std::vector<std::uint64_t> slices_by_time(const std::vector<Table>& tables) {
-  std::vector<std::uint64_t> order;
-  const std::uint64_t per = tables[0].t.size();
-  order.reserve(per * tables.size());
-  for (std::uint64_t g = 0; g < per * tables.size(); ++g) order.push_back(g);
-  std::sort(order.begin(), order.end(), [&](std::uint64_t a, std::uint64_t b) {
-    return tables[a / per].t[a % per] < tables[b / per].t[b % per];
-  });
-  return order;
-}
-
-// The (end unit i, length k) of a table index (the inverse of Table::index).
-std::pair<int, int> end_and_length(std::size_t idx) {
-  auto i = static_cast<std::size_t>((1 + std::sqrt(1 + 8 * static_cast<double>(idx))) / 2);
-  while (i * (i - 1) / 2 > idx) --i;
-  while ((i + 1) * i / 2 <= idx) ++i;
-  return {static_cast<int>(i), static_cast<int>(idx - i * (i - 1) / 2 + 1)};
-}
-
 struct CapSearch {
   double cap = 0;
   int caps_tried = 0;
 };
 
-// Marks the tables whose S a cap's newly allowed slices may shorten. A
-// slice (i, k) can only shorten S(i), given the S before it (S at shorter
-// ends cannot change before S(i) does), so if none beats S(i) the table's
-// S is unchanged. Returns the end of the cap's slices in `order`.
-std::size_t mark_changed(const std::vector<Table>& tables, const std::vector<std::uint64_t>& order,
-                         std::size_t at, const std::vector<std::vector<double>>& s,
-                         std::vector<char>& dirty) {
-  const std::uint64_t per = tables[0].t.size();
-  const double cap = tables[order[at] / per].t[order[at] % per];
-  for (; at < order.size() && tables[order[at] / per].t[order[at] % per] == cap; ++at) {
-    const auto b = static_cast<std::size_t>(order[at] / per);
-    if (dirty[b]) continue;
-    const auto [i, k] = end_and_length(order[at] % per);
-    if (s[b][static_cast<std::size_t>(i - k)] + cap < s[b][static_cast<std::size_t>(i)]) dirty[b] = 1;
-  }
-  return at;
+// The slice times at or above `floor`, each once, in increasing order: the
+// caps worth trying (between two of them no table changes).
+std::vector<double> distinct_caps(const std::vector<Table>& tables, double floor) {
+  std::vector<double> caps;
+  for (const Table& tb : tables)
+    for (double v : tb.t)
+      if (v >= floor) caps.push_back(v);
+  std::sort(caps.begin(), caps.end());
+  caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
+  return caps;
 }
 
-// The cap t_max minimising knapsack(S_b under t_max) + (K − 1)·t_max, the
-// smallest on ties. Caps are tried in increasing order; only the tables a
-// cap may change are solved again, and a cap that changes none is skipped:
-// its time is the last one's plus (K − 1)·(the step), no better.
+// The cap t_max minimising T(t_max) = knapsack(S_b under t_max) +
+// (K − 1)·t_max, the smallest on ties, by branch and bound over the
+// distinct caps. S_b under a cap only falls as the cap grows (the minimum
+// over more slices), so over caps [c_lo, c_hi] T is at least
+// knapsack(S_b under c_hi) + (K − 1)·c_lo, and if the knapsack is the same
+// at both ends the interval's best is c_lo. An interval is dropped when
+// that bound cannot beat the best found, or when K·c_lo or the uncapped
+// sum plus (K − 1)·c_lo cannot (every slice is within the cap, so a
+// slicing takes at least K·max slice). Floating-point addition and min
+// are monotone, so the bounds hold as computed, and the result is the
+// exhaustive search's to the bit.
 CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, int K,
                       const CapProgress& progress) {
   const int bmax = static_cast<int>(tables.size());
-  const std::uint64_t per = tables[0].t.size();
-  const std::vector<std::uint64_t> order = slices_by_time(tables);
   std::vector<std::vector<double>> s(static_cast<std::size_t>(bmax));
   std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
   std::vector<double> f(static_cast<std::size_t>(batch) + 1);
-  // A lower bound on every cap's time: the unconstrained best sum (no cap)
-  // plus (K − 1)·cap. It grows with the cap, so once it reaches the best
-  // time found no larger cap can do better (often long before K·cap does).
-  for (int b = 1; b <= bmax; ++b)
-    sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, kInf,
-                                               s[static_cast<std::size_t>(b) - 1], nullptr);
-  const double uncapped = knapsack(sl, batch, bmax, f, nullptr);
-  // No slicing is feasible under a cap below the one-unit slice that ends
-  // the sequence; at the first cap from there every table is solved.
-  const double floor_cap = tables[0].at(units, 1);
-  std::size_t at = static_cast<std::size_t>(
-      std::lower_bound(order.begin(), order.end(), floor_cap,
-                       [&](std::uint64_t g, double v) { return tables[g / per].t[g % per] < v; }) -
-      order.begin());
-  std::vector<char> dirty(static_cast<std::size_t>(bmax), 1);
   CapSearch out;
-  double best = kInf;
-  // Progress: the slices passed, of those below the largest cap that can
-  // still beat `best` (the loop's exit test below), told each thousandth.
-  const std::size_t start = at;
-  std::size_t told = SIZE_MAX;
-  auto tell = [&](bool last) {
-    if (!progress) return;
-    const double limit = K > 1 ? std::min(best / K, (best - uncapped) / (K - 1)) : best / K;
-    const auto end = static_cast<std::size_t>(
-        std::lower_bound(order.begin() + static_cast<std::ptrdiff_t>(at), order.end(), limit,
-                         [&](std::uint64_t g, double v) { return tables[g / per].t[g % per] < v; }) -
-        order.begin());
-    const std::size_t total = std::max<std::size_t>(end - start, 1);
-    const std::size_t done = last ? total : std::min(at - start, total);
-    if (const std::size_t k = done * 1000 / total; k != told || last) {
-      told = k;
-      progress(done, total);
-    }
-  };
-  while (at < order.size()) {
-    tell(false);
-    const double cap = tables[order[at] / per].t[order[at] % per];
-    if (K * cap >= best || uncapped + (K - 1) * cap >= best) break;
+  // The knapsack of the tables' best sums under `cap`.
+  auto solve = [&](double cap) {
     ++out.caps_tried;
-    at = mark_changed(tables, order, at, s, dirty);
-    bool changed = false;
-    for (std::size_t b = 0; b < dirty.size(); ++b)
-      if (dirty[b]) {
-        sl[b + 1] = token_dp(tables[b], units, cap, s[b], nullptr);
-        dirty[b] = 0;
-        changed = true;
-      }
-    if (!changed) continue;
-    const double t = knapsack(sl, batch, bmax, f, nullptr) + (K - 1) * cap;
-    if (t < best) {
+    for (int b = 1; b <= bmax; ++b)
+      sl[static_cast<std::size_t>(b)] = token_dp(tables[static_cast<std::size_t>(b) - 1], units, cap,
+                                                 s[static_cast<std::size_t>(b) - 1], nullptr);
+    return knapsack(sl, batch, bmax, f, nullptr);
+  };
+  const double uncapped = solve(kInf);
+  --out.caps_tried;
+  // No slicing is feasible under a cap below the one-unit slice that ends
+  // the sequence.
+  const std::vector<double> caps = distinct_caps(tables, tables[0].at(units, 1));
+  double best = kInf;
+  auto beats = [&](double t, double cap) { return t < best || (t == best && cap < out.cap); };
+  auto offer = [&](double t, double cap) {
+    if (beats(t, cap)) {
       best = t;
       out.cap = cap;
     }
+  };
+  // Intervals [lo, hi) of `caps` still to search, the lowest last (searched first).
+  std::vector<std::pair<std::size_t, std::size_t>> todo{{0, caps.size()}};
+  std::size_t settled = 0;  // caps decided, for the progress
+  std::size_t told = SIZE_MAX;
+  auto tell = [&](std::size_t n) {
+    settled += n;
+    if (!progress) return;
+    if (const std::size_t k = settled * 1000 / caps.size(); k != told) {
+      told = k;
+      progress(settled, caps.size());
+    }
+  };
+  while (!todo.empty()) {
+    const auto [lo, hi] = todo.back();
+    todo.pop_back();
+    const double c_lo = caps[lo];
+    const double c_hi = caps[hi - 1];
+    const double slope = (K - 1) * c_lo;
+    if (!beats(K * c_lo, c_lo) || !beats(uncapped + slope, c_lo)) {
+      tell(hi - lo);
+      continue;
+    }
+    const double q_lo = solve(c_lo);
+    offer(q_lo + slope, c_lo);
+    if (hi - lo == 1) {
+      tell(1);
+      continue;
+    }
+    const double q_hi = solve(c_hi);
+    offer(q_hi + (K - 1) * c_hi, c_hi);
+    if (q_hi == q_lo || !beats(q_hi + slope, c_lo)) {
+      tell(hi - lo);  // the best of the interval is c_lo's, offered
+      continue;
+    }
+    if (hi - lo == 2) {
+      tell(2);
+      continue;
+    }
+    const std::size_t mid = lo + (hi - lo) / 2;
+    todo.emplace_back(mid, hi - 1);
+    todo.emplace_back(lo + 1, mid);
+    tell(2);
   }
   MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
-  tell(true);
+  if (progress) progress(caps.size(), caps.size());
   return out;
 }
 
