@@ -13,6 +13,10 @@ endif()
 if(MESHSIM_WERROR)
   target_compile_options(meshsim_warnings INTERFACE -Werror)
 endif()
+# Boost's imported targets define this (no automatic linking, an MSVC
+# feature); every target defines it, so that targets with and without Boost
+# see the precompiled headers alike (cmake/PrecompiledHeaders.cmake).
+target_compile_definitions(meshsim_warnings INTERFACE BOOST_ALL_NO_LIB)
 if(MESHSIM_SANITIZE)
   target_compile_options(meshsim_warnings INTERFACE
     -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)

@@ -32,7 +32,7 @@ COMMANDS = [
     (["collective", "alltoall", "-t", "dgx-a100", "--hosts", "2", "--size", "1MiB"], ["--hosts"]),
     (["pipeline", "--model", "gpt3-1.3b", "-t", "dgx-a100", "--hosts", "2", "--tp", "4", "--pp", "2", "-m", "4"],
      ["--hosts", "--dp", "--tp", "--pp", "-m", "-b", "-v", "--bucket-size", "--gpu-hour-price", "--zero"]),
-    (["terapipe", "--model", "gpt3-1b", "-t", "p3.16xlarge", "--hosts", "2", "--pp", "2", "--op", "8",
+    (["terapipe", "--model", "gpt3-1.3b", "-t", "p3.16xlarge", "--hosts", "2", "--pp", "2", "--op", "8",
       "--batch", "2"], ["--hosts", "--pp", "--op", "--batch", "--uniform-slices", "--granularity"]),
     (["search", "--model", "gpt3-1.3b", "-t", "dgx-a100", "--hosts", "1", "--global-batch", "16", "--no-plots"],
      ["--hosts", "--global-batch", "--threads", "--microbatch-sizes", "--compute-efficiency"]),
