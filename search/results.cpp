@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -63,11 +64,17 @@ std::string csv_row(const Result& r, const std::string& key) {
   return out;
 }
 
-std::string results_csv(const std::vector<Result>& results, const std::vector<std::string>& keys) {
+void write_results_csv(std::ostream& out, const std::vector<Result>& results,
+                       const std::vector<std::string>& keys) {
   MESHSIM_ASSERT(results.size() == keys.size(), "one key per result");
-  std::string out = csv_header();
-  for (std::size_t i = 0; i < results.size(); ++i) out += csv_row(results[i], keys[i]);
-  return out;
+  out << csv_header();
+  for (std::size_t i = 0; i < results.size(); ++i) out << csv_row(results[i], keys[i]);
+}
+
+std::string results_csv(const std::vector<Result>& results, const std::vector<std::string>& keys) {
+  std::ostringstream out;
+  write_results_csv(out, results, keys);
+  return std::move(out).str();
 }
 
 KeyedResult parse_csv_row(std::string_view line, const std::string& file, std::size_t line_no) {

@@ -16,6 +16,7 @@
 // compute models and the meshsim version. A result is reused (--resume,
 // ranks of an MPI search) only under the same key.
 
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,10 @@ namespace meshsim::search {
 [[nodiscard]] std::string csv_header();
 /// One line, newline included.
 [[nodiscard]] std::string csv_row(const Result& r, const std::string& key);
-/// `results.csv` of results in enumeration order.
+/// `results.csv` of results in enumeration order, written a row at a time.
+void write_results_csv(std::ostream& out, const std::vector<Result>& results,
+                       const std::vector<std::string>& keys);
+/// The same as one string (for tests).
 [[nodiscard]] std::string results_csv(const std::vector<Result>& results,
                                       const std::vector<std::string>& keys);
 

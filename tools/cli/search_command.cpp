@@ -393,7 +393,8 @@ void run_search(SearchArgs& a) {
   for (const auto& r : results) ++counts[static_cast<int>(r.status)];
   std::string plots;
   if (!dir.empty()) {
-    write_text_file((std::filesystem::path(dir) / "results.csv").string(), ps::results_csv(results, keys));
+    write_file((std::filesystem::path(dir) / "results.csv").string(),
+               [&](std::ostream& out) { ps::write_results_csv(out, results, keys); });
     partial.reset();
     remove_partial_results(dir);
     if (!a.no_plots) plots = draw_plots(dir);
