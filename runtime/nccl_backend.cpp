@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <string>
 #include <thread>
@@ -36,7 +37,10 @@ class NcclBackend final : public Backend {
       local_dev_ = world_->local_rank() % gpus_;
     }
   }
-  ~NcclBackend() override { release(false); }
+  // Destroyed while an error unwinds (a failed run or load), the
+  // communicators are aborted: a collective left in flight would keep an
+  // orderly destroy, or the device synchronisation, waiting forever.
+  ~NcclBackend() override { release(std::uncaught_exceptions() > unwinding_); }
   NcclBackend(const NcclBackend&) = delete;
   NcclBackend& operator=(const NcclBackend&) = delete;
 
@@ -476,7 +480,8 @@ class NcclBackend final : public Backend {
   }
 
   NcclBackendOptions opts_;
-  Distributed* world_ = nullptr;  // null: one process drives every GPU
+  const int unwinding_ = std::uncaught_exceptions();  // at construction (a backend made while unwinding)
+  Distributed* world_ = nullptr;                      // null: one process drives every GPU
   int me_ = 0;
   int local_dev_ = 0;
   Nccl nccl_;

@@ -2,6 +2,7 @@
 // bus bandwidth over every local GPU, as nccl-tests reports them.
 
 #include <algorithm>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -82,11 +83,19 @@ plan::Calibration calibrate_nccl(const CalibrateOptions& o) {
   std::vector<int> devs(static_cast<std::size_t>(gpus));
   for (int r = 0; r < gpus; ++r) devs[static_cast<std::size_t>(r)] = r;
   nccl.check(nccl.init_all(comms.data(), gpus, devs.data()), "ncclCommInitAll");
-  // Communicators go before the buffers and streams they use (ranks' owners run later).
+  // Communicators go before the buffers and streams they use (ranks' owners
+  // run later). Leaving on an error, they are aborted: a collective left in
+  // flight would keep an orderly destroy waiting forever.
   struct Comms {
     const Nccl& nccl;
     std::vector<ncclComm_t>& comms;
-    ~Comms() { nccl.destroy_all(comms); }
+    const int unwinding = std::uncaught_exceptions();
+    ~Comms() {
+      if (std::uncaught_exceptions() > unwinding)
+        for (ncclComm_t c : comms) (void)nccl.abort(c);
+      else
+        nccl.destroy_all(comms);
+    }
   } owned{nccl, comms};
   plan::Calibration c;
   c.backend = "nccl";
