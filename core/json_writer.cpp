@@ -19,17 +19,28 @@ void JsonWriter::begin_array(std::string_view key) {
   elements_ = 0;
 }
 
-void JsonWriter::add(const Json& element) {
-  // Inside the top-level object's array, the element's lines are indented
-  // by four more spaces than when it is dumped alone.
+namespace {
+
+// An element of an array whose elements stand `indent` deep in the
+// document: dump_json puts it on a line of its own, after a comma unless it
+// is the first, with every line of it indented as deep.
+void write_element(std::ostream& out, const Json& element, bool first, std::string_view indent,
+                   std::string& scratch) {
   const std::string alone = element.dump(2);
-  element_.clear();
-  element_ += elements_++ == 0 ? "\n    " : ",\n    ";
+  scratch.clear();
+  scratch += first ? "\n" : ",\n";
+  scratch += indent;
   for (char c : alone) {
-    element_ += c;
-    if (c == '\n') element_ += "    ";
+    scratch += c;
+    if (c == '\n') scratch += indent;
   }
-  out_ << element_;
+  out << scratch;
+}
+
+}  // namespace
+
+void JsonWriter::add(const Json& element) {
+  write_element(out_, element, elements_++ == 0, "    ", element_);  // in the top-level object's array
 }
 
 void JsonWriter::end_array() {
@@ -39,6 +50,15 @@ void JsonWriter::end_array() {
 void JsonWriter::finish() {
   out_.write(text_.data() + written_, static_cast<std::streamsize>(text_.size() - written_));
   written_ = text_.size();
+}
+
+void JsonArrayWriter::add(const Json& element) {
+  if (elements_ == 0) out_ << '[';
+  write_element(out_, element, elements_++ == 0, "  ", element_);
+}
+
+void JsonArrayWriter::finish() {
+  out_ << (elements_ == 0 ? "[]\n" : "\n]\n");
 }
 
 }  // namespace meshsim

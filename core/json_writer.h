@@ -13,7 +13,9 @@
 //   w.finish();
 //
 // Only members of the top-level object can be streamed, in the order they
-// stand in the document.
+// stand in the document. A document that is one array is written an
+// element at a time by JsonArrayWriter. A document that is one array is written an
+// element at a time by JsonArrayWriter.
 
 #include <cstddef>
 #include <ostream>
@@ -46,6 +48,23 @@ class JsonWriter {
   std::size_t written_ = 0;   // text_ written so far
   std::size_t elements_ = 0;  // of the open array
   std::string element_;       // scratch for add
+};
+
+/// dump_json of an array, written an element at a time.
+class JsonArrayWriter {
+ public:
+  explicit JsonArrayWriter(std::ostream& out) : out_(out) {}
+  JsonArrayWriter(const JsonArrayWriter&) = delete;
+  JsonArrayWriter& operator=(const JsonArrayWriter&) = delete;
+
+  void add(const Json& element);
+  /// Closes the array (and the document's last line).
+  void finish();
+
+ private:
+  std::ostream& out_;
+  std::size_t elements_ = 0;
+  std::string element_;  // scratch for add
 };
 
 }  // namespace meshsim

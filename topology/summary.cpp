@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_writer.h"
 #include "core/unit_strings.h"
 
 namespace meshsim::topology {
@@ -138,7 +139,23 @@ TopologySummary summarize(const Topology& t) {
   return s;
 }
 
-Json summary_to_json(const Topology& t, const TopologySummary& s) {
+namespace {
+
+Json gpu_summary_json(const Topology& t, const GpuSummary& g) {
+  Json o{{"name", t.node(g.gpu).name},
+         {"host", t.node(g.gpu).host},
+         {"model", t.node(g.gpu).model},
+         {"nvlink_links", g.nvlink_links},
+         {"nvlink_line_GBps", g.nvlink_line.GBps_f()},
+         {"nvlink_capacity_GBps", g.nvlink_capacity.GBps_f()}};
+  o["nic"] = g.nic ? Json(t.node(*g.nic).name) : Json(nullptr);
+  o["nic_line_Gbps"] = static_cast<double>(g.nic_line.bps()) / 1e9;
+  o["nic_shared_by"] = g.nic_shared_by;
+  return o;
+}
+
+// The summary without its per-GPU details (an empty array in their place).
+Json summary_head_json(const Topology& t, const TopologySummary& s) {
   Json j;
   j["name"] = t.name;
   j["description"] = t.description;
@@ -156,20 +173,7 @@ Json summary_to_json(const Topology& t, const TopologySummary& s) {
                          {"capacity_GBps", v.capacity.GBps_f()}});
   }
   j["links_by_kind"] = std::move(links);
-  Json gpus = Json::array();
-  for (const GpuSummary& g : s.gpus) {
-    Json o{{"name", t.node(g.gpu).name},
-           {"host", t.node(g.gpu).host},
-           {"model", t.node(g.gpu).model},
-           {"nvlink_links", g.nvlink_links},
-           {"nvlink_line_GBps", g.nvlink_line.GBps_f()},
-           {"nvlink_capacity_GBps", g.nvlink_capacity.GBps_f()}};
-    o["nic"] = g.nic ? Json(t.node(*g.nic).name) : Json(nullptr);
-    o["nic_line_Gbps"] = static_cast<double>(g.nic_line.bps()) / 1e9;
-    o["nic_shared_by"] = g.nic_shared_by;
-    gpus.push_back(std::move(o));
-  }
-  j["gpu_details"] = std::move(gpus);
+  j["gpu_details"] = Json::array();
   if (s.bisection) {
     j["bisection"] = Json{{"cut", s.bisection->cut},
                           {"line_rate_GBps", s.bisection->line_rate.GBps_f()},
@@ -178,6 +182,23 @@ Json summary_to_json(const Topology& t, const TopologySummary& s) {
     j["bisection"] = nullptr;
   }
   return j;
+}
+
+}  // namespace
+
+Json summary_to_json(const Topology& t, const TopologySummary& s) {
+  Json j = summary_head_json(t, s);
+  Json& gpus = j["gpu_details"];
+  for (const GpuSummary& g : s.gpus) gpus.push_back(gpu_summary_json(t, g));
+  return j;
+}
+
+void write_summary_json(const Topology& t, const TopologySummary& s, std::ostream& out) {
+  JsonWriter w(out, summary_head_json(t, s));
+  w.begin_array("gpu_details");
+  for (const GpuSummary& g : s.gpus) w.add(gpu_summary_json(t, g));
+  w.end_array();
+  w.finish();
 }
 
 std::string to_dot(const Topology& t) {

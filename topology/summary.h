@@ -15,6 +15,7 @@
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,8 @@ struct TopologySummary {
 
 [[nodiscard]] TopologySummary summarize(const Topology& t);
 [[nodiscard]] Json summary_to_json(const Topology& t, const TopologySummary& s);
+/// dump_json(summary_to_json(t, s)), written a GPU at a time.
+void write_summary_json(const Topology& t, const TopologySummary& s, std::ostream& out);
 
 /// Graphviz text: one cluster per host, edges labelled with kind and rate.
 [[nodiscard]] std::string to_dot(const Topology& t);

@@ -156,3 +156,17 @@ TEST_CASE("JsonWriter writes dump_json's bytes with its arrays streamed an eleme
   w.finish();
   CHECK(out.str() == dump_json(whole));
 }
+
+TEST_CASE("JsonArrayWriter writes dump_json's bytes of an array an element at a time", "[json]") {
+  const Json whole =
+      Json::array({Json{{"args", Json::array({"a", "b"})}, {"result", Json{{"x", 1}}}}, Json(2)});
+  std::ostringstream out;
+  JsonArrayWriter w(out);
+  for (const Json& e : whole) w.add(e);
+  w.finish();
+  CHECK(out.str() == dump_json(whole));
+  std::ostringstream none;
+  JsonArrayWriter empty(none);
+  empty.finish();
+  CHECK(none.str() == dump_json(Json::array()));
+}

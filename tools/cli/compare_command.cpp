@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -16,6 +18,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/json.h"
+#include "core/json_writer.h"
 #include "core/split.h"
 #include "core/table.h"
 #include "core/unit_strings.h"
@@ -23,6 +26,7 @@
 #include "tools/cli/cost_output.h"
 #include "tools/cli/options.h"
 #include "tools/cli/output.h"
+#include "tools/cli/partial_file.h"
 #include "tools/cli/progress.h"
 
 namespace meshsim::cli {
@@ -217,8 +221,53 @@ Json run_variant(const Variant& v) {
   return parse_json_text(c.out, "the output of meshsim " + v.argv.front());
 }
 
+// results.json (--out) and --json: the runs' documents, an entry each,
+// written as the runs end, never held together (a run's document may hold
+// an object per task). Nothing is printed before the first run that
+// succeeds: if none does, the command fails and prints no document.
+class EntryWriter {
+ public:
+  EntryWriter(const std::string& dir, bool print) : print_(print) {
+    if (dir.empty()) return;
+    file_.emplace((std::filesystem::path(dir) / "results.json").string());
+    to_file_.emplace(file_->stream());
+  }
+  void add(const Json& entry, bool ok) {
+    if (to_file_) to_file_->add(entry);
+    if (!print_) return;
+    if (!to_stdout_) {
+      if (!ok) {
+        held_.push_back(entry);
+        return;
+      }
+      to_stdout_.emplace(std::cout);
+      for (const Json& h : held_) to_stdout_->add(h);
+      held_.clear();
+    }
+    to_stdout_->add(entry);
+  }
+  // After at least one run succeeded.
+  void finish() {
+    if (to_file_) {
+      to_file_->finish();
+      file_->commit();
+    }
+    if (to_stdout_) {
+      to_stdout_->finish();
+      std::cout.flush();
+    }
+  }
+
+ private:
+  bool print_;
+  std::optional<PartialFile> file_;
+  std::optional<JsonArrayWriter> to_file_;
+  std::optional<JsonArrayWriter> to_stdout_;
+  std::vector<Json> held_;  // failed runs' entries before the first that succeeded
+};
+
 void write_outputs(const std::string& dir, const std::vector<std::string>& header,
-                   const std::vector<std::vector<std::string>>& cells, const Json& doc, bool plots) {
+                   const std::vector<std::vector<std::string>>& cells, bool plots) {
   std::string csv;
   auto line = [&](const std::vector<std::string>& fields) {
     for (std::size_t k = 0; k < fields.size(); ++k) csv += (k ? "," : "") + csv_quoted(fields[k]);
@@ -228,7 +277,6 @@ void write_outputs(const std::string& dir, const std::vector<std::string>& heade
   for (const auto& r : cells) line(r);
   const auto base = std::filesystem::path(dir);
   write_text_file((base / "results.csv").string(), csv);
-  write_text_file((base / "results.json").string(), dump_json(doc));
   if (plots && run_plot_script("plot_compare.py", (base / "results.csv").string(), dir) != 0)
     fmt::print(stderr, "warning: the chart was not drawn (needs python3-matplotlib)\n");
 }
@@ -258,7 +306,7 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
   auto progress = progress_reporter("compare", "runs", a.json);
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> cells;
-  Json doc = Json::array();
+  EntryWriter entries(dir, a.json);
   std::vector<std::string> failed;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const Variant& v = variants[i];
@@ -267,11 +315,10 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
       j = run_variant(v);
     } catch (const UsageError& e) {  // one variant the command refuses; the others still run
       failed.push_back(e.what());
-      doc.push_back(Json{{"args", v.argv}, {"error", e.what()}});
+      entries.add(Json{{"args", v.argv}, {"error", e.what()}}, false);
       progress(i + 1, variants.size());
       continue;
     }
-    Json entry{{"args", v.argv}, {"result", j}};
     for (const Row& r : figures(cmd.front(), j)) {
       std::vector<std::pair<std::string, std::string>> all = v.values;
       all.insert(all.end(), r.cells.begin(), r.cells.end());
@@ -281,15 +328,13 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
       for (const auto& [k, value] : all) row.push_back(value);
       cells.push_back(std::move(row));
     }
-    doc.push_back(std::move(entry));
+    entries.add(Json{{"args", v.argv}, {"result", std::move(j)}}, true);
     progress(i + 1, variants.size());
   }
   if (failed.size() == variants.size()) throw UsageError(failed.front());
-  if (!dir.empty()) write_outputs(dir, header, cells, doc, !a.no_plots);
-  if (a.json) {
-    fmt::print("{}", dump_json(doc));
-    return;
-  }
+  entries.finish();
+  if (!dir.empty()) write_outputs(dir, header, cells, !a.no_plots);
+  if (a.json) return;
   Table tab(header);
   for (const auto& r : cells) tab.add(r);
   std::vector<bool> right;  // figures right-aligned; names (variants, algorithms, strategies) left

@@ -184,7 +184,10 @@ void add_show(CLI::App* topo) {
   cmd->callback([c] {
     const Topology t = c->source.load();
     const auto s = topology::summarize(t);
-    write_output("", c->json ? dump_json(topology::summary_to_json(t, s)) : show_text(t, s));
+    if (!c->json) return write_output("", show_text(t, s));
+    std::fflush(stdout);
+    topology::write_summary_json(t, s, std::cout);  // an object per GPU: 131,072 of them at the limit
+    std::cout.flush();
   });
 }
 
