@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <limits>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/json_writer.h"
 
 namespace meshsim::traces {
 
@@ -169,40 +171,64 @@ MeasuredStep load_kineto_step(const std::string& file, std::optional<int> step) 
   return kineto_step(read_json_file(file), file, step);
 }
 
-Json side_by_side_trace(const std::vector<plan::PhaseEvent>& measured, const std::string& measured_name,
-                        const std::vector<plan::PhaseEvent>& predicted, const std::string& predicted_name) {
-  Json events = Json::array();
+namespace {
+
+// The side-by-side trace's events, one at a time.
+void each_side_by_side_event(const std::vector<plan::PhaseEvent>& measured, const std::string& measured_name,
+                             const std::vector<plan::PhaseEvent>& predicted,
+                             const std::string& predicted_name,
+                             const std::function<void(const Json&)>& emit) {
   auto add = [&](int pid, const std::string& name, const std::vector<plan::PhaseEvent>& list) {
-    events.push_back(
-        Json{{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", name}}}});
-    events.push_back(Json{{"ph", "M"},
-                          {"name", "process_sort_index"},
-                          {"pid", pid},
-                          {"tid", 0},
-                          {"args", {{"sort_index", pid}}}});
+    emit(Json{{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0}, {"args", {{"name", name}}}});
+    emit(Json{{"ph", "M"},
+              {"name", "process_sort_index"},
+              {"pid", pid},
+              {"tid", 0},
+              {"args", {{"sort_index", pid}}}});
     std::vector<int> streams;
     for (const plan::PhaseEvent& e : list) {
       if (std::find(streams.begin(), streams.end(), e.stream) == streams.end()) {
         streams.push_back(e.stream);
-        events.push_back(Json{{"ph", "M"},
-                              {"name", "thread_name"},
-                              {"pid", pid},
-                              {"tid", e.stream},
-                              {"args", {{"name", fmt::format("stream {}", e.stream)}}}});
+        emit(Json{{"ph", "M"},
+                  {"name", "thread_name"},
+                  {"pid", pid},
+                  {"tid", e.stream},
+                  {"args", {{"name", fmt::format("stream {}", e.stream)}}}});
       }
-      events.push_back(Json{{"ph", "X"},
-                            {"name", e.name},
-                            {"cat", std::string(plan::kPhaseNames.name(e.phase))},
-                            {"pid", pid},
-                            {"tid", e.stream},
-                            {"ts", e.start.microseconds()},
-                            {"dur", e.duration.microseconds()},
-                            {"args", {{"phase", std::string(plan::kPhaseNames.name(e.phase))}}}});
+      emit(Json{{"ph", "X"},
+                {"name", e.name},
+                {"cat", std::string(plan::kPhaseNames.name(e.phase))},
+                {"pid", pid},
+                {"tid", e.stream},
+                {"ts", e.start.microseconds()},
+                {"dur", e.duration.microseconds()},
+                {"args", {{"phase", std::string(plan::kPhaseNames.name(e.phase))}}}});
     }
   };
   add(1, measured_name, measured);
   add(2, predicted_name, predicted);
+}
+
+}  // namespace
+
+Json side_by_side_trace(const std::vector<plan::PhaseEvent>& measured, const std::string& measured_name,
+                        const std::vector<plan::PhaseEvent>& predicted, const std::string& predicted_name) {
+  Json events = Json::array();
+  each_side_by_side_event(measured, measured_name, predicted, predicted_name,
+                          [&](const Json& e) { events.push_back(e); });
   return Json{{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
+}
+
+void write_side_by_side_trace(std::ostream& out, const std::vector<plan::PhaseEvent>& measured,
+                              const std::string& measured_name,
+                              const std::vector<plan::PhaseEvent>& predicted,
+                              const std::string& predicted_name) {
+  JsonWriter w(out, Json{{"traceEvents", Json::array()}, {"displayTimeUnit", "ms"}});
+  w.begin_array("traceEvents");
+  each_side_by_side_event(measured, measured_name, predicted, predicted_name,
+                          [&](const Json& e) { w.add(e); });
+  w.end_array();
+  w.finish();
 }
 
 }  // namespace meshsim::traces

@@ -15,6 +15,7 @@
 // forward before. Times count from the step's first GPU event.
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,10 @@ struct MeasuredStep {
                                       const std::string& measured_name,
                                       const std::vector<plan::PhaseEvent>& predicted,
                                       const std::string& predicted_name);
+/// dump_json(side_by_side_trace(...)), written an event at a time.
+void write_side_by_side_trace(std::ostream& out, const std::vector<plan::PhaseEvent>& measured,
+                              const std::string& measured_name,
+                              const std::vector<plan::PhaseEvent>& predicted,
+                              const std::string& predicted_name);
 
 }  // namespace meshsim::traces

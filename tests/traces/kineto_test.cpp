@@ -1,5 +1,7 @@
 #include "traces/kineto.h"
 
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
@@ -88,4 +90,7 @@ TEST_CASE("predicted and measured phases sum per phase, the error against the me
       if (e["name"] == "ag") CHECK(e["pid"] == 2);
     }
   CHECK(x == 5);
+  std::ostringstream streamed;  // the file --compare-trace writes, an event at a time
+  write_side_by_side_trace(streamed, measured, "measured", predicted, "predicted");
+  CHECK(streamed.str() == dump_json(t));
 }

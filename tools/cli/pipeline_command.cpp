@@ -206,11 +206,12 @@ void compare_with_measured(const PipelineArgs& a, const PipelineRun& run, Json* 
   const auto rows = plan::compare_phases(predicted, m.events);
   const double span_error = run.r.makespan.seconds() / m.span.seconds() - 1;
   if (!a.compare_trace.empty())
-    write_text_file(a.compare_trace,
-                    dump_json(traces::side_by_side_trace(
-                        m.events, fmt::format("measured: rank {} {} ({})", m.rank, m.step, m.gpu), predicted,
-                        fmt::format("predicted: {} ({})", gpu,
-                                    run.topo.node(gpus[static_cast<std::size_t>(m.rank)]).model))));
+    write_file(a.compare_trace, [&](std::ostream& out) {
+      traces::write_side_by_side_trace(
+          out, m.events, fmt::format("measured: rank {} {} ({})", m.rank, m.step, m.gpu), predicted,
+          fmt::format("predicted: {} ({})", gpu,
+                      run.topo.node(gpus[static_cast<std::size_t>(m.rank)]).model));
+    });
   if (doc != nullptr) {
     Json phases = Json::array();
     for (const auto& r : rows)
