@@ -14,7 +14,6 @@
 //
 // Only members of the top-level object can be streamed, in the order they
 // stand in the document. A document that is one array is written an
-// element at a time by JsonArrayWriter. A document that is one array is written an
 // element at a time by JsonArrayWriter.
 
 #include <cstddef>

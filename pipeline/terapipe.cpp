@@ -149,11 +149,12 @@ std::vector<double> distinct_caps(const std::vector<Table>& tables, double floor
 // over more slices), so over caps [c_lo, c_hi] T is at least
 // knapsack(S_b under c_hi) + (K − 1)·c_lo, and if the knapsack is the same
 // at both ends the interval's best is c_lo. An interval is dropped when
-// that bound cannot beat the best found, or when K·c_lo or the uncapped
-// sum plus (K − 1)·c_lo cannot (every slice is within the cap, so a
-// slicing takes at least K·max slice). Floating-point addition and min
-// are monotone, so the bounds hold as computed, and the result is the
-// exhaustive search's to the bit.
+// that bound cannot beat the best found, or when c_lo + (K − 1)·c_lo or the
+// uncapped sum plus (K − 1)·c_lo cannot: a slicing whose largest slice m
+// is at least c_lo sums to at least m, and one whose largest slice is
+// below c_lo is also a slicing under the smaller cap m, at no more time.
+// Floating-point addition and min are monotone, so the bounds hold as
+// computed, and the result is the exhaustive search's to the bit.
 CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, int K,
                       const CapProgress& progress) {
   const int bmax = static_cast<int>(tables.size());
@@ -200,7 +201,10 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
     const double c_lo = caps[lo];
     const double c_hi = caps[hi - 1];
     const double slope = (K - 1) * c_lo;
-    if (!beats(K * c_lo, c_lo) || !beats(uncapped + slope, c_lo)) {
+    // c_lo + slope, not K·c_lo: it is what a slicing whose largest slice is
+    // c_lo at least costs as computed (the rounding of K·c_lo may be an ulp
+    // above it).
+    if (!beats(c_lo + slope, c_lo) || !beats(uncapped + slope, c_lo)) {
       tell(hi - lo);
       continue;
     }
@@ -216,14 +220,11 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
       tell(hi - lo);  // the best of the interval is c_lo's, offered
       continue;
     }
-    if (hi - lo == 2) {
-      tell(2);
-      continue;
-    }
-    const std::size_t mid = lo + (hi - lo) / 2;
+    tell(2);  // both ends are solved: the caps between them are left
+    if (hi - lo == 2) continue;
+    const std::size_t mid = lo + 1 + (hi - lo - 2) / 2;  // (lo, mid) and [mid, hi - 1), neither empty
     todo.emplace_back(mid, hi - 1);
-    todo.emplace_back(lo + 1, mid);
-    tell(2);
+    if (lo + 1 < mid) todo.emplace_back(lo + 1, mid);
   }
   MESHSIM_ASSERT(best < kInf, "the token DP found no slicing");
   if (progress) progress(caps.size(), caps.size());

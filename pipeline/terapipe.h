@@ -132,9 +132,8 @@ struct TokenSlicing {
 /// before any slice is costed.
 void check_terapipe_dp(int tokens, int batch, int K, int granularity, int max_microbatch);
 
-/// How far the DP's search over slice-time caps has come: (slices passed,
-/// slices up to the largest cap that can still win). The second shrinks
-/// as better slicings are found; done == total at the end.
+/// How far the DP's search over slice-time caps has come: (caps decided,
+/// distinct caps); done == total at the end.
 using CapProgress = std::function<void(std::size_t, std::size_t)>;
 
 /// The DP with the microbatch knapsack, over microbatches of at most

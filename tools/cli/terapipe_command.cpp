@@ -159,7 +159,7 @@ void run_terapipe(TeraPipeArgs& a) {
   Shape sh = a.shape;
   sh.host_per_kernel = host_per_kernel(a, 0, topo, opts.device_models);
   const Outcome o = pipeline::evaluate_terapipe(
-      model, topo, opts, sh, progress_reporter("terapipe: the slicing DP", "slices", a.json));
+      model, topo, opts, sh, progress_reporter("terapipe: the slicing DP", "caps", a.json));
   if (a.json) {
     Json j{{"model", model.name},
            {"topology", topo.name},
