@@ -254,7 +254,7 @@ class EntryWriter {
     }
     if (to_stdout_) {
       to_stdout_->finish();
-      std::cout.flush();
+      flush_stdout();
     }
   }
 
@@ -332,8 +332,8 @@ void run_compare(const CompareArgs& a, const std::vector<std::string>& cmd) {
     progress(i + 1, variants.size());
   }
   if (failed.size() == variants.size()) throw UsageError(failed.front());
-  entries.finish();
   if (!dir.empty()) write_outputs(dir, header, cells, !a.no_plots);
+  entries.finish();
   if (a.json) return;
   Table tab(header);
   for (const auto& r : cells) tab.add(r);

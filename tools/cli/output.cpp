@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <ostream>
 #include <spawn.h>
@@ -215,16 +216,33 @@ CLI::Validator output_file() {
       "FILE", "output");
 }
 
+void flush_stdout() {
+  errno = 0;
+  std::cout.flush();
+  if (!std::cout || std::fflush(stdout) != 0)
+    throw UsageError(errno != 0 ? fmt::format("error writing the standard output: {}", std::strerror(errno))
+                                : std::string("error writing the standard output"));
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // Whole or not at all (tools/cli/partial_file.h). A device or pipe
-  // (/dev/stdout) is written in place.
+namespace {
+
+// A device or pipe (/dev/stdout, /dev/null): written in place, not through
+// a partial file, and never read back.
+bool written_in_place(const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+  return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
+}
+
+}  // namespace
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  // Whole or not at all (tools/cli/partial_file.h).
+  if (written_in_place(path)) {
     std::ofstream out(path, std::ios::binary);
     if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
     write(out);
@@ -269,11 +287,11 @@ class CappedBuffer : public std::streambuf {
 
 void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
                       std::string_view smaller) {
+  if (written_in_place(path)) {  // nothing reads it back
+    write_file(path, write);
+    return;
+  }
   write_file(path, [&](std::ostream& out) {
-    if (out.tellp() < 0) {  // a pipe: nothing to read back
-      write(out);
-      return;
-    }
     CappedBuffer capped(out.rdbuf(), kMaxInputFileBytes);
     std::ostream counted(&capped);
     write(counted);

@@ -60,6 +60,10 @@ void draw_chart(const std::string& script, const std::string& csv, const std::ve
 /// commands allow (64M elements).
 void require_verifiable(const plan::Tensor& t);
 
+/// Flushes what was written to std::cout (and stdout); UsageError when the
+/// standard output could not take it (a full disk, a closed pipe).
+void flush_stdout();
+
 /// Writes `text` to `path`; UsageError naming the path when it cannot. The
 /// file appears whole or not at all: it is written beside `path` and
 /// renamed into place (devices and pipes such as /dev/stdout are written

@@ -221,7 +221,7 @@ void run_run(RunArgs& a) {
                  {"end_us", rep.timeline.tasks[i].end.microseconds()}});
     w.end_array();
     w.finish();
-    std::cout.flush();
+    flush_stdout();
   } else {
     fmt::print("plan {}: {} tasks on the {} backend ({})\n", plan.name.empty() ? a.plan : plan.name,
                plan.tasks.size(), rep.backend, rep.backend_description);
@@ -314,7 +314,7 @@ void print_validation_json(const ValidateArgs& a, const Validation& v) {
                {"error", optional_json(v.cmp.tasks[i].error)}});
   w.end_array();
   w.finish();
-  std::cout.flush();
+  flush_stdout();
 }
 
 void print_validation_text(const ValidateArgs& a, const Validation& v) {

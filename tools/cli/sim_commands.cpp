@@ -87,7 +87,7 @@ void run_simulate(SimulateArgs& a) {
     }
     w.end_array();
     w.finish();
-    std::cout.flush();
+    flush_stdout();
     return;
   }
   fmt::print("plan {} on {}: {} tasks, makespan {}\ncompute {}\n\n", plan.name.empty() ? a.plan : plan.name,

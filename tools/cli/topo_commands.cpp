@@ -57,7 +57,7 @@ void write_topology(const std::string& path, const Topology& t) {
   if (path.empty() || path == "-") {
     std::fflush(stdout);
     topology::write_topology_json(t, std::cout);
-    std::cout.flush();
+    flush_stdout();
     return;
   }
   write_input_file(
@@ -187,7 +187,7 @@ void add_show(CLI::App* topo) {
     if (!c->json) return write_output("", show_text(t, s));
     std::fflush(stdout);
     topology::write_summary_json(t, s, std::cout);  // an object per GPU: 131,072 of them at the limit
-    std::cout.flush();
+    flush_stdout();
   });
 }
 
