@@ -62,7 +62,7 @@ class MemoryBudget {
       if (need > b.capacity_) return;  // refused by the job's own check
       std::unique_lock<std::mutex> lock(b.lock_);
       if (bytes_ >= need && b.waiting_ == 0) return;
-      if (bytes_ < need && b.held_ - bytes_ + need <= b.capacity_) {
+      if (bytes_ < need && need - bytes_ <= b.capacity_ - b.held_) {  // (no overflow near INT64_MAX)
         b.held_ += need - bytes_;
         bytes_ = need;
         return;
@@ -72,7 +72,7 @@ class MemoryBudget {
       bytes_ = 0;
       b.room_.notify_all();
       ++b.waiting_;
-      b.room_.wait(lock, [&] { return b.held_ + need <= b.capacity_; });
+      b.room_.wait(lock, [&] { return need <= b.capacity_ - b.held_; });
       --b.waiting_;
       b.held_ += need;
       bytes_ = need;

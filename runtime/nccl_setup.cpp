@@ -18,14 +18,17 @@ ncclDataType_t nccl_type(plan::DType d) {
 }
 
 ForcedChoices::ForcedChoices(const NcclComm& c) {
-  // Everything that may throw comes before the first variable is set: a
-  // constructor that throws has no destructor to put them back.
+  // Everything that may throw (the values, the old values saved) comes
+  // before the first variable is set: a constructor that throws has no
+  // destructor to put them back.
   const std::string ch = c.channels > 0 ? std::to_string(c.channels) : std::string();
-  saved_.reserve(4);
-  set("NCCL_ALGO", c.nccl_algo);
-  set("NCCL_PROTO", c.nccl_proto);
-  set("NCCL_MIN_NCHANNELS", ch);
-  set("NCCL_MAX_NCHANNELS", ch);
+  const std::pair<const char*, const std::string*> wanted[] = {{"NCCL_ALGO", &c.nccl_algo},
+                                                               {"NCCL_PROTO", &c.nccl_proto},
+                                                               {"NCCL_MIN_NCHANNELS", &ch},
+                                                               {"NCCL_MAX_NCHANNELS", &ch}};
+  for (const auto& [name, value] : wanted) save(name, *value);
+  for (const auto& [name, value] : wanted)
+    if (!value->empty()) setenv(name, value->c_str(), 1);
 }
 
 ForcedChoices::~ForcedChoices() {
@@ -36,11 +39,10 @@ ForcedChoices::~ForcedChoices() {
       unsetenv(name.c_str());
 }
 
-void ForcedChoices::set(const char* name, const std::string& value) {
+void ForcedChoices::save(const char* name, const std::string& value) {
   if (value.empty()) return;
   const char* old = std::getenv(name);
   saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-  setenv(name, value.c_str(), 1);
 }
 
 }  // namespace meshsim::runtime

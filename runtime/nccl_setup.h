@@ -27,7 +27,8 @@ class ForcedChoices {
   ~ForcedChoices();
 
  private:
-  void set(const char* name, const std::string& value);
+  // Keeps the variable's present value, to put back, when `value` will replace it.
+  void save(const char* name, const std::string& value);
   std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 

@@ -256,12 +256,18 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
       const std::size_t i = leaders[n];
       same.assign(1, i);
       followers.read(i, same);
-      share.hold(static_cast<std::int64_t>(std::min(pipeline::plan_bytes(configs[i]), 9e18)),
-                 [&] { it = pipeline::PipelineIteration{}; });
-      // Each its memory verdict; the plan, simulated once by the first that fits, serves all that fit.
-      const Result* simulated = nullptr;
+      // Each its memory verdict; the plan, simulated once by the first that
+      // fits (within the threads' memory budget), serves all that fit.
+      bool any_fits = false;
       for (std::size_t k : same) {
         results[k] = check_memory(configs[k], m, o);
+        any_fits = any_fits || results[k].status == Status::simulated;
+      }
+      if (any_fits)
+        share.hold(static_cast<std::int64_t>(std::min(pipeline::plan_bytes(configs[i]), 9e18)),
+                   [&] { it = pipeline::PipelineIteration{}; });
+      const Result* simulated = nullptr;
+      for (std::size_t k : same) {
         if (results[k].status != Status::simulated) continue;
         if (simulated == nullptr) {
           simulate_into(results[k], m, t, o, it);
