@@ -224,6 +224,12 @@ void flush_stdout() {
                                 : std::string("error writing the standard output"));
 }
 
+void write_stdout(const std::function<void(std::ostream&)>& write) {
+  std::fflush(stdout);  // what fmt::print left in stdio's buffer goes first
+  write(std::cout);
+  flush_stdout();
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   write_file(path, [&](std::ostream& out) { out << text; });
 }
@@ -238,20 +244,27 @@ bool written_in_place(const std::string& path) {
   return !ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status);
 }
 
-}  // namespace
+void write_in_place(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
+  write(out);
+  if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
+}
 
-void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  // Whole or not at all (tools/cli/partial_file.h).
-  if (written_in_place(path)) {
-    std::ofstream out(path, std::ios::binary);
-    if (!out) throw UsageError(fmt::format("cannot write \"{}\"", path));
-    write(out);
-    if (!out.flush()) throw UsageError(fmt::format("error writing \"{}\"", path));
-    return;
-  }
+// Whole or not at all (tools/cli/partial_file.h).
+void write_whole(const std::string& path, const std::function<void(std::ostream&)>& write) {
   PartialFile file(path);
   write(file.stream());
   file.commit();
+}
+
+}  // namespace
+
+void write_file(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  if (written_in_place(path))
+    write_in_place(path, write);
+  else
+    write_whole(path, write);
 }
 
 namespace {
@@ -288,10 +301,10 @@ class CappedBuffer : public std::streambuf {
 void write_input_file(const std::string& path, const std::function<void(std::ostream&)>& write,
                       std::string_view smaller) {
   if (written_in_place(path)) {  // nothing reads it back
-    write_file(path, write);
+    write_in_place(path, write);
     return;
   }
-  write_file(path, [&](std::ostream& out) {
+  write_whole(path, [&](std::ostream& out) {
     CappedBuffer capped(out.rdbuf(), kMaxInputFileBytes);
     std::ostream counted(&capped);
     write(counted);

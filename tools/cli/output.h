@@ -63,6 +63,9 @@ void require_verifiable(const plan::Tensor& t);
 /// Flushes what was written to std::cout (and stdout); UsageError when the
 /// standard output could not take it (a full disk, a closed pipe).
 void flush_stdout();
+/// Lets `write` fill the standard output (after what fmt::print left in
+/// stdio's buffer), then flush_stdout().
+void write_stdout(const std::function<void(std::ostream&)>& write);
 
 /// Writes `text` to `path`; UsageError naming the path when it cannot. The
 /// file appears whole or not at all: it is written beside `path` and

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -198,30 +197,31 @@ void run_run(RunArgs& a) {
   if (a.json) {
     Json spans = Json::array();
     for (Time t : rep.makespans) spans.push_back(t.microseconds());
-    JsonWriter w(std::cout, Json{{"plan", plan.name},
-                                 {"backend", rep.backend},
-                                 {"backend_description", rep.backend_description},
-                                 {"notes", rep.notes},
-                                 {"makespan_us", rep.timeline.makespan.microseconds()},
-                                 {"makespans_us", std::move(spans)},
-                                 {"payload_bytes", rep.payload_bytes},
-                                 {"scratch_bytes", rep.scratch_bytes},
-                                 {"timing_only", rep.timing_only},
-                                 {"verified", rep.verified},
-                                 {"ok", !rep.verified || rep.check.ok},
-                                 {"buffers_checked", rep.check.buffers_checked},
-                                 {"elements_checked", rep.check.elements_checked},
-                                 {"bad_elements", rep.check.bad_elements},
-                                 {"mismatches", mismatches_json(rep.check)},
-                                 {"tasks", Json::array()}});
-    w.begin_array("tasks");  // one at a time: a plan may have millions
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i)
-      w.add(Json{{"id", plan.tasks[i].id},
-                 {"start_us", rep.timeline.tasks[i].start.microseconds()},
-                 {"end_us", rep.timeline.tasks[i].end.microseconds()}});
-    w.end_array();
-    w.finish();
-    flush_stdout();
+    write_stdout([&](std::ostream& out) {
+      JsonWriter w(out, Json{{"plan", plan.name},
+                             {"backend", rep.backend},
+                             {"backend_description", rep.backend_description},
+                             {"notes", rep.notes},
+                             {"makespan_us", rep.timeline.makespan.microseconds()},
+                             {"makespans_us", std::move(spans)},
+                             {"payload_bytes", rep.payload_bytes},
+                             {"scratch_bytes", rep.scratch_bytes},
+                             {"timing_only", rep.timing_only},
+                             {"verified", rep.verified},
+                             {"ok", !rep.verified || rep.check.ok},
+                             {"buffers_checked", rep.check.buffers_checked},
+                             {"elements_checked", rep.check.elements_checked},
+                             {"bad_elements", rep.check.bad_elements},
+                             {"mismatches", mismatches_json(rep.check)},
+                             {"tasks", Json::array()}});
+      w.begin_array("tasks");  // one at a time: a plan may have millions
+      for (std::size_t i = 0; i < plan.tasks.size(); ++i)
+        w.add(Json{{"id", plan.tasks[i].id},
+                   {"start_us", rep.timeline.tasks[i].start.microseconds()},
+                   {"end_us", rep.timeline.tasks[i].end.microseconds()}});
+      w.end_array();
+      w.finish();
+    });
   } else {
     fmt::print("plan {}: {} tasks on the {} backend ({})\n", plan.name.empty() ? a.plan : plan.name,
                plan.tasks.size(), rep.backend, rep.backend_description);
@@ -286,35 +286,36 @@ struct Validation {
 
 void print_validation_json(const ValidateArgs& a, const Validation& v) {
   const runtime::RunReport& rep = v.measured;
-  JsonWriter w(std::cout, Json{{"plan", v.plan.name},
-                               {"backend", rep.backend},
-                               {"backend_description", rep.backend_description},
-                               {"notes", rep.notes},
-                               {"model", v.model.name},
-                               {"calibration", a.calibration.file},
-                               {"predicted_us", v.predicted.makespan.microseconds()},
-                               {"measured_us", rep.timeline.makespan.microseconds()},
-                               {"error", optional_json(v.cmp.makespan_error)},
-                               {"tolerance", a.tolerance},
-                               {"within_tolerance", within_tolerance(a, v.cmp)},
-                               {"mean_abs_task_error", v.cmp.mean_abs_task_error},
-                               {"timing_only", rep.timing_only},
-                               {"verified", rep.verified},
-                               {"ok", !rep.verified || rep.check.ok},
-                               {"mismatches", mismatches_json(rep.check)},
-                               {"tasks", Json::array()}});
-  w.begin_array("tasks");  // one at a time: a plan may have millions
-  for (std::size_t i = 0; i < v.plan.tasks.size(); ++i)
-    w.add(Json{{"id", v.plan.tasks[i].id},
-               {"kind", std::string(plan::to_string(v.plan.tasks[i].kind))},
-               {"predicted_start_us", v.predicted.tasks[i].start.microseconds()},
-               {"predicted_us", v.cmp.tasks[i].predicted.microseconds()},
-               {"measured_start_us", v.measured.timeline.tasks[i].start.microseconds()},
-               {"measured_us", v.cmp.tasks[i].measured.microseconds()},
-               {"error", optional_json(v.cmp.tasks[i].error)}});
-  w.end_array();
-  w.finish();
-  flush_stdout();
+  write_stdout([&](std::ostream& out) {
+    JsonWriter w(out, Json{{"plan", v.plan.name},
+                           {"backend", rep.backend},
+                           {"backend_description", rep.backend_description},
+                           {"notes", rep.notes},
+                           {"model", v.model.name},
+                           {"calibration", a.calibration.file},
+                           {"predicted_us", v.predicted.makespan.microseconds()},
+                           {"measured_us", rep.timeline.makespan.microseconds()},
+                           {"error", optional_json(v.cmp.makespan_error)},
+                           {"tolerance", a.tolerance},
+                           {"within_tolerance", within_tolerance(a, v.cmp)},
+                           {"mean_abs_task_error", v.cmp.mean_abs_task_error},
+                           {"timing_only", rep.timing_only},
+                           {"verified", rep.verified},
+                           {"ok", !rep.verified || rep.check.ok},
+                           {"mismatches", mismatches_json(rep.check)},
+                           {"tasks", Json::array()}});
+    w.begin_array("tasks");  // one at a time: a plan may have millions
+    for (std::size_t i = 0; i < v.plan.tasks.size(); ++i)
+      w.add(Json{{"id", v.plan.tasks[i].id},
+                 {"kind", std::string(plan::to_string(v.plan.tasks[i].kind))},
+                 {"predicted_start_us", v.predicted.tasks[i].start.microseconds()},
+                 {"predicted_us", v.cmp.tasks[i].predicted.microseconds()},
+                 {"measured_start_us", v.measured.timeline.tasks[i].start.microseconds()},
+                 {"measured_us", v.cmp.tasks[i].measured.microseconds()},
+                 {"error", optional_json(v.cmp.tasks[i].error)}});
+    w.end_array();
+    w.finish();
+  });
 }
 
 void print_validation_text(const ValidateArgs& a, const Validation& v) {

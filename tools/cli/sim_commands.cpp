@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <set>
 
@@ -65,29 +64,30 @@ void run_simulate(SimulateArgs& a) {
                           {"start_us", r.tasks[i].start.microseconds()},
                           {"end_us", r.tasks[i].end.microseconds()}});
     // The tasks are written one at a time (a plan may have millions).
-    JsonWriter w(std::cout, Json{{"plan", plan.name},
-                                 {"topology", topo.name},
-                                 {"compute_models", compute},
-                                 {"makespan_us", r.makespan.microseconds()},
-                                 {"tasks", Json::array()},
-                                 {"critical_path", std::move(crit)},
-                                 {"bottlenecks", bottlenecks_json(topo, r, a.top)}});
-    w.begin_array("tasks");
-    for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
-      Json o{{"id", plan.tasks[i].id},
-             {"start_us", r.tasks[i].start.microseconds()},
-             {"end_us", r.tasks[i].end.microseconds()}};
-      if (plan.tasks[i].kind == plan::TaskKind::collective) {
-        const auto& c = r.collectives[i];
-        o["algorithm"] = std::string(plan::to_string(c.algorithm));
-        o["protocol"] = std::string(plan::to_string(c.protocol));
-        o["channels"] = c.channels;
+    write_stdout([&](std::ostream& out) {
+      JsonWriter w(out, Json{{"plan", plan.name},
+                             {"topology", topo.name},
+                             {"compute_models", compute},
+                             {"makespan_us", r.makespan.microseconds()},
+                             {"tasks", Json::array()},
+                             {"critical_path", std::move(crit)},
+                             {"bottlenecks", bottlenecks_json(topo, r, a.top)}});
+      w.begin_array("tasks");
+      for (std::size_t i = 0; i < plan.tasks.size(); ++i) {
+        Json o{{"id", plan.tasks[i].id},
+               {"start_us", r.tasks[i].start.microseconds()},
+               {"end_us", r.tasks[i].end.microseconds()}};
+        if (plan.tasks[i].kind == plan::TaskKind::collective) {
+          const auto& c = r.collectives[i];
+          o["algorithm"] = std::string(plan::to_string(c.algorithm));
+          o["protocol"] = std::string(plan::to_string(c.protocol));
+          o["channels"] = c.channels;
+        }
+        w.add(o);
       }
-      w.add(o);
-    }
-    w.end_array();
-    w.finish();
-    flush_stdout();
+      w.end_array();
+      w.finish();
+    });
     return;
   }
   fmt::print("plan {} on {}: {} tasks, makespan {}\ncompute {}\n\n", plan.name.empty() ? a.plan : plan.name,

@@ -1,7 +1,6 @@
 // `meshsim topo ...`: inspect, export and route topologies.
 
 #include <fstream>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -55,9 +54,7 @@ void write_output(const std::string& path, const std::string& text) {
 // back, so it must stay within the input limit.
 void write_topology(const std::string& path, const Topology& t) {
   if (path.empty() || path == "-") {
-    std::fflush(stdout);
-    topology::write_topology_json(t, std::cout);
-    flush_stdout();
+    write_stdout([&](std::ostream& out) { topology::write_topology_json(t, out); });
     return;
   }
   write_input_file(
@@ -185,9 +182,8 @@ void add_show(CLI::App* topo) {
     const Topology t = c->source.load();
     const auto s = topology::summarize(t);
     if (!c->json) return write_output("", show_text(t, s));
-    std::fflush(stdout);
-    topology::write_summary_json(t, s, std::cout);  // an object per GPU: 131,072 of them at the limit
-    flush_stdout();
+    // An object per GPU: 131,072 of them at the limit.
+    write_stdout([&](std::ostream& out) { topology::write_summary_json(t, s, out); });
   });
 }
 
