@@ -1,11 +1,13 @@
 # Precompiled headers: the third-party and standard headers that nearly
 # every translation unit parses (nlohmann/json, {fmt}, Boost.Graph through
 # topology/topology.h, the standard containers and algorithms). Parsing
-# them is most of a file's compile time, so each target compiles them once
-# and its files load the result. They ride on meshsim_warnings, which every
-# library, tool and test links; tests add Catch2 (tests/CMakeLists.txt) and
-# the command line adds CLI11 (tools/CMakeLists.txt). Files still include
-# what they use: the layering check reads the #include lines, not this.
+# them is most of a file's compile time, so they are compiled once and the
+# files load the result: the libraries share one copy, the test binaries
+# another, the command line its own (meshsim_share_pch below). They ride on
+# meshsim_warnings, which every library, tool and test links; tests add
+# Catch2 (tests/CMakeLists.txt) and the command line adds CLI11
+# (tools/CMakeLists.txt). Files still include what they use: the layering
+# check reads the #include lines, not this.
 # MESHSIM_PCH=OFF turns them off (to check that every file includes what
 # it needs).
 option(MESHSIM_PCH "Precompile the common headers" ON)

@@ -162,7 +162,7 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
   std::vector<double> sl(static_cast<std::size_t>(batch) + 1);
   std::vector<double> f(static_cast<std::size_t>(batch) + 1);
   CapSearch out;
-  // The knapsack of the tables' best sums under `cap`.
+  // The knapsack of the tables' best sums under `cap`, a cap tried.
   auto solve = [&](double cap) {
     ++out.caps_tried;
     for (int b = 1; b <= bmax; ++b)
@@ -171,7 +171,7 @@ CapSearch search_caps(const std::vector<Table>& tables, int units, int batch, in
     return knapsack(sl, batch, bmax, f, nullptr);
   };
   const double uncapped = solve(kInf);
-  --out.caps_tried;
+  out.caps_tried = 0;  // no cap is the bound, not a cap tried
   // No slicing is feasible under a cap below the one-unit slice that ends
   // the sequence.
   const std::vector<double> caps = distinct_caps(tables, tables[0].at(units, 1));

@@ -448,25 +448,26 @@ class NcclBackend final : public Backend {
 
   // Communicators first (destroyed, or aborted after a failure), then the
   // memory, streams and events they used, which their owners free.
-  // The destructor's call (abort false) may not throw: if the list of
-  // communicators cannot be made, they are aborted in place.
+  // The destructor calls it, so it may not throw: when the list an orderly
+  // destroy needs cannot be made, the communicators are aborted instead.
   void release(bool abort) noexcept {
     std::vector<ncclComm_t> all;
-    try {
-      for (auto& per_rank : comms_)
-        for (ncclComm_t c : per_rank)
-          if (c != nullptr) all.push_back(c);
-    } catch (...) {
-      abort = true;
-      all.clear();
+    if (!abort) {
+      try {
+        for (auto& per_rank : comms_)
+          for (ncclComm_t c : per_rank)
+            if (c != nullptr) all.push_back(c);
+      } catch (...) {
+        abort = true;
+      }
+    }
+    if (abort) {
       for (auto& per_rank : comms_)
         for (ncclComm_t c : per_rank)
           if (c != nullptr) (void)nccl_.abort(c);
-    }
-    if (abort)
-      for (ncclComm_t c : all) (void)nccl_.abort(c);
-    else
+    } else {
       nccl_.destroy_all(all);
+    }
     comms_.clear();
     if (!abort) (void)cudaDeviceSynchronize();
     events_.clear();
