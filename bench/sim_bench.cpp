@@ -238,6 +238,28 @@ BENCHMARK(BM_OneGpuPerHostTogether)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
+// The same random flows on a three-level fat tree of the same 1,024
+// one-GPU hosts: 16 pods of 8 leaves, 4:1 at the leaves, 2:1 at the pod
+// spines (configs/topologies/one-gpu-x1024-3level.json). Flows between pods
+// (15 in 16) cross 4 fabric links beside their NICs: leaf and pod spine
+// uplinks on the way up, their downlinks on the way down.
+const Topology& three_level_1024() {
+  static const Topology t =
+      load_topology_file(MESHSIM_SOURCE_DIR "/configs/topologies/one-gpu-x1024-3level.json");
+  return t;
+}
+
+void BM_ThreeLevelFatTree(benchmark::State& state) {
+  run_flows(state, three_level_1024(),
+            random_sized_flows(three_level_1024(), static_cast<std::size_t>(state.range(0))));
+}
+BENCHMARK(BM_ThreeLevelFatTree)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
 // All-to-all on a rail fabric: 32 DGX-H100 (256 GPUs, 8 rails), every GPU
 // sends 16 MiB to every other one at t = 0 (65,280 flows over NVLink,
 // rail leaves and spines), as an expert-parallel layer's exchange would

@@ -1,6 +1,8 @@
 #include "topology/cluster.h"
 
 #include <cmath>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -30,24 +32,32 @@ void connect(Topology& t, NodeId a, NodeId b, Bandwidth rate, int count, Time la
   t.add_link(Link{LinkKind::network, a, b, rate, count, latency, eff, 0, 0});
 }
 
-// Joins every leaf to every spine so that each leaf has downlinks ÷ oversub
-// of uplink capacity.
-void add_spines(Topology& t, const std::vector<NodeId>& leaves, int downlinks, int spines, double oversub,
-                const NetParams& p) {
-  std::vector<NodeId> sp;
-  for (int s = 0; s < spines; ++s) sp.push_back(add_switch(t, fmt::format("spine{}", s), p));
-  const double lanes = static_cast<double>(downlinks) / (oversub * static_cast<double>(spines));
-  const double whole = std::round(lanes);
-  const bool integral = std::fabs(lanes - whole) < 1e-9 && whole >= 1.0;
-  const Bandwidth rate = integral ? p.nic_rate : p.nic_rate.scaled(lanes);
-  const int count = integral ? static_cast<int>(whole) : 1;
-  if (rate.is_zero()) throw UsageError("fabric uplinks would have zero bandwidth; use fewer spines");
-  for (NodeId leaf : leaves)
-    for (NodeId spine : sp) connect(t, leaf, spine, rate, count, p.switch_latency, p.efficiency);
+std::vector<NodeId> add_switches(Topology& t, std::string_view prefix, int count, const NetParams& p) {
+  std::vector<NodeId> out;
+  for (int i = 0; i < count; ++i) out.push_back(add_switch(t, fmt::format("{}{}", prefix, i), p));
+  return out;
 }
 
-int default_spines(int downlinks, double oversub) {
-  return std::max(1, static_cast<int>(std::ceil(static_cast<double>(downlinks) / oversub - 1e-9)));
+// Joins every switch of `lower` to every switch of `upper` so that each
+// lower switch, with `lanes` NIC lanes of downlinks, has lanes ÷ oversub of
+// uplink capacity, split evenly over `upper` (`what`: their name, for the
+// error).
+void join_up(Topology& t, const std::vector<NodeId>& lower, const std::vector<NodeId>& upper, double lanes,
+             double oversub, const char* what, const NetParams& p) {
+  const double per_link = lanes / (oversub * static_cast<double>(upper.size()));
+  const double whole = std::round(per_link);
+  const bool integral = std::fabs(per_link - whole) < 1e-9 && whole >= 1.0;
+  const Bandwidth rate = integral ? p.nic_rate : p.nic_rate.scaled(per_link);
+  const int count = integral ? static_cast<int>(whole) : 1;
+  if (rate.is_zero())
+    throw UsageError(fmt::format("fabric uplinks would have zero bandwidth; use fewer {}", what));
+  for (NodeId a : lower)
+    for (NodeId b : upper) connect(t, a, b, rate, count, p.switch_latency, p.efficiency);
+}
+
+// Enough upper switches for every downlink lane ÷ oversub to have its own.
+int default_spines(double lanes, double oversub) {
+  return std::max(1, static_cast<int>(std::ceil(lanes / oversub - 1e-9)));
 }
 
 // 4 spines per unit (DGX SuperPOD: 1 SU = 8 leaves + 4 spines), but no more
@@ -56,6 +66,28 @@ int default_spines(int downlinks, double oversub) {
 // rate (large SuperPODs add a core tier instead).
 int default_rail_spines(int units, int hosts_per_unit, double oversub) {
   return std::min(4 * units, default_spines(hosts_per_unit, oversub));
+}
+
+// The switches of a fat tree over `nics` NICs: leaves, spines (per pod),
+// pods (1: two levels, no core) and cores.
+struct TreeShape {
+  std::int64_t leaves = 0;
+  int spines = 0;
+  std::int64_t pods = 1;
+  int cores = 0;
+  double pod_lanes = 0;  // a pod spine's downlinks, in NIC lanes
+};
+
+TreeShape fat_tree_shape(const FabricSpec& f, std::int64_t nics) {
+  TreeShape s;
+  s.leaves = (nics + f.nics_per_leaf - 1) / f.nics_per_leaf;
+  s.spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
+  if (f.leaves_per_pod == 0 || s.leaves <= f.leaves_per_pod) return s;
+  s.pods = (s.leaves + f.leaves_per_pod - 1) / f.leaves_per_pod;
+  s.pod_lanes = static_cast<double>(f.leaves_per_pod) * f.nics_per_leaf /
+                (f.oversubscription * static_cast<double>(s.spines));
+  s.cores = f.cores > 0 ? f.cores : default_spines(s.pod_lanes, f.core_oversubscription);
+  return s;
 }
 
 // What a cluster repeats: a preset, or the one host of a file.
@@ -145,10 +177,49 @@ void add_host(Topology& t, const HostSource& src) {
 
 }  // namespace
 
+namespace {
+
+// Oversubscription or spines where they shape nothing.
+std::optional<std::string> uplink_warning(const ClusterSpec& spec, std::int64_t nics) {
+  const FabricSpec& f = spec.fabric;
+  if (f.oversubscription == 1.0 && f.spines == 0) return std::nullopt;
+  const char* what = f.oversubscription != 1.0 ? "oversubscription" : "spines";
+  if (f.kind == FabricKind::single_switch)
+    return fmt::format("{} has no effect on a single-switch fabric", what);
+  if (f.kind == FabricKind::fat_tree && nics <= f.nics_per_leaf)
+    return fmt::format("{} has no effect: all {} NICs fit under one leaf ({} NICs per leaf)", what, nics,
+                       f.nics_per_leaf);
+  if (f.kind == FabricKind::rail && spec.hosts <= f.hosts_per_unit)
+    return fmt::format(
+        "{} only affects traffic between rails here: all {} hosts fit in one unit of {}, so same-rail "
+        "traffic never reaches a spine",
+        what, spec.hosts, f.hosts_per_unit);
+  return std::nullopt;
+}
+
+// Pods, cores or their oversubscription where there is no core.
+std::optional<std::string> core_warning(const ClusterSpec& spec, std::int64_t nics) {
+  const FabricSpec& f = spec.fabric;
+  if (f.leaves_per_pod == 0 && f.cores == 0 && f.core_oversubscription == 1.0) return std::nullopt;
+  const char* what = f.leaves_per_pod != 0 ? "leaves per pod"
+                     : f.cores != 0        ? "cores"
+                                           : "core oversubscription";
+  if (f.kind != FabricKind::fat_tree)
+    return fmt::format("{} has no effect on a {} fabric (it shapes a fat tree's pods and core)", what,
+                       to_string(f.kind));
+  if (f.leaves_per_pod == 0)
+    return fmt::format("{} has no effect on a two-level fat tree (give leaves per pod for a core)", what);
+  if (const TreeShape shape = fat_tree_shape(f, nics); shape.pods == 1)
+    return fmt::format(
+        "leaves per pod has no effect: all {} leaves fit in one pod of {}, which needs no core", shape.leaves,
+        f.leaves_per_pod);
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
   std::vector<std::string> out;
-  const FabricSpec& f = spec.fabric;
-  if (f.oversubscription == 1.0 && f.spines == 0) return out;
   int per_host = 0;
   try {
     per_host = host_source(spec).nics;
@@ -156,17 +227,8 @@ std::vector<std::string> cluster_warnings(const ClusterSpec& spec) {
     return out;  // build_cluster says what is wrong with the host
   }
   const std::int64_t nics = static_cast<std::int64_t>(spec.hosts) * per_host;
-  const char* what = f.oversubscription != 1.0 ? "oversubscription" : "spines";
-  if (f.kind == FabricKind::single_switch)
-    out.push_back(fmt::format("{} has no effect on a single-switch fabric", what));
-  else if (f.kind == FabricKind::fat_tree && nics <= f.nics_per_leaf)
-    out.push_back(fmt::format("{} has no effect: all {} NICs fit under one leaf ({} NICs per leaf)", what,
-                              nics, f.nics_per_leaf));
-  else if (f.kind == FabricKind::rail && spec.hosts <= f.hosts_per_unit)
-    out.push_back(fmt::format(
-        "{} only affects traffic between rails here: all {} hosts fit in one unit of {}, so same-rail "
-        "traffic never reaches a spine",
-        what, spec.hosts, f.hosts_per_unit));
+  for (const auto& w : {uplink_warning(spec, nics), core_warning(spec, nics)})
+    if (w) out.push_back(*w);
   return out;
 }
 
@@ -178,9 +240,12 @@ void refuse_huge_fabric(const ClusterSpec& spec, const HostSource& src) {
   const auto nics = static_cast<std::int64_t>(spec.hosts) * src.nics;
   std::int64_t leaves = 0;
   std::int64_t spines = 0;
+  std::int64_t core_links = 0;
   if (f.kind == FabricKind::fat_tree) {
-    leaves = (nics + f.nics_per_leaf - 1) / f.nics_per_leaf;
-    spines = f.spines > 0 ? f.spines : default_spines(f.nics_per_leaf, f.oversubscription);
+    const TreeShape shape = fat_tree_shape(f, nics);
+    leaves = shape.leaves;
+    spines = shape.spines;
+    core_links = shape.pods * shape.spines * shape.cores;
   } else if (f.kind == FabricKind::rail) {
     const std::int64_t units = (spec.hosts + f.hosts_per_unit - 1) / f.hosts_per_unit;
     leaves = units * src.nics;
@@ -189,11 +254,12 @@ void refuse_huge_fabric(const ClusterSpec& spec, const HostSource& src) {
                  : default_rail_spines(static_cast<int>(units), f.hosts_per_unit, f.oversubscription);
   }
   constexpr std::int64_t kMaxFabricLinks = 20'000'000;
-  if (leaves * spines + nics > kMaxFabricLinks)
-    throw UsageError(
-        fmt::format("the fabric would have {} links ({} leaves x {} spines + {} NIC links); the limit is "
-                    "{}: use fewer spines, larger leaves or more hosts per unit",
-                    leaves * spines + nics, leaves, spines, nics, kMaxFabricLinks));
+  const std::int64_t links = leaves * spines + core_links + nics;
+  if (links > kMaxFabricLinks)
+    throw UsageError(fmt::format(
+        "the fabric would have {} links ({} leaves x {} spines + {} core links + {} NIC links); the limit "
+        "is {}: use fewer spines or cores, larger leaves or more hosts per unit",
+        links, leaves, spines, core_links, nics, kMaxFabricLinks));
 }
 }  // namespace
 
@@ -204,6 +270,10 @@ Topology build_cluster(const ClusterSpec& spec) {
   if (!(f.oversubscription >= 1.0) || !std::isfinite(f.oversubscription))
     throw UsageError(fmt::format("oversubscription must be >= 1, got {}", f.oversubscription));
   if (f.spines < 0) throw UsageError("spines must be >= 0 (0 picks the default)");
+  if (f.leaves_per_pod < 0) throw UsageError("leaves_per_pod must be >= 0 (0: two levels)");
+  if (f.cores < 0) throw UsageError("cores must be >= 0 (0 picks the default)");
+  if (!(f.core_oversubscription >= 1.0) || !std::isfinite(f.core_oversubscription))
+    throw UsageError(fmt::format("core oversubscription must be >= 1, got {}", f.core_oversubscription));
   if (f.kind == FabricKind::fat_tree && f.nics_per_leaf < 1) throw UsageError("nics_per_leaf must be >= 1");
   if (f.kind == FabricKind::rail && f.hosts_per_unit < 1) throw UsageError("hosts_per_unit must be >= 1");
   if (spec.nic_bandwidth && (spec.nic_bandwidth->bps() <= 0 || *spec.nic_bandwidth > kMaxLaneRate))
@@ -257,10 +327,30 @@ Topology build_cluster(const ClusterSpec& spec) {
       for (std::size_t i = 0; i < nics.size(); ++i)
         connect(t, nics[i], leaves[i / static_cast<std::size_t>(per_leaf)], p.nic_rate, 1, p.nic_latency,
                 p.efficiency);
-      const int spines = f.spines > 0 ? f.spines : default_spines(per_leaf, f.oversubscription);
-      add_spines(t, leaves, per_leaf, spines, f.oversubscription, p);
-      fabric_desc = fmt::format("two-level fat tree, {} leaves x {} NICs, {} spines, {}:1 oversubscribed",
-                                n_leaves, per_leaf, spines, f.oversubscription);
+      const TreeShape shape = fat_tree_shape(f, static_cast<std::int64_t>(nics.size()));
+      if (shape.pods == 1) {
+        join_up(t, leaves, add_switches(t, "spine", shape.spines, p), per_leaf, f.oversubscription, "spines",
+                p);
+        fabric_desc = fmt::format("two-level fat tree, {} leaves x {} NICs, {} spines, {}:1 oversubscribed",
+                                  n_leaves, per_leaf, shape.spines, f.oversubscription);
+        break;
+      }
+      std::vector<NodeId> pod_spines;
+      for (std::int64_t pod = 0; pod < shape.pods; ++pod) {
+        const auto first = leaves.begin() + pod * f.leaves_per_pod;
+        const std::vector<NodeId> pod_leaves(
+            first, first + std::min<std::int64_t>(f.leaves_per_pod, leaves.end() - first));
+        const std::vector<NodeId> sp = add_switches(t, fmt::format("pod{}-spine", pod), shape.spines, p);
+        join_up(t, pod_leaves, sp, per_leaf, f.oversubscription, "spines", p);
+        pod_spines.insert(pod_spines.end(), sp.begin(), sp.end());
+      }
+      join_up(t, pod_spines, add_switches(t, "core", shape.cores, p), shape.pod_lanes,
+              f.core_oversubscription, "cores", p);
+      fabric_desc = fmt::format(
+          "three-level fat tree, {} pods x {} leaves x {} NICs, {} spines per pod ({}:1 oversubscribed), "
+          "{} cores ({}:1)",
+          shape.pods, f.leaves_per_pod, per_leaf, shape.spines, f.oversubscription, shape.cores,
+          f.core_oversubscription);
       break;
     }
     case FabricKind::rail: {
@@ -277,7 +367,7 @@ Topology build_cluster(const ClusterSpec& spec) {
                   p.nic_rate, 1, p.nic_latency, p.efficiency);
       }
       const int spines = f.spines > 0 ? f.spines : default_rail_spines(units, unit, f.oversubscription);
-      add_spines(t, leaves, unit, spines, f.oversubscription, p);
+      join_up(t, leaves, add_switches(t, "spine", spines, p), unit, f.oversubscription, "spines", p);
       fabric_desc = fmt::format("rail-optimised, {} unit(s) of {} hosts, {} rail leaves, {} spines", units,
                                 unit, leaves.size(), spines);
       break;

@@ -10,6 +10,14 @@
 //             oversubscription, split evenly over the spines (as parallel
 //             NIC-rate lanes when that divides, else one link of that rate).
 //             Default spines: nics_per_leaf ÷ oversubscription (rounded up).
+//             With `leaves_per_pod`, three levels: leaves are grouped into
+//             pods of that many, in order, each pod with its own `spines`
+//             (joined as above, to its own leaves only), and every pod
+//             spine joins every one of `cores` core switches. A pod spine's
+//             uplink capacity is its downlink capacity ÷
+//             core_oversubscription, split evenly over the cores as above.
+//             Default cores: a pod spine's downlinks in NIC lanes ÷
+//             core_oversubscription (rounded up).
 //   rail      rail-optimised: hosts are grouped into scalable units of
 //             `hosts_per_unit`; in each unit NIC k of every host joins leaf
 //             ("rail") k, so same-index GPUs of different hosts of a unit are
@@ -60,10 +68,13 @@ inline constexpr EnumNames<FabricKind, 3> kFabricNames{"fabric",
 
 struct FabricSpec {
   FabricKind kind = FabricKind::single_switch;
-  int nics_per_leaf = 32;         // fat-tree
-  int hosts_per_unit = 32;        // rail
-  double oversubscription = 1.0;  // fat-tree, rail: downlink / uplink capacity, >= 1
-  int spines = 0;                 // 0: the default above
+  int nics_per_leaf = 32;              // fat-tree
+  int hosts_per_unit = 32;             // rail
+  double oversubscription = 1.0;       // fat-tree, rail: downlink / uplink capacity, >= 1
+  int spines = 0;                      // 0: the default above
+  int leaves_per_pod = 0;              // fat-tree: 0 two levels, else pods of this many leaves and a core
+  double core_oversubscription = 1.0;  // fat-tree with pods: pod spine downlink / uplink capacity, >= 1
+  int cores = 0;                       // fat-tree with pods: core switches; 0: the default above
 };
 
 /// The most hosts a cluster may have (docs/limits.md): 131,072 GPUs of

@@ -37,7 +37,8 @@ Bandwidth lane_rate(const JsonCursor& c) {
 }
 
 FabricSpec fabric_from_json(const JsonCursor& c) {
-  c.allow_only({"kind", "nics_per_leaf", "hosts_per_unit", "oversubscription", "spines"});
+  c.allow_only({"kind", "nics_per_leaf", "hosts_per_unit", "oversubscription", "spines", "leaves_per_pod",
+                "cores", "core_oversubscription"});
   FabricSpec f;
   const JsonCursor kind = c["kind"];
   const auto k = fabric_kind_from(kind.as_string());
@@ -47,11 +48,15 @@ FabricSpec fabric_from_json(const JsonCursor& c) {
   if (auto v = c.find("nics_per_leaf")) f.nics_per_leaf = static_cast<int>(v->as_int_in(1, 4096));
   if (auto v = c.find("hosts_per_unit")) f.hosts_per_unit = static_cast<int>(v->as_int_in(1, 4096));
   if (auto v = c.find("spines")) f.spines = static_cast<int>(v->as_int_in(1, 4096));
-  if (auto v = c.find("oversubscription")) {
-    f.oversubscription = v->as_number();
-    if (!(f.oversubscription >= 1.0 && f.oversubscription <= 1024.0))
-      v->fail(fmt::format("oversubscription must be between 1 and 1024, got {}", v->json().dump()));
-  }
+  if (auto v = c.find("leaves_per_pod")) f.leaves_per_pod = static_cast<int>(v->as_int_in(1, 4096));
+  if (auto v = c.find("cores")) f.cores = static_cast<int>(v->as_int_in(1, 4096));
+  for (const auto& [key, field] : {std::pair{"oversubscription", &f.oversubscription},
+                                   std::pair{"core_oversubscription", &f.core_oversubscription}})
+    if (auto v = c.find(key)) {
+      *field = v->as_number();
+      if (!(*field >= 1.0 && *field <= 1024.0))
+        v->fail(fmt::format("{} must be between 1 and 1024, got {}", key, v->json().dump()));
+    }
   return f;
 }
 

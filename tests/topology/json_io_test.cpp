@@ -157,3 +157,22 @@ TEST_CASE("an NVLink may join a GPU and its own CPU (POWER9, Grace)", "[json]") 
       topology_from_json(parse_json_text(cpus, "c.json"), "c.json"),
       Catch::Contains("links[0].kind: an nvlink joins GPUs and NVSwitches (or a GPU and its CPU)"));
 }
+
+TEST_CASE("a cluster file may give a fat tree pods and a core", "[json]") {
+  const char* text = R"({"format": "meshsim.topology/1", "name": "x",
+    "cluster": {"host": "dgx-a100", "hosts": 8,
+                "fabric": {"kind": "fat-tree", "nics_per_leaf": 8, "leaves_per_pod": 2, "cores": 4,
+                           "core_oversubscription": 2}}})";
+  const Topology t = topology_from_json(parse_json_text(text, "c.json"), "c.json");
+  CHECK(t.description.find(
+            "4 pods x 2 leaves x 8 NICs, 8 spines per pod (1:1 oversubscribed), 4 cores (2:1)") !=
+        std::string::npos);
+  CHECK(switches_on(t, t.route(t.at("h0/gpu0"), t.at("h7/gpu0"))) == 5);
+
+  const char* bad = R"({"format": "meshsim.topology/1",
+    "cluster": {"host": "dgx-a100", "hosts": 8,
+                "fabric": {"kind": "fat-tree", "leaves_per_pod": 2, "core_oversubscription": 0.5}}})";
+  CHECK_THROWS_WITH(topology_from_json(parse_json_text(bad, "c.json"), "c.json"),
+                    Catch::Contains("cluster.fabric.core_oversubscription: core_oversubscription must be "
+                                    "between 1 and 1024, got 0.5"));
+}

@@ -50,6 +50,15 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
       ->check(number_in(1.0, 1024.0));
   g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
       ->check(CLI::Range(1, 4096));
+  g->add_option("--leaves-per-pod", leaves_per_pod,
+                "fat-tree: group leaves into pods of N, each with its own spines, joined by core switches "
+                "(a three-level tree; default: two levels)")
+      ->check(CLI::Range(1, 4096));
+  g->add_option("--cores", cores, "fat-tree with pods: number of core switches (default: see docs)")
+      ->check(CLI::Range(1, 4096));
+  g->add_option("--core-oversubscription", core_oversubscription,
+                "fat-tree with pods: a pod spine's downlink/uplink ratio (default 1)")
+      ->check(number_in(1.0, 1024.0));
   g->add_option("--switch", switch_model,
                 fmt::format("The fabric's switch model, for its power and in-network reduction: {} "
                             "(default: the preset's)",
@@ -92,7 +101,8 @@ void TopologySource::add_cost_to(CLI::App& cmd) {
 
 topology::Topology TopologySource::load() const {
   const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
-                           hosts_per_unit || oversubscription || spines || switch_model;
+                           hosts_per_unit || oversubscription || spines || leaves_per_pod || cores ||
+                           core_oversubscription || switch_model;
   const hardware::HostPreset* preset = hardware::find_host_preset(what);
   if (preset == nullptr) {
     std::error_code ec;
@@ -102,7 +112,8 @@ topology::Topology TopologySource::load() const {
     if (preset_opts)
       throw UsageError(
           "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
-          "--oversubscription, --spines and --switch apply to presets; edit the cluster in the file instead");
+          "--oversubscription, --spines, --leaves-per-pod, --cores, --core-oversubscription and --switch "
+          "apply to presets; edit the cluster in the file instead");
     topology::Topology t = topology::load_topology_file(what);
     apply_overrides(t);
     return t;
@@ -125,7 +136,10 @@ topology::Topology TopologySource::load() const {
                                     {nics_per_leaf.has_value(), "--nics-per-leaf"},
                                     {hosts_per_unit.has_value(), "--hosts-per-unit"},
                                     {oversubscription.has_value(), "--oversubscription"},
-                                    {spines.has_value(), "--spines"}})
+                                    {spines.has_value(), "--spines"},
+                                    {leaves_per_pod.has_value(), "--leaves-per-pod"},
+                                    {cores.has_value(), "--cores"},
+                                    {core_oversubscription.has_value(), "--core-oversubscription"}})
     if (given) network.emplace_back(name);
   if (spec.hosts == 1 && !network.empty()) {
     fmt::print(stderr, "warning: {} {} no effect on one host: no traffic leaves it (give --hosts N)\n",
@@ -140,6 +154,9 @@ topology::Topology TopologySource::load() const {
   }
   if (oversubscription) spec.fabric.oversubscription = *oversubscription;
   if (spines) spec.fabric.spines = *spines;
+  if (leaves_per_pod) spec.fabric.leaves_per_pod = *leaves_per_pod;
+  if (cores) spec.fabric.cores = *cores;
+  if (core_oversubscription) spec.fabric.core_oversubscription = *core_oversubscription;
   if (spec.hosts > 1)
     for (const auto& w : topology::cluster_warnings(spec)) fmt::print(stderr, "warning: {}\n", w);
   topology::Topology t = topology::build_cluster(spec);

@@ -22,6 +22,9 @@ struct TopologySource {
   std::optional<int> hosts_per_unit;
   std::optional<double> oversubscription;
   std::optional<int> spines;
+  std::optional<int> leaves_per_pod;
+  std::optional<int> cores;
+  std::optional<double> core_oversubscription;
   std::optional<std::string> routing;    // ecmp, adaptive or deterministic, for files and presets
   std::optional<std::string> placement;  // topology/placement.h, for files and presets
   std::optional<std::string> switch_model;
