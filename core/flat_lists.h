@@ -25,7 +25,7 @@ class FlatLists {
   }
   /// Appends the next list.
   void push_back(std::span<const T> list) {
-    items_.insert(items_.end(), list.begin(), list.end());
+    for (const T& x : list) items_.push_back(x);  // (lists are short: no call to copy them)
     start_.push_back(items_.size());
   }
   bool operator==(const FlatLists&) const = default;

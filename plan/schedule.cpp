@@ -56,6 +56,21 @@ std::string edge_reason(const Plan& plan, std::size_t waiter, std::size_t first)
                     fmt::format("dependency cycle: {} (each waits for the next{})", names, streams));
 }
 
+// Sorts v ascending: insertion sort for the few predecessors a task has,
+// std::sort beyond.
+void sort_small(std::vector<std::size_t>& v) {
+  if (v.size() > 16) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  for (std::size_t k = 1; k < v.size(); ++k) {
+    const std::size_t x = v[k];
+    std::size_t j = k;
+    for (; j > 0 && v[j - 1] > x; --j) v[j] = v[j - 1];
+    v[j] = x;
+  }
+}
+
 }  // namespace
 
 std::string plan_origin(const Plan& plan) {
@@ -81,11 +96,13 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
       if (it == streams.end()) {
         streams.emplace_back(t.stream, i);
       } else {
-        if (it->second != i) p.push_back(it->second);  // (a local copy names its device twice)
+        // (A local copy names its device twice; a task on several devices
+        // often follows one task on all of them: it is listed once.)
+        if (it->second != i && (p.empty() || p.back() != it->second)) p.push_back(it->second);
         it->second = i;
       }
     }
-    std::sort(p.begin(), p.end());
+    sort_small(p);
     p.erase(std::unique(p.begin(), p.end()), p.end());
     if (!p.empty() && p.back() >= i) in_plan_order = false;
     s.preds.push_back(p);
