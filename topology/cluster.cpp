@@ -175,10 +175,6 @@ void add_host(Topology& t, const HostSource& src) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Oversubscription or spines where they shape nothing.
 std::optional<std::string> uplink_warning(const ClusterSpec& spec, std::int64_t nics) {
   const FabricSpec& f = spec.fabric;
