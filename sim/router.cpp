@@ -108,17 +108,36 @@ void Router::rebalance(std::vector<DirLinkId>& p) const {
   }
 }
 
-// At every turn between switches, the (d mod k)-th equal-cost middle
-// switch for destination NIC number d (the last NIC on the path).
+// At every turn between switches, an equal-cost middle switch chosen by
+// destination NIC number d (the last NIC on the path): one digit of d per
+// level of the tree. A two-level route has one turn: the (d mod k)-th of
+// its k. A three-level one turns up at a pod spine, over at a core and
+// down at a pod spine: digit 0 (d mod k0) for both pod spines, so that the
+// destinations under one leaf take the spines of each pod in turn, and
+// digit 1, ((d / k0) mod k1), for the core, which thus does not follow
+// from the pod spine: every pod spine's uplinks are used. In general turn
+// i of n takes digit min(i, n - 1 - i), in the base of the first turns'
+// counts of choices.
 void Router::by_destination(std::vector<DirLinkId>& p) const {
   std::uint32_t d = 0;
   for (DirLinkId l : p)
     if (topo_.node(topo_.to(l)).kind == topology::NodeKind::nic) d = destination_[topo_.to(l)];
-  for (std::size_t k = 0; k + 1 < p.size(); ++k) {
-    if (!is_turn(p[k], p[k + 1])) continue;
+  std::vector<std::size_t> at;       // where the turns are
+  std::vector<std::uint32_t> place;  // per digit, d's divisor for it
+  for (std::size_t k = 0; k + 1 < p.size(); ++k)
+    if (is_turn(p[k], p[k + 1])) at.push_back(k);
+  std::uint32_t divisor = 1;
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    const std::size_t digit = std::min(i, at.size() - 1 - i);
+    if (digit < place.size()) continue;
+    place.push_back(divisor);
+    divisor *= static_cast<std::uint32_t>(equal_turns(p[at[i]], p[at[i] + 1]).size());
+  }
+  for (std::size_t i = 0; i < at.size(); ++i) {
+    const std::size_t k = at[i];
     std::vector<Turn> turns = equal_turns(p[k], p[k + 1]);
     std::sort(turns.begin(), turns.end(), [](const Turn& a, const Turn& b) { return a.mid < b.mid; });
-    const Turn& t = turns[d % turns.size()];
+    const Turn& t = turns[(d / place[std::min(i, at.size() - 1 - i)]) % turns.size()];
     p[k] = t.in;
     p[k + 1] = t.out;
   }

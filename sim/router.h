@@ -21,7 +21,9 @@
 //             the destinations under one leaf take the spines in turn
 //             (D-mod-K, the rule of OpenSM's ftree engine: a shift pattern,
 //             each source sending to one destination, meets no shared
-//             uplink on a non-blocking tree).
+//             uplink on a non-blocking tree). On a three-level tree the
+//             pod spines, up and down, turn at d mod k0 and the core at
+//             (d / k0) mod k1: one digit of d per level.
 
 #include <cstdint>
 #include <unordered_map>

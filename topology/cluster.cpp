@@ -342,11 +342,12 @@ Topology build_cluster(const ClusterSpec& spec) {
       }
       join_up(t, pod_spines, add_switches(t, "core", shape.cores, p), shape.pod_lanes,
               f.core_oversubscription, "cores", p);
+      const std::int64_t last = shape.leaves - (shape.pods - 1) * f.leaves_per_pod;
       fabric_desc = fmt::format(
-          "three-level fat tree, {} pods x {} leaves x {} NICs, {} spines per pod ({}:1 oversubscribed), "
+          "three-level fat tree, {} pods x {} leaves{} x {} NICs, {} spines per pod ({}:1 oversubscribed), "
           "{} cores ({}:1)",
-          shape.pods, f.leaves_per_pod, per_leaf, shape.spines, f.oversubscription, shape.cores,
-          f.core_oversubscription);
+          shape.pods, f.leaves_per_pod, last < f.leaves_per_pod ? fmt::format(" (the last {})", last) : "",
+          per_leaf, shape.spines, f.oversubscription, shape.cores, f.core_oversubscription);
       break;
     }
     case FabricKind::rail: {

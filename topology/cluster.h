@@ -4,7 +4,7 @@
 //
 // Fabrics (every NIC↔switch and switch↔switch link is a `network` link):
 //   switch    one switch; every NIC joins it.
-//   fat-tree  two levels. NICs fill leaves in host-major order,
+//   fat-tree  two levels (three with pods, below). NICs fill leaves in host-major order,
 //             `nics_per_leaf` per leaf; every leaf joins every spine. A
 //             leaf's uplink capacity is nics_per_leaf × NIC rate ÷
 //             oversubscription, split evenly over the spines (as parallel
@@ -15,7 +15,8 @@
 //             (joined as above, to its own leaves only), and every pod
 //             spine joins every one of `cores` core switches. A pod spine's
 //             uplink capacity is its downlink capacity ÷
-//             core_oversubscription, split evenly over the cores as above.
+//             core_oversubscription, split evenly over the cores as above
+//             (a last, smaller pod's spines keep a full pod's uplinks).
 //             Default cores: a pod spine's downlinks in NIC lanes ÷
 //             core_oversubscription (rounded up).
 //   rail      rail-optimised: hosts are grouped into scalable units of

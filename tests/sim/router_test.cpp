@@ -96,3 +96,32 @@ TEST_CASE("deterministic routing turns every flow to one destination at one spin
   // Inside a leaf nothing turns at a spine.
   CHECK(spine_of(t, r.path(t.at("h0/gpu0"), t.at("h1/gpu3"))).empty());
 }
+
+TEST_CASE("deterministic routing on a three-level tree spreads each pod spine over every core", "[router]") {
+  // 8 DGX-A100, one per leaf of 8 NICs, pods of 2 leaves: 8 spines per pod
+  // and 2 cores. Taking d mod k at both turns would send destination d up
+  // pod spine d mod 8 and on to core d mod 2, a function of the spine: each
+  // pod spine would use one core of two. By digits, core (d / 8) mod 2; and
+  // down, the destination pod's spine d mod 8 again.
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 8;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 8;
+  s.fabric.leaves_per_pod = 2;
+  Topology t = build_cluster(s);
+  t.routing = RoutingPolicy::deterministic;
+  Router r(t, RoutingPolicy::deterministic);
+  std::set<std::pair<std::string, std::string>> up;  // (pod spine, core) links climbed from pod 0
+  for (int h = 2; h < 8; ++h)
+    for (int g = 0; g < 8; ++g) {
+      const auto path = r.path(t.at("h0/gpu0"), t.at(fmt::format("h{}/gpu{}", h, g)));
+      for (DirLinkId d : path) {
+        const std::string& from = t.node(t.from(d)).name;
+        const std::string& to = t.node(t.to(d)).name;
+        if (from.starts_with("pod0-spine") && to.starts_with("core")) up.emplace(from, to);
+        if (from.starts_with("core")) CHECK(to == fmt::format("pod{}-spine{}", h / 2, (8 * h + g) % 8));
+      }
+    }
+  CHECK(up.size() == 8 * 2);
+}

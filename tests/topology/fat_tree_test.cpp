@@ -85,7 +85,8 @@ TEST_CASE("three-level fat tree: a pod's hosts turn at its spines, other pods' a
   CHECK(fabric[2].starts_with("core"));
   CHECK(fabric[3].starts_with("pod3-spine"));
   CHECK(fabric[4] == "leaf6");
-  // Two NIC hops and four switch hops (150 ns) more than the pod's route's two.
+  // The same NIC and PCIe hops as the route inside the pod, and two more
+  // switch-to-switch hops of 150 ns (four against two).
   CHECK(far.latency - pod.latency == Time::ns(2 * 150));
 }
 
@@ -113,6 +114,7 @@ TEST_CASE("a last pod with fewer leaves keeps a full pod's uplinks", "[fat-tree]
   const Topology t = build_cluster(s);
   CHECK(switches_named(t, "pod2-spine") == 8);
   CHECK(switches_named(t, "pod3-spine") == 0);
+  CHECK(t.description.find("3 pods x 2 leaves (the last 1) x 8 NICs") != std::string::npos);
   // Every pod spine, the last pod's too, has 2 lanes up.
   CHECK(links_between(t, "pod", "core") ==
         std::map<std::pair<int, std::int64_t>, int>{{{1, Bandwidth::Gbps(200).bps()}, 24 * 2}});

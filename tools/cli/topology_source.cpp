@@ -48,7 +48,8 @@ void TopologySource::add_to(CLI::App& cmd, const std::string& flag, bool require
       ->check(CLI::Range(1, 4096));
   g->add_option("--oversubscription", oversubscription, "fat-tree, rail: downlink/uplink ratio (default 1)")
       ->check(number_in(1.0, 1024.0));
-  g->add_option("--spines", spines, "fat-tree, rail: number of spine switches (default: see docs)")
+  g->add_option("--spines", spines,
+                "fat-tree, rail: number of spine switches, per pod with --leaves-per-pod (default: see docs)")
       ->check(CLI::Range(1, 4096));
   g->add_option("--leaves-per-pod", leaves_per_pod,
                 "fat-tree: group leaves into pods of N, each with its own spines, joined by core switches "
