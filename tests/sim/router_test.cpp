@@ -103,13 +103,7 @@ TEST_CASE("deterministic routing on a three-level tree spreads each pod spine ov
   // pod spine d mod 8 and on to core d mod 2, a function of the spine: each
   // pod spine would use one core of two. By digits, core (d / 8) mod 2; and
   // down, the destination pod's spine d mod 8 again.
-  ClusterSpec s;
-  s.host_preset = "dgx-a100";
-  s.hosts = 8;
-  s.fabric.kind = FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 8;
-  s.fabric.leaves_per_pod = 2;
-  Topology t = build_cluster(s);
+  Topology t = build_cluster(topology::test::pods_of_two());
   t.routing = RoutingPolicy::deterministic;
   Router r(t, RoutingPolicy::deterministic);
   std::set<std::pair<std::string, std::string>> up;  // (pod spine, core) links climbed from pod 0

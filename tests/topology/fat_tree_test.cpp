@@ -14,18 +14,6 @@ using namespace meshsim::topology::test;
 
 namespace {
 
-// 8 x DGX-A100 (8 NICs each, 200 Gb/s): one host per leaf of 8 NICs, so
-// 8 leaves; pods of 2 leaves make 4 pods.
-ClusterSpec pods_of_two() {
-  ClusterSpec s;
-  s.host_preset = "dgx-a100";
-  s.hosts = 8;
-  s.fabric.kind = FabricKind::fat_tree;
-  s.fabric.nics_per_leaf = 8;
-  s.fabric.leaves_per_pod = 2;
-  return s;
-}
-
 // The network links between switches whose names start with `a` and `b`,
 // by (lanes, rate in bits per second) and how many of each.
 std::map<std::pair<int, std::int64_t>, int> links_between(const Topology& t, const std::string& a,

@@ -32,6 +32,19 @@ inline Topology two_leaf_tree(RoutingPolicy routing) {
   return t;
 }
 
+/// 8 DGX-A100 (8 NICs of 200 Gb/s each), one host per leaf of 8 NICs: 8
+/// leaves, in pods of 2: a three-level fat tree of 4 pods, 8 spines per pod
+/// and (non-blocking) 2 cores.
+inline ClusterSpec pods_of_two() {
+  ClusterSpec s;
+  s.host_preset = "dgx-a100";
+  s.hosts = 8;
+  s.fabric.kind = FabricKind::fat_tree;
+  s.fabric.nics_per_leaf = 8;
+  s.fabric.leaves_per_pod = 2;
+  return s;
+}
+
 /// Σ lanes of the NVLink links joining two named nodes (0 if none).
 inline int nvlink_lanes(const Topology& t, const std::string& a, const std::string& b) {
   const NodeId x = t.at(a);
