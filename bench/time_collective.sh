@@ -15,14 +15,6 @@ runs=${2:-3}
 
 source bench/best_of.sh
 
-peak_mb() {
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f MB", $1 / 1024 }'
-  else
-    echo "n/a"
-  fi
-}
-
 hosts=$(tiny 2 1024)
 big=(collective allreduce -t dgx-h100 --hosts "$hosts" --fabric rail --nic-bandwidth 400Gbps --size 1GiB)
 echo "all-reduce 1 GiB, $hosts x dgx-h100 rail: $(best_of "$bin" "${big[@]}") s, peak $(peak_mb "$bin" "${big[@]}") (target <= 2 s, <= 1 GB)"

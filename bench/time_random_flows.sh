@@ -17,14 +17,6 @@ runs=${2:-1}
 
 source bench/best_of.sh
 
-peak_mb() {
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f "%M" "$@" 2>&1 >/dev/null | tail -1 | awk '{ printf "%.0f MB", $1 / 1024 }'
-  else
-    echo "n/a"
-  fi
-}
-
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for tree in one-gpu-x1024-4to1 one-gpu-x1024-3level; do
