@@ -122,22 +122,21 @@ void Router::by_destination(std::vector<DirLinkId>& p) const {
   std::uint32_t d = 0;
   for (DirLinkId l : p)
     if (topo_.node(topo_.to(l)).kind == topology::NodeKind::nic) d = destination_[topo_.to(l)];
-  std::vector<std::size_t> at;       // where the turns are
-  std::vector<std::uint32_t> place;  // per digit, d's divisor for it
+  std::vector<std::size_t> at;  // where the turns are
   for (std::size_t k = 0; k + 1 < p.size(); ++k)
     if (is_turn(p[k], p[k + 1])) at.push_back(k);
+  std::vector<std::uint32_t> place;  // per digit, d's divisor for it (the down turns reuse the up turns')
   std::uint32_t divisor = 1;
-  for (std::size_t i = 0; i < at.size(); ++i) {
-    const std::size_t digit = std::min(i, at.size() - 1 - i);
-    if (digit < place.size()) continue;
-    place.push_back(divisor);
-    divisor *= static_cast<std::uint32_t>(equal_turns(p[at[i]], p[at[i] + 1]).size());
-  }
   for (std::size_t i = 0; i < at.size(); ++i) {
     const std::size_t k = at[i];
     std::vector<Turn> turns = equal_turns(p[k], p[k + 1]);
     std::sort(turns.begin(), turns.end(), [](const Turn& a, const Turn& b) { return a.mid < b.mid; });
-    const Turn& t = turns[(d / place[std::min(i, at.size() - 1 - i)]) % turns.size()];
+    const std::size_t digit = std::min(i, at.size() - 1 - i);
+    if (digit == place.size()) {
+      place.push_back(divisor);
+      divisor *= static_cast<std::uint32_t>(turns.size());
+    }
+    const Turn& t = turns[(d / place[digit]) % turns.size()];
     p[k] = t.in;
     p[k + 1] = t.out;
   }
