@@ -1,5 +1,7 @@
 #include "tools/cli/topology_source.h"
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -101,20 +103,40 @@ void TopologySource::add_cost_to(CLI::App& cmd) {
 }
 
 topology::Topology TopologySource::load() const {
-  const bool preset_opts = hosts || fabric || nic_bandwidth || nic_latency || nics_per_leaf ||
-                           hosts_per_unit || oversubscription || spines || leaves_per_pod || cores ||
-                           core_oversubscription || switch_model;
+  // The preset options, in --help's order; `network`: those that shape the
+  // network between hosts.
+  struct PresetOption {
+    bool given;
+    const char* name;
+    bool network;
+  };
+  const std::array<PresetOption, 12> options{
+      {{hosts.has_value(), "--hosts", false},
+       {fabric.has_value(), "--fabric", true},
+       {nic_bandwidth.has_value(), "--nic-bandwidth", true},
+       {nic_latency.has_value(), "--nic-latency", true},
+       {nics_per_leaf.has_value(), "--nics-per-leaf", true},
+       {hosts_per_unit.has_value(), "--hosts-per-unit", true},
+       {oversubscription.has_value(), "--oversubscription", true},
+       {spines.has_value(), "--spines", true},
+       {leaves_per_pod.has_value(), "--leaves-per-pod", true},
+       {cores.has_value(), "--cores", true},
+       {core_oversubscription.has_value(), "--core-oversubscription", true},
+       {switch_model.has_value(), "--switch", false}}};
   const hardware::HostPreset* preset = hardware::find_host_preset(what);
   if (preset == nullptr) {
     std::error_code ec;
     if (!std::filesystem::exists(what, ec))
       throw UsageError(fmt::format("\"{}\" is neither a topology file nor a host preset (presets: {})", what,
                                    hardware::host_preset_names()));
-    if (preset_opts)
-      throw UsageError(
-          "--hosts, --fabric, --nic-bandwidth, --nic-latency, --nics-per-leaf, --hosts-per-unit, "
-          "--oversubscription, --spines, --leaves-per-pod, --cores, --core-oversubscription and --switch "
-          "apply to presets; edit the cluster in the file instead");
+    if (std::any_of(options.begin(), options.end(), [](const PresetOption& o) { return o.given; })) {
+      std::vector<std::string> names;
+      for (const PresetOption& o : options) names.emplace_back(o.name);
+      const std::string last = names.back();
+      names.pop_back();
+      throw UsageError(fmt::format("{} and {} apply to presets; edit the cluster in the file instead",
+                                   fmt::join(names, ", "), last));
+    }
     topology::Topology t = topology::load_topology_file(what);
     apply_overrides(t);
     return t;
@@ -131,17 +153,8 @@ topology::Topology TopologySource::load() const {
   // Network options on one host, or options of one fabric given with
   // another: said, not silently dropped.
   std::vector<std::string> network;
-  for (const auto& [given, name] : {std::pair{fabric.has_value(), "--fabric"},
-                                    {nic_bandwidth.has_value(), "--nic-bandwidth"},
-                                    {nic_latency.has_value(), "--nic-latency"},
-                                    {nics_per_leaf.has_value(), "--nics-per-leaf"},
-                                    {hosts_per_unit.has_value(), "--hosts-per-unit"},
-                                    {oversubscription.has_value(), "--oversubscription"},
-                                    {spines.has_value(), "--spines"},
-                                    {leaves_per_pod.has_value(), "--leaves-per-pod"},
-                                    {cores.has_value(), "--cores"},
-                                    {core_oversubscription.has_value(), "--core-oversubscription"}})
-    if (given) network.emplace_back(name);
+  for (const PresetOption& o : options)
+    if (o.given && o.network) network.emplace_back(o.name);
   if (spec.hosts == 1 && !network.empty()) {
     fmt::print(stderr, "warning: {} {} no effect on one host: no traffic leaves it (give --hosts N)\n",
                fmt::join(network, ", "), network.size() == 1 ? "has" : "have");
