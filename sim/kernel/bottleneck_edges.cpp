@@ -228,11 +228,15 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
   if (old == kInf || level == kInf) return;  // it limited no flow, or limits none: no out-edges
   const double delta = level - old;
   const std::vector<OutEdge>& out = lists_[l].out;
+  // queue() and touch() neither grow links_ nor change the out-edges: the
+  // loop reads both through locals, not through `this` after every store.
+  Link* const links = links_.data();
+  const bool keep_all = keep_all_;
   for (const OutEdge& o : out) {
-    Link& K = links_[o.head];
+    Link& K = links[o.head];
     K.fixed += o.weight * delta;
     if (level > K.max_in) K.max_in = level;
-    if (keep_all_) touch(o.head);
+    if (keep_all) touch(o.head);
     if (!K.queued) queue(o.head);
   }
   stats_.pushes += out.size();
