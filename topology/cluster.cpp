@@ -317,18 +317,16 @@ Topology build_cluster(const ClusterSpec& spec) {
     }
     case FabricKind::fat_tree: {
       const int per_leaf = f.nics_per_leaf;
-      const int n_leaves = (static_cast<int>(nics.size()) + per_leaf - 1) / per_leaf;
-      std::vector<NodeId> leaves;
-      for (int l = 0; l < n_leaves; ++l) leaves.push_back(add_switch(t, fmt::format("leaf{}", l), p));
+      const TreeShape shape = fat_tree_shape(f, static_cast<std::int64_t>(nics.size()));
+      const std::vector<NodeId> leaves = add_switches(t, "leaf", static_cast<int>(shape.leaves), p);
       for (std::size_t i = 0; i < nics.size(); ++i)
         connect(t, nics[i], leaves[i / static_cast<std::size_t>(per_leaf)], p.nic_rate, 1, p.nic_latency,
                 p.efficiency);
-      const TreeShape shape = fat_tree_shape(f, static_cast<std::int64_t>(nics.size()));
       if (shape.pods == 1) {
         join_up(t, leaves, add_switches(t, "spine", shape.spines, p), per_leaf, f.oversubscription, "spines",
                 p);
         fabric_desc = fmt::format("two-level fat tree, {} leaves x {} NICs, {} spines, {}:1 oversubscribed",
-                                  n_leaves, per_leaf, shape.spines, f.oversubscription);
+                                  shape.leaves, per_leaf, shape.spines, f.oversubscription);
         break;
       }
       std::vector<NodeId> pod_spines;
