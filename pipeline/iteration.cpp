@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/compile.h>
@@ -15,6 +16,7 @@
 
 #include "core/append_lists.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "hardware/gpus.h"
 #include "pipeline/layout.h"
 #include "pipeline/pass_kernels.h"
@@ -49,16 +51,16 @@ std::size_t at(int i) {
 }
 
 // A resharding plan for one transfer, ready to be stamped out per microbatch.
-struct Template {
+struct TransferPlan {
   plan::Plan fragment;             // its tasks' roots wait for the producing pass when stamped
   std::vector<std::string> ids;    // its tasks' ids (kept apart: a stamp writes its own)
   std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
-  plan::Stamp stamp;               // where its devices are in the pipeline plan
+  std::string strategy;            // what planned it (auto: what auto chose)
 };
 
-Template make_template(plan::Plan fragment, plan::Stamp stamp) {
-  Template t;
-  t.stamp = std::move(stamp);
+TransferPlan make_transfer_plan(plan::Plan fragment, std::string strategy) {
+  TransferPlan t;
+  t.strategy = std::move(strategy);
   std::vector<bool> depended(fragment.tasks.size(), false);
   for (const plan::Task& task : fragment.tasks)
     for (std::size_t d : task.deps) depended[d] = true;
@@ -68,6 +70,41 @@ Template make_template(plan::Plan fragment, plan::Stamp stamp) {
   t.fragment = std::move(fragment);
   return t;
 }
+
+// A transfer's plan and where its devices are in the pipeline plan.
+struct Template {
+  const TransferPlan* plan = nullptr;
+  plan::Stamp stamp;
+};
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
+};
+
+}  // namespace
+
+struct TransferPlans::Maps {
+  const topology::Topology* topo = nullptr;  // what they were made over
+  // By (backward?, dtype, strategy, auto?, balance, payloads?, shape, -1, source GPUs, -1, destination GPUs).
+  std::unordered_map<std::vector<std::int64_t>, TransferPlan, KeyHash> plans;
+
+  // Ready for a build over `t` (before it only: a build keeps pointers into the map).
+  Maps& fit(const topology::Topology& t) {
+    if (topo != &t || plans.size() >= kMaxPlans) {
+      plans.clear();
+      topo = &t;
+    }
+    return *this;
+  }
+};
+
+TransferPlans::TransferPlans() : maps_(std::make_unique<Maps>()) {}
+TransferPlans::~TransferPlans() = default;
+std::size_t TransferPlans::size() const {
+  return maps_->plans.size();
+}
+
+namespace {
 
 // Data replicas first, first + stride, ... (count of them; 0: every one).
 struct Replicas {
@@ -82,8 +119,9 @@ class PipelineBuilder {
  public:
   PipelineBuilder(const model::Model& model, const topology::Topology& topo, const PipelineConfig& cfg,
                   const PipelineRanks& ranks, PipelineIteration& it,
-                  const std::vector<std::vector<PipelineOp>>& ops)
-      : model_(model),
+                  const std::vector<std::vector<PipelineOp>>& ops, TransferPlans* shared)
+      : plans_((shared != nullptr ? *shared : own_plans_).maps().fit(topo).plans),
+        model_(model),
         topo_(topo),
         cfg_(cfg),
         ranks_(ranks),
@@ -99,7 +137,12 @@ class PipelineBuilder {
         buckets_(at(stages_)),
         bucket_computes_(at(cfg.replicas())),
         first_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), kNone)),
-        computes_before_(at(cfg.pp) * at(cfg.replicas()), {kNone, kNone}) {
+        computes_before_(at(cfg.pp) * at(cfg.replicas()), {kNone, kNone}),
+        sent_by_(2 * at(stages_)) {
+    for (std::size_t x = 0; x < it.transfers.size(); ++x) {
+      sent_by_[2 * at(it.transfers[x].src_stage)].push_back(x);
+      sent_by_[2 * at(it.transfers[x].dst_stage) + 1].push_back(x);
+    }
     for (int p = 0; p < cfg.pp; ++p)
       for (std::size_t k = 0; k < ops[at(p)].size(); ++k)
         if (ops[at(p)][k].pass != Pass::forward)
@@ -185,20 +228,26 @@ class PipelineBuilder {
   }
 
   // The plan's kernel set of pass `pass` of virtual stage s (of its
-  // gradient bucket `bucket`; -1: the whole stage), made on first use;
-  // nullopt when the model has no kernel lists (pipeline_kernels.h).
-  std::optional<std::size_t> kernel_set(int s, Pass pass, int bucket) {
+  // gradient bucket `bucket`; -1: the whole stage) with its FLOPs and
+  // bytes, made on first use; index nullopt when the model has no kernel
+  // lists (pipeline_kernels.h).
+  struct PassKernels {
+    std::optional<std::size_t> index;
+    double flops = 0;
+    Bytes bytes;
+  };
+  const PassKernels& kernel_set(int s, Pass pass, int bucket) {
     const auto key = std::tuple{s, pass, bucket};
     if (auto found = kernel_sets_.find(key); found != kernel_sets_.end()) return found->second;
-    std::optional<std::size_t> index;
+    PassKernels made;
     if (auto k = pass_kernels(model_, stage_part(s, bucket), pass, pass_options(cfg_))) {
-      index = it_.plan.kernel_sets.size();
+      made = {it_.plan.kernel_sets.size(), k->flops(), k->bytes()};
       const char name = pass == Pass::forward ? 'F' : pass == Pass::backward ? 'B' : 'W';
       it_.plan.kernel_sets.push_back(
           {bucket < 0 ? fmt::format("s{}/{}", s, name) : fmt::format("s{}/{}/b{}", s, name, bucket),
            std::move(*k)});
     }
-    return kernel_sets_[key] = index;
+    return kernel_sets_[key] = made;
   }
 
   // Virtual stage s, or its gradient bucket `bucket` (>= 0).
@@ -242,12 +291,11 @@ class PipelineBuilder {
     c.kind = plan::TaskKind::compute;
     for (int t = 0; t < cfg_.tp; ++t) c.devices.push_back(device_(ranks_.gpu(t, d, device)));
     c.stream = kComputeStream;
-    const std::optional<std::size_t> kernels = kernel_set(s, op.pass, bucket);
-    c.kernels = kernels;
-    if (kernels) {
-      const plan::KernelList& k = it_.plan.kernel_sets[*kernels].kernels;
-      c.flops = k.flops();
-      c.mem_bytes = k.bytes();
+    const PassKernels& kernels = kernel_set(s, op.pass, bucket);
+    c.kernels = kernels.index;
+    if (kernels.index) {
+      c.flops = kernels.flops;
+      c.mem_bytes = kernels.bytes;
     } else {
       const PassCost cost = pass_cost(stage_part(s, bucket), op.pass, cfg_.microbatch_size, cfg_.tp,
                                       cfg_.schedule == model::Schedule::zb_h1, cfg_.full_recompute());
@@ -266,8 +314,9 @@ class PipelineBuilder {
     const int s = op.chunk * cfg_.pp + device;
     const VirtualStage& vs = it_.stages[at(s)];
     const char pass_name = op.pass == Pass::forward ? 'F' : op.pass == Pass::backward ? 'B' : 'W';
-    prefix_.clear();  // formatted into the same storage pass after pass
-    fmt::format_to(std::back_inserter(prefix_), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
+    fmt::memory_buffer id;  // (formatting into a string would append char by char)
+    fmt::format_to(std::back_inserter(id), FMT_COMPILE("{}{}/s{}/r{}"), pass_name, op.microbatch, s, d);
+    prefix_.assign(id.data(), id.size());  // into the same storage pass after pass
     const std::vector<int> order = pass_buckets(op, device, index);
     // What the pass waits for: its inputs, its weights, its tokens.
     std::vector<std::size_t>& inputs = inputs_;
@@ -355,17 +404,16 @@ class PipelineBuilder {
     sent_.clear();
     if (op.pass == Pass::weight) return;
     const bool backward = op.pass == Pass::backward;
-    for (std::size_t x = 0; x < it_.transfers.size(); ++x) {
+    for (const std::size_t x : sent_by_[2 * at(s) + (backward ? 1 : 0)]) {
       const StageTransfer& tr = it_.transfers[x];
-      if ((backward ? tr.dst_stage : tr.src_stage) != s) continue;
       const int to = backward ? tr.src_stage : tr.dst_stage;
       if (to_stage >= 0 && to != to_stage) continue;
       if (const Template* tpl = template_for(x, backward, d)) {
-        name_.clear();
-        fmt::format_to(std::back_inserter(name_), FMT_COMPILE("{}{}/s{}/r{}/to-s{}/l{}"),
+        fmt::memory_buffer id;  // (formatting into a string would append char by char)
+        fmt::format_to(std::back_inserter(id), FMT_COMPILE("{}{}/s{}/r{}/to-s{}/l{}"),
                        op.pass == Pass::forward ? 'F' : 'B', op.microbatch, s, d, to, tr.layer);
-        if (tr.side_output >= 0)
-          fmt::format_to(std::back_inserter(name_), FMT_COMPILE("s{}"), tr.side_output);
+        if (tr.side_output >= 0) fmt::format_to(std::back_inserter(id), FMT_COMPILE("s{}"), tr.side_output);
+        name_.assign(id.data(), id.size());
         // Without overlap, on the compute stream of both ends, as NCCL calls issued there run.
         const int stream =
             cfg_.overlap ? (backward ? kBackwardStream : kForwardStream) + s % 2 : kComputeStream;
@@ -718,8 +766,28 @@ class PipelineBuilder {
     prob.tensor = {backward ? "grad" : "act", tr.shape, model_.dtype};
     prob.src = mesh_of(src_dev, d);
     prob.dst = mesh_of(dst_dev, d);
-    prob.src_spec.dims.assign(tr.shape.size(), {});
-    prob.dst_spec.dims.assign(tr.shape.size(), {});
+    const TransferPlan& tp = transfer_plan(prob);
+    if (!backward && d == 0) it_.transfers[x].strategy = tp.strategy;
+    plan::Stamp at;
+    for (const std::string& name : tp.fragment.devices) at.devices.push_back(device_(topo_.at(name)));
+    return &slot.emplace(Template{&tp, std::move(at)});
+  }
+
+  // The resharding plan of moving a replicated tensor between two meshes
+  // (prob's tensor and meshes), from plans_ or made there.
+  const TransferPlan& transfer_plan(reshard::ReshardProblem& prob) {
+    const auto& shape = prob.tensor.shape;
+    key_.assign({prob.tensor.name == "grad", static_cast<std::int64_t>(prob.tensor.dtype),
+                 static_cast<std::int64_t>(cfg_.reshard), cfg_.reshard_auto,
+                 static_cast<std::int64_t>(cfg_.balance), cfg_.payloads});
+    key_.insert(key_.end(), shape.begin(), shape.end());
+    key_.push_back(-1);
+    for (const topology::NodeId n : prob.src.devices) key_.push_back(n);
+    key_.push_back(-1);
+    for (const topology::NodeId n : prob.dst.devices) key_.push_back(n);
+    if (auto found = plans_.find(key_); found != plans_.end()) return found->second;
+    prob.src_spec.dims.assign(shape.size(), {});
+    prob.dst_spec.dims.assign(shape.size(), {});
     const auto units = reshard::unit_tasks(prob);
     plan::Plan sub;
     std::string strategy;
@@ -731,13 +799,10 @@ class PipelineBuilder {
       sub = reshard::build_plan(topo_, prob, units, cfg_.reshard, cfg_.balance);
       strategy = std::string(to_string(cfg_.reshard));
     }
-    if (!backward && d == 0) it_.transfers[x].strategy = strategy;
-    plan::Stamp at;
-    for (const std::string& name : sub.devices) at.devices.push_back(device_(topo_.at(name)));
     // Without payloads the stamps copy none: no regions to copy and drop per microbatch.
     if (!cfg_.payloads)
       for (plan::Task& task : sub.tasks) task.payload.clear();
-    return &slot.emplace(make_template(std::move(sub), std::move(at)));
+    return plans_.emplace(key_, make_transfer_plan(std::move(sub), std::move(strategy))).first->second;
   }
 
   // Stamps a template out under `prefix`; its roots wait for `after`. With
@@ -746,14 +811,15 @@ class PipelineBuilder {
   const std::vector<std::size_t>& stamp(const Template& tpl, const std::string& prefix, int stream,
                                         std::size_t after, std::size_t also) {
     const std::size_t base = used_;
+    const TransferPlan& tp = *tpl.plan;
     plan::Stamp named;
-    if (cfg_.payloads) named = plan::stamp_names(it_.plan, tpl.fragment, prefix, tpl.stamp);
+    if (cfg_.payloads) named = plan::stamp_names(it_.plan, tp.fragment, prefix, tpl.stamp);
     const plan::Stamp& at = cfg_.payloads ? named : tpl.stamp;
-    for (std::size_t k = 0; k < tpl.fragment.tasks.size(); ++k) {
+    for (std::size_t k = 0; k < tp.fragment.tasks.size(); ++k) {
       plan::Task& t = next_task(Kind::stage_transfer);
-      t = tpl.fragment.tasks[k];  // into the slot's storage
+      t = tp.fragment.tasks[k];  // into the slot's storage
       plan::stamp_task(t, at);
-      t.id.assign(prefix).append("/").append(tpl.ids[k]);
+      t.id.assign(prefix).append("/").append(tp.ids[k]);
       t.stream = stream;
       if (t.deps.empty()) {
         t.deps.assign(1, after);
@@ -764,10 +830,13 @@ class PipelineBuilder {
       }
     }
     sinks_.clear();
-    for (std::size_t s : tpl.sinks) sinks_.push_back(base + s);
+    for (std::size_t s : tp.sinks) sinks_.push_back(base + s);
     return sinks_;
   }
 
+  TransferPlans own_plans_;  // unless the caller shares its own
+  std::unordered_map<std::vector<std::int64_t>, TransferPlan, KeyHash>& plans_;  // by transfer_plan's key
+  std::vector<std::int64_t> key_;                                                // scratch: a key into plans_
   const model::Model& model_;
   const topology::Topology& topo_;
   const PipelineConfig& cfg_;
@@ -789,7 +858,7 @@ class PipelineBuilder {
   std::vector<std::vector<std::size_t>> last_of_chunk_;
   std::vector<std::optional<Template>> templates_;  // by (transfer, backward?, replica), made once
   // by (virtual stage, pass, gradient bucket or -1)
-  std::map<std::tuple<int, Pass, int>, std::optional<std::size_t>> kernel_sets_;
+  std::map<std::tuple<int, Pass, int>, PassKernels> kernel_sets_;
   std::vector<std::vector<VirtualStage>> buckets_;  // per virtual stage, its gradient buckets (made on use)
   // Per replica, the compute task of each gradient bucket of its latest pass (run bucket by bucket).
   std::vector<std::vector<std::size_t>> bucket_computes_;
@@ -815,6 +884,9 @@ class PipelineBuilder {
   std::vector<std::size_t> pass_contexts_;   // its key/value exchanges' last tasks, per (group, tensor rank)
   std::vector<std::size_t> joins_;           // what the current replica's pass ends with beside its last task
   std::vector<std::array<std::size_t, 2>> computes_before_;
+  // By (virtual stage, backward?): the transfers its passes send, in order
+  // (a forward its outputs, a backward the gradients of its inputs).
+  std::vector<std::vector<std::size_t>> sent_by_;
 };
 
 }  // namespace
@@ -828,7 +900,8 @@ PipelineIteration build_pipeline(const model::Model& model, const topology::Topo
 }
 
 void build_pipeline_into(PipelineIteration& it, const model::Model& model, const topology::Topology& topo,
-                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models) {
+                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models,
+                         TransferPlans* shared) {
   if (cfg.dp < 1 || cfg.tp < 1 || cfg.pp < 1 || cfg.cp < 1 || cfg.microbatches < 1 ||
       cfg.microbatch_size < 1 || cfg.virtual_stages < 1 || cfg.first_gpu < 0)
     throw UsageError("dp, tp, pp, cp, microbatches, microbatch size and virtual stages must be at least 1");
@@ -875,7 +948,7 @@ void build_pipeline_into(PipelineIteration& it, const model::Model& model, const
                              : cfg.recompute == model::Recompute::selective ? " selective recompute"
                                                                             : "");
   it.memory = device_memory(model, it.stages, ops, cfg);  // the optimizer steps read it
-  PipelineBuilder(model, topo, cfg, ranks, it, ops).emit(ideal);
+  PipelineBuilder(model, topo, cfg, ranks, it, ops, shared).emit(ideal);
 }
 
 std::vector<DeviceMemory> pipeline_memory(const model::Model& model, const model::ParallelConfig& cfg,

@@ -98,6 +98,7 @@
 // the backward would have rebuilt and dropped.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -141,6 +142,30 @@ struct PipelineIteration {
   std::vector<Kind> task_kind;  // per plan task
 };
 
+/// What plans built one after another over one topology can share: the
+/// resharding plan of each distinct stage transfer (its tensor's shape
+/// and type, the two meshes, the strategy). A caller that builds many
+/// plans (a search, per thread) keeps one and passes it to
+/// build_pipeline_into; without one a build plans its own. It is emptied
+/// before a build over another topology object than the one it was filled
+/// for, and once it holds kMaxPlans plans (so a long search's memory stays
+/// bounded). Not for two builds at once.
+class TransferPlans {
+ public:
+  static constexpr std::size_t kMaxPlans = 4096;
+  struct Maps;  // iteration.cpp's
+  TransferPlans();
+  ~TransferPlans();
+  TransferPlans(const TransferPlans&) = delete;
+  TransferPlans& operator=(const TransferPlans&) = delete;
+  [[nodiscard]] Maps& maps() { return *maps_; }
+  /// The distinct transfers whose plans it holds.
+  [[nodiscard]] std::size_t size() const;
+
+ private:
+  std::unique_ptr<Maps> maps_;
+};
+
 /// UsageError when the configuration does not fit: GPUs beyond the
 /// topology, fewer layers than virtual stages, degrees below 1, a GPU
 /// without a compute model, or a schedule/microbatch mismatch.
@@ -150,8 +175,10 @@ struct PipelineIteration {
 /// build_pipeline into `it`, whose tasks' storage (ids, device and
 /// dependency lists) the new plan reuses: for callers that build many
 /// plans one after another (a search, per thread).
+/// `shared` (may be null): transfer plans shared with earlier builds.
 void build_pipeline_into(PipelineIteration& it, const model::Model& model, const topology::Topology& topo,
-                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models = {});
+                         const PipelineConfig& cfg, const std::vector<sim::DeviceModel>& device_models = {},
+                         TransferPlans* shared = nullptr);
 
 /// The memory each pipeline device of `cfg` holds (as build_pipeline's
 /// `memory`), without building the plan; UsageError as build_pipeline for a

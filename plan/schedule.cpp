@@ -1,6 +1,7 @@
 #include "plan/schedule.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <queue>
 
 #include <fmt/format.h>
@@ -80,8 +81,24 @@ std::string plan_origin(const Plan& plan) {
 Schedule make_schedule(const Plan& plan, const std::string& file) {
   const std::size_t n = plan.tasks.size();
   Schedule s;
-  // Per device, the last task seen on each of its streams (a device uses few).
-  std::vector<std::vector<std::pair<int, std::size_t>>> last_on_stream(plan.devices.size());
+  // Per device, the last task seen on each of its streams: streams 0 to
+  // kFewStreams - 1 (those planners use) in a table, others listed.
+  constexpr std::size_t kNone = SIZE_MAX;
+  constexpr std::size_t kFewStreams = 16;
+  std::vector<std::size_t> last_few(plan.devices.size() * kFewStreams, kNone);
+  std::vector<std::vector<std::pair<int, std::size_t>>> last_other(plan.devices.size());
+  auto last_on = [&](std::size_t dev, int stream) -> std::size_t& {
+    if (dev >= last_other.size()) {  // (check_indices reports it; the schedule comes first)
+      last_few.resize((dev + 1) * kFewStreams, kNone);
+      last_other.resize(dev + 1);
+    }
+    if (stream >= 0 && static_cast<std::size_t>(stream) < kFewStreams)
+      return last_few[dev * kFewStreams + static_cast<std::size_t>(stream)];
+    auto& others = last_other[dev];
+    auto it = std::find_if(others.begin(), others.end(), [&](const auto& e) { return e.first == stream; });
+    if (it == others.end()) return others.emplace_back(stream, kNone).second;
+    return it->second;
+  };
   std::vector<std::size_t> p;
   s.preds.reserve(n, 3 * n);  // a task waits for a few others
   bool in_plan_order = true;  // every predecessor comes earlier in the plan
@@ -89,18 +106,11 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     const Task& t = plan.tasks[i];
     p.assign(t.deps.begin(), t.deps.end());
     for (const std::size_t dev : t.devices) {
-      if (dev >= last_on_stream.size()) last_on_stream.resize(dev + 1);
-      auto& streams = last_on_stream[dev];
-      auto it =
-          std::find_if(streams.begin(), streams.end(), [&](const auto& e) { return e.first == t.stream; });
-      if (it == streams.end()) {
-        streams.emplace_back(t.stream, i);
-      } else {
-        // (A local copy names its device twice; a task on several devices
-        // often follows one task on all of them: it is listed once.)
-        if (it->second != i && (p.empty() || p.back() != it->second)) p.push_back(it->second);
-        it->second = i;
-      }
+      std::size_t& last = last_on(dev, t.stream);
+      // (A local copy names its device twice; a task on several devices
+      // often follows one task on all of them: it is listed once.)
+      if (last != kNone && last != i && (p.empty() || p.back() != last)) p.push_back(last);
+      last = i;
     }
     sort_small(p);
     p.erase(std::unique(p.begin(), p.end()), p.end());

@@ -47,15 +47,25 @@ Result check_memory(const pipeline::PipelineConfig& cfg, const model::Model& m, 
   return r;
 }
 
-// Builds and simulates r's configuration; `it` is the calling thread's:
-// each plan is built over the last one's storage.
+// What a thread keeps from one configuration to the next: each plan is
+// built over the last one's storage, and plans share the transfer plans,
+// runs the collectives and paths, that they have in common.
+struct ThreadState {
+  pipeline::PipelineIteration it;
+  pipeline::TransferPlans transfers;
+  sim::RunCache runs;
+};
+
+// Builds and simulates r's configuration with the calling thread's state.
 void simulate_into(Result& r, const model::Model& m, const topology::Topology& t, const Options& o,
-                   pipeline::PipelineIteration& it) {
+                   ThreadState& state) {
+  pipeline::PipelineIteration& it = state.it;
   try {
-    pipeline::build_pipeline_into(it, m, t, r.config, o.device_models);
+    pipeline::build_pipeline_into(it, m, t, r.config, o.device_models, &state.transfers);
     sim::SimOptions so;
     so.device_models = o.device_models;
     so.fluid_broadcast = true;  // as `meshsim pipeline` simulates by default
+    so.cache = &state.runs;
     const pipeline::PipelineMetrics pm = pipeline::pipeline_metrics(it, t, sim::simulate(it.plan, t, so));
     r.metrics = {pm.iteration_s, pm.samples_per_s, pm.tflops_per_gpu, pm.bubble, pm.exposed_comm_s()};
   } catch (const UsageError& e) {
@@ -249,8 +259,8 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
   // take turns within the memory limit.
   MemoryBudget budget(memory_limit().bytes);
   auto take_configurations = [&](bool report) {
-    MemoryBudget::Share share(budget);  // given back after `it` frees its storage
-    pipeline::PipelineIteration it;
+    MemoryBudget::Share share(budget);  // given back after `state` frees its storage
+    ThreadState state;
     std::vector<std::size_t> same;
     for (std::size_t n = next++; n < leaders.size(); n = next++) {
       const std::size_t i = leaders[n];
@@ -265,12 +275,12 @@ std::vector<Result> run(const std::vector<pipeline::PipelineConfig>& configs, co
       }
       if (any_fits)
         share.hold(static_cast<std::int64_t>(std::min(pipeline::plan_bytes(configs[i]), 9e18)),
-                   [&] { it = pipeline::PipelineIteration{}; });
+                   [&] { state.it = pipeline::PipelineIteration{}; });
       const Result* simulated = nullptr;
       for (std::size_t k : same) {
         if (results[k].status != Status::simulated) continue;
         if (simulated == nullptr) {
-          simulate_into(results[k], m, t, o, it);
+          simulate_into(results[k], m, t, o, state);
           simulated = &results[k];
         } else {
           results[k].status = simulated->status;

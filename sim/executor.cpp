@@ -34,6 +34,70 @@ using topology::NodeId;
 // Chunk-by-chunk broadcasts start one flow per chunk and hop.
 constexpr std::int64_t kMaxChunkFlows = std::int64_t{1} << 22;
 
+// What a collective task puts on the network, before any of it starts.
+struct CollectiveShape {
+  CollectiveChoice choice;
+  Time latency;
+  std::vector<LockstepFlow> flows;  // shared link included
+  std::vector<std::vector<std::vector<topology::DirLinkId>>>
+      routed;  // adaptive: per flow, its members' paths
+};
+
+// A flow's links (the shared link included) and the latency before it
+// moves bytes. Plans repeat the same transfers thousands of times: each
+// is worked out once.
+struct FixedPath {
+  std::vector<topology::DirLinkId> links;
+  Time latency;
+  std::vector<double> weights;  // empty: all 1
+};
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
+};
+
+}  // namespace
+
+struct RunCache::Maps {
+  // What they were filled under.
+  const topology::Topology* topo = nullptr;
+  topology::RoutingPolicy policy{};
+  std::optional<topology::DirLinkId> shared_link;
+  // By (op, size, forced choices, group).
+  std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes;
+  std::unordered_map<std::vector<std::int64_t>, FixedPath, KeyHash> fluid;  // by (piece, chain)
+  std::unordered_map<std::uint64_t, FixedPath> sends;                       // by (src << 32 | dst)
+  double direct_flows_held = 0;  // flows of the direct collectives' kept shapes
+
+  // Ready for a run over `t` with `p` and `shared`: emptied when they
+  // differ from before, when the shapes have reached kMaxShapes, and when
+  // they hold a direct collective's (whose flows each run counts against
+  // the memory limit as its own). Between runs only: a run keeps pointers
+  // into the maps.
+  Maps& fit(const topology::Topology& t, topology::RoutingPolicy p,
+            std::optional<topology::DirLinkId> shared) {
+    if (topo != &t || policy != p || shared_link != shared || shapes.size() >= kMaxShapes ||
+        direct_flows_held > 0) {
+      shapes.clear();
+      fluid.clear();
+      sends.clear();
+      direct_flows_held = 0;
+      topo = &t;
+      policy = p;
+      shared_link = shared;
+    }
+    return *this;
+  }
+};
+
+RunCache::RunCache() : maps_(std::make_unique<Maps>()) {}
+RunCache::~RunCache() = default;
+std::size_t RunCache::shapes() const {
+  return maps_->shapes.size();
+}
+
+namespace {
+
 class Run final : public FlowClient, public kernel::EventHandler, public SkippableRun {
  public:
   Run(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
@@ -192,8 +256,11 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     if (t.duration) return *t.duration;
     Time longest = Time::zero();
     const std::size_t devices = local_copy ? 1 : devices_[i].size();  // a copy names its device twice
+    const DeviceModel* timed = nullptr;  // the last model timed (the devices of a task are mostly alike)
     for (std::size_t k = 0; k < devices; ++k) {
       const DeviceModel* dm = model_of_node(devices_[i][k]);
+      if (dm != nullptr && dm == timed) continue;
+      timed = dm;
       if (dm == nullptr)
         throw UsageError(fmt::format(
             "task \"{}\": no compute model for GPU model \"{}\" of {} (known: {}); {}", t.id,
@@ -287,22 +354,13 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     finish(i);
   }
 
-  // What a collective task puts on the network, before any of it starts.
-  struct CollectiveShape {
-    CollectiveChoice choice;
-    Time latency;
-    std::vector<LockstepFlow> flows;  // shared link included
-    std::vector<std::vector<std::vector<topology::DirLinkId>>>
-        routed;  // adaptive: per flow, its members' paths
-  };
-
   const CollectiveShape& cached_shape(const Task& t, std::size_t i) {
     key_.assign({static_cast<std::int64_t>(t.op), t.size.count(),
                  t.algorithm ? static_cast<int>(*t.algorithm) : -1,
                  t.protocol ? static_cast<int>(*t.protocol) : -1, t.channels, t.listed_order});
     for (NodeId n : devices_[i]) key_.push_back(static_cast<std::int64_t>(n));
-    auto it = shapes_.find(key_);
-    if (it == shapes_.end()) it = shapes_.emplace(key_, shape_of(t, i)).first;
+    auto it = cache_.shapes.find(key_);
+    if (it == cache_.shapes.end()) it = cache_.shapes.emplace(key_, shape_of(t, i)).first;
     return it->second;
   }
 
@@ -338,7 +396,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
   void require_direct_flows(const Task& t, std::size_t gpus) {
     const double flows = static_cast<double>(gpus) * static_cast<double>(gpus - 1);
     const bool kept = router_.policy() != topology::RoutingPolicy::adaptive;
-    const double held = kept ? direct_flows_held_ + flows : flows;
+    const double held = kept ? cache_.direct_flows_held + flows : flows;
     require_memory(
         held * kBytesPerDirectFlow,
         fmt::format("task \"{}\": a direct {} over {} GPUs ({:.0f} flows{})", t.id, plan::to_string(t.op),
@@ -346,7 +404,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
                     held > flows ? fmt::format(", {:.0f} with the plan's other direct collectives", held)
                                  : std::string()),
         "fewer GPUs in each all-to-all, or fewer distinct ones in the plan");
-    if (kept) direct_flows_held_ = held;
+    if (kept) cache_.direct_flows_held = held;
   }
 
   // Chunk-pipelined chain; see the header for the timing model.
@@ -391,21 +449,12 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     for (std::size_t p = 0; p < hops; ++p) pump(c, p);
   }
 
-  // A flow's links (the shared link included) and the latency before it
-  // moves bytes. Plans repeat the same transfers thousands of times: each
-  // is worked out once per run.
-  struct FixedPath {
-    std::vector<topology::DirLinkId> links;
-    Time latency;
-    std::vector<double> weights;  // empty: all 1
-  };
-
   // A send between two GPUs: its route.
   const FixedPath& send_path(NodeId src, NodeId dst) {
     const std::uint64_t key = (std::uint64_t{src} << 32) | dst;
-    if (auto it = sends_.find(key); it != sends_.end()) return it->second;
+    if (auto it = cache_.sends.find(key); it != cache_.sends.end()) return it->second;
     const auto& r = topo_.route(src, dst);
-    return sends_.emplace(key, FixedPath{path_of(r), r.latency, {}}).first->second;
+    return cache_.sends.emplace(key, FixedPath{path_of(r), r.latency, {}}).first->second;
   }
 
   // A fluid broadcast: one flow over every hop of the chain, which starts
@@ -414,7 +463,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     const Bytes piece = std::min(t.chunk, t.size);
     key_.assign({piece.count()});
     for (NodeId n : devices_[i]) key_.push_back(static_cast<std::int64_t>(n));
-    if (auto it = fluid_.find(key_); it != fluid_.end()) return it->second;
+    if (auto it = cache_.fluid.find(key_); it != cache_.fluid.end()) return it->second;
     FixedPath c;
     const auto d = devices_[i];
     for (std::size_t p = 0; p + 1 < d.size(); ++p) {
@@ -430,7 +479,7 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
       c.links.push_back(*opts_.shared_link);
       c.weights.push_back(static_cast<double>(d.size() - 1));
     }
-    return fluid_.emplace(key_, std::move(c)).first->second;
+    return cache_.fluid.emplace(key_, std::move(c)).first->second;
   }
 
   void pump(const std::shared_ptr<Chain>& c, std::size_t p) {
@@ -518,20 +567,17 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
   std::vector<std::vector<std::pair<const DeviceModel*, Time>>> set_time_;  // by kernel set
   std::vector<std::size_t> preds_left_;
   Router router_;
-  struct KeyHash {
-    std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
-  };
-  // By (op, size, forced choices, group).
-  std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes_;
-  std::unordered_map<std::vector<std::int64_t>, FixedPath, KeyHash> fluid_;  // by (piece, chain)
-  std::unordered_map<std::uint64_t, FixedPath> sends_;                       // by (src << 32 | dst)
+  RunCache own_cache_;  // unless the options share one
+  RunCache::Maps& cache_ = (opts_.cache != nullptr ? *opts_.cache : own_cache_)
+                               .maps()
+                               .fit(topo_, router_.policy(), opts_.shared_link);
   // Per task, from prepare(): its size, and the path or shape it starts
-  // (pointers into the maps above, whose nodes never move).
+  // (pointers into cache_'s maps, whose nodes do not move during a run).
   std::vector<Bytes> size_ = std::vector<Bytes>(plan_.tasks.size());
   std::vector<const FixedPath*> path_ = std::vector<const FixedPath*>(plan_.tasks.size(), nullptr);
   std::vector<const CollectiveShape*> shape_ =
       std::vector<const CollectiveShape*>(plan_.tasks.size(), nullptr);
-  std::vector<std::int64_t> key_;  // scratch: a key into shapes_ or fluid_
+  std::vector<std::int64_t> key_;  // scratch: a key into cache_.shapes or cache_.fluid
   std::vector<std::uint32_t> flows_left_ =
       std::vector<std::uint32_t>(plan_.tasks.size(), 0);  // per collective
   // Adaptive routing: per collective in flight, per flow, its members' paths.
@@ -546,7 +592,6 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
   std::vector<bool> started_ = std::vector<bool>(plan_.tasks.size(), false);
   std::vector<bool> finished_ = std::vector<bool>(plan_.tasks.size(), false);
   std::size_t task_events_pending_ = 0;  // task_event()s in the engine's queue
-  double direct_flows_held_ = 0;         // flows of the direct collectives' kept shapes
   const bool skipping_ = opts_.skip_periods && !opts_.record_link_timeline && !opts_.check_rates &&
                          router_.policy() != topology::RoutingPolicy::adaptive;
   PeriodSkip skip_{{schedule_.succs, preds_left_, result_.tasks, started_, finished_}, *this};

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,33 @@ struct LinkLoad {
   topology::DirLinkId link = 0;
   double bytes = 0;
   double utilisation = 0;  // bytes / (capacity × makespan)
+};
+
+/// What runs over one topology can share: the shape of each distinct
+/// collective (its ring order, algorithm and flows) and the path of each
+/// distinct send and fluid broadcast, worked out by the first run that
+/// needs it. A caller that simulates plan after plan over the same
+/// topology object (a strategy search, one per thread) keeps one and
+/// passes it in SimOptions::cache; a run without one keeps its own. It
+/// is emptied before a run whose topology, routing or shared link differs
+/// from those it was filled under, once it holds kMaxShapes shapes (so a
+/// long search's memory stays bounded), and after a run that kept a
+/// direct collective's shape (each run counts those flows against the
+/// memory limit as its own). Not for two runs at once.
+class RunCache {
+ public:
+  static constexpr std::size_t kMaxShapes = 4096;
+  struct Maps;  // executor.cpp's
+  RunCache();
+  ~RunCache();
+  RunCache(const RunCache&) = delete;
+  RunCache& operator=(const RunCache&) = delete;
+  [[nodiscard]] Maps& maps() { return *maps_; }
+  /// The distinct collectives whose shapes it holds.
+  [[nodiscard]] std::size_t shapes() const;
+
+ private:
+  std::unique_ptr<Maps> maps_;
 };
 
 struct SimOptions {
@@ -72,6 +100,9 @@ struct SimOptions {
   /// (sim/period_skip.h). Off with adaptive routing, link timelines and
   /// check_rates, which need every instant simulated.
   bool skip_periods = true;
+  /// Shapes and paths shared with other runs (not owned; see RunCache);
+  /// none: the run works out its own.
+  RunCache* cache = nullptr;
 };
 
 struct SimResult {

@@ -178,12 +178,16 @@ TEST_CASE("the iteration plan has every pass, all-reduce and transfer, in a topo
   CHECK(pm.critical_tp_s > 0);
 }
 
-TEST_CASE("a plan built over an earlier plan's storage is the plan built afresh", "[pipeline-plan]") {
+TEST_CASE("a plan built over an earlier plan's storage and transfer plans is the plan built afresh",
+          "[pipeline-plan]") {
   // A larger plan with payloads first (its slots hold ids, lists and
-  // regions), then smaller ones of other shapes over it: each must equal
-  // its fresh build, task for task, and carry no leftover.
+  // regions), then smaller ones of other shapes over it, with the transfer
+  // plans of every earlier build, over two clusters of the same shape (two
+  // topology objects): each must equal its fresh build, task for task, and
+  // carry no leftover.
   const Model m = gpt_model("small", 8, 256, 8, 128, 1000);
-  const auto t = cluster("dgx-a100", 2);
+  const auto first = cluster("dgx-a100", 2);
+  const auto second = cluster("dgx-a100", 2);
   PipelineConfig big = small_config();
   big.microbatches = 8;
   big.schedule = Schedule::zb_h1;
@@ -193,13 +197,25 @@ TEST_CASE("a plan built over an earlier plan's storage is the plan built afresh"
   other.dp = 1;
   other.reshard = Strategy::broadcast;
   PipelineIteration reused;
-  for (const PipelineConfig& cfg : {big, small_config(), other}) {
-    build_pipeline_into(reused, m, t, cfg);
-    const PipelineIteration fresh = build_pipeline(m, t, cfg);
-    CHECK(plan::plan_to_json(reused.plan) == plan::plan_to_json(fresh.plan));
-    CHECK(reused.task_kind == fresh.task_kind);
-    CHECK(reused.plan.tasks.size() == fresh.plan.tasks.size());
-  }
+  TransferPlans shared;
+  std::vector<std::size_t> held;  // transfer plans, after each build
+  for (const topology::Topology* t : {&first, &second})
+    for (const PipelineConfig& cfg : {big, small_config(), other, small_config()}) {
+      build_pipeline_into(reused, m, *t, cfg, {}, &shared);
+      held.push_back(shared.size());
+      const PipelineIteration fresh = build_pipeline(m, *t, cfg);
+      CHECK(plan::plan_to_json(reused.plan) == plan::plan_to_json(fresh.plan));
+      CHECK(reused.task_kind == fresh.task_kind);
+      CHECK(reused.plan.tasks.size() == fresh.plan.tasks.size());
+      REQUIRE(reused.transfers.size() == fresh.transfers.size());
+      for (std::size_t x = 0; x < fresh.transfers.size(); ++x)
+        CHECK(reused.transfers[x].strategy == fresh.transfers[x].strategy);
+    }
+  // One stage boundary, one tensor across it. big: 2 replicas x 2
+  // directions; small_config: 4 more (payloads are in the key); other: 1
+  // replica x 2 directions of its own strategy and meshes; small_config
+  // again finds its 4. The second cluster starts from none.
+  CHECK(held == std::vector<std::size_t>{4, 8, 10, 10, 4, 8, 10, 10});
 }
 
 TEST_CASE("payloads give every transfer its own buffers and every all-reduce a sum, and change no time",

@@ -74,6 +74,29 @@ Task compute(Plan& p, const std::string& id, const std::string& dev, Time d, int
   return t;
 }
 
+// h0/gpu0 computes for 700 us, then `all_reduces` all-reduces of 96 MiB
+// over 4 GPUs run one after another; beside them a broadcast on stream 1
+// from h0/gpu2 through h0/gpu3 to h0/gpu0.
+Plan mixed_plan(std::size_t all_reduces) {
+  Plan p;
+  p.name = "mix";
+  p.tasks.push_back(compute(p, "a", "h0/gpu0", Time::us(700)));
+  for (std::size_t k = 1; k <= all_reduces; ++k) {
+    Task ar = collective(p, CollectiveOp::all_reduce, 4, Bytes::MiB(96));
+    ar.id = fmt::format("ar{}", k);
+    ar.deps = {k - 1};
+    p.tasks.push_back(ar);
+  }
+  Task b;
+  b.id = "b";
+  b.kind = TaskKind::broadcast;
+  b.devices = on(p, {"h0/gpu2", "h0/gpu3", "h0/gpu0"});
+  b.size = Bytes::MiB(5) + Bytes(3);
+  b.stream = 1;
+  p.tasks.push_back(b);
+  return p;
+}
+
 void check_close(Time got, double expected_seconds) {
   INFO("got " << got.count_ps() << " ps, expected " << expected_seconds * 1e12);
   CHECK(std::fabs(static_cast<double>(got.count_ps()) - expected_seconds * 1e12) <= 8.0);
@@ -287,19 +310,7 @@ TEST_CASE("a send from a device to itself is a local copy under the memory roofl
 
 TEST_CASE("a plan round-tripped through JSON simulates to the same result", "[executor]") {
   const Topology t = ring_host(4);
-  Plan p;
-  p.name = "mix";
-  p.tasks.push_back(compute(p, "a", "h0/gpu0", Time::us(700)));
-  Task ar = collective(p, CollectiveOp::all_reduce, 4, Bytes::MiB(96));
-  ar.deps = {0};
-  p.tasks.push_back(ar);
-  Task b;
-  b.id = "b";
-  b.kind = TaskKind::broadcast;
-  b.devices = on(p, {"h0/gpu2", "h0/gpu3", "h0/gpu0"});
-  b.size = Bytes::MiB(5) + Bytes(3);
-  b.stream = 1;
-  p.tasks.push_back(b);
+  const Plan p = mixed_plan(1);
   const Plan back = plan_from_json(parse_json_text(dump_json(plan_to_json(p)), "x"), "x");
   const SimResult r1 = simulate(p, t);
   const SimResult r2 = simulate(back, t);
@@ -309,6 +320,51 @@ TEST_CASE("a plan round-tripped through JSON simulates to the same result", "[ex
     CHECK(r1.tasks[i].end == r2.tasks[i].end);
   }
   CHECK(r1.link_bytes == r2.link_bytes);
+}
+
+TEST_CASE("runs sharing a cache time every task as runs on their own, and it empties for another topology",
+          "[executor]") {
+  // Two all-reduces of one size over the same 4 GPUs are one shape; a
+  // second run of the plan finds it. A run over another topology object
+  // (3 GPUs) starts from an empty cache, and a run after one that kept a
+  // direct collective's shape (an all-to-all) does too.
+  const Topology four = ring_host(4);
+  const Topology three = ring_host(3);
+  const Plan p = mixed_plan(2);
+  Plan q;
+  q.name = "three";
+  q.tasks.push_back(collective(q, CollectiveOp::all_reduce, 3, Bytes::MiB(30)));
+  Plan direct;
+  direct.name = "direct";
+  Task a2a = collective(direct, CollectiveOp::all_to_all, 3, Bytes(300'000'000));
+  a2a.algorithm.reset();
+  a2a.protocol.reset();
+  direct.tasks.push_back(a2a);
+
+  auto same = [](const SimResult& x, const SimResult& y) {
+    REQUIRE(x.tasks.size() == y.tasks.size());
+    for (std::size_t i = 0; i < x.tasks.size(); ++i) {
+      CHECK(x.tasks[i].start == y.tasks[i].start);
+      CHECK(x.tasks[i].end == y.tasks[i].end);
+    }
+    CHECK(x.link_bytes == y.link_bytes);
+  };
+  SimOptions alone;
+  alone.fluid_broadcast = true;
+  RunCache cache;
+  SimOptions shared = alone;
+  shared.cache = &cache;
+  const SimResult by_itself = simulate(p, four, alone);
+  same(simulate(p, four, shared), by_itself);
+  CHECK(cache.shapes() == 1);
+  same(simulate(p, four, shared), by_itself);
+  CHECK(cache.shapes() == 1);
+  same(simulate(q, three, shared), simulate(q, three, alone));
+  CHECK(cache.shapes() == 1);  // q's alone: the ring of 4's went with its topology
+  same(simulate(direct, three, shared), simulate(direct, three, alone));
+  CHECK(cache.shapes() == 2);  // q's and the all-to-all's
+  same(simulate(q, three, shared), simulate(q, three, alone));
+  CHECK(cache.shapes() == 1);  // emptied before: q's alone
 }
 
 TEST_CASE("simulating on a topology without the plan's devices fails clearly", "[executor]") {
