@@ -37,7 +37,10 @@
 // ZeRO-1's plan (the same collectives; only the memory differs), unless the
 // model's layers list their kernels (their split over the tensor ranks
 // depends on the memory left). Each configuration keeps its own memory
-// verdict.
+// verdict. Each thread also keeps, from one configuration to the next, the
+// resharding plans of the stage transfers and the shapes of the
+// collectives it has worked out (pipeline::TransferPlans, sim::RunCache):
+// configurations of other layouts repeat many of them.
 
 #include <functional>
 #include <optional>
