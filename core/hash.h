@@ -4,6 +4,7 @@
 // in-memory tables; splitmix64, a mixer of one word (tie-breaking ranks,
 // test patterns).
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -30,6 +31,11 @@ namespace meshsim {
   }
   return h;
 }
+
+/// hash_words as the hasher of an unordered map keyed by a list of words.
+struct WordsHash {
+  std::size_t operator()(std::span<const std::int64_t> k) const { return hash_words(k); }
+};
 
 /// Steele, Lea and Flood's SplitMix64 step: a bijective mix of one word.
 [[nodiscard]] constexpr std::uint64_t splitmix64(std::uint64_t x) {

@@ -77,16 +77,12 @@ struct Template {
   plan::Stamp stamp;
 };
 
-struct KeyHash {
-  std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
-};
-
 }  // namespace
 
 struct TransferPlans::Maps {
   const topology::Topology* topo = nullptr;  // what they were made over
   // By (backward?, dtype, strategy, auto?, balance, payloads?, shape, -1, source GPUs, -1, destination GPUs).
-  std::unordered_map<std::vector<std::int64_t>, TransferPlan, KeyHash> plans;
+  std::unordered_map<std::vector<std::int64_t>, TransferPlan, WordsHash> plans;
 
   // Ready for a build over `t` (before it only: a build keeps pointers into the map).
   Maps& fit(const topology::Topology& t) {
@@ -835,8 +831,8 @@ class PipelineBuilder {
   }
 
   TransferPlans own_plans_;  // unless the caller shares its own
-  std::unordered_map<std::vector<std::int64_t>, TransferPlan, KeyHash>& plans_;  // by transfer_plan's key
-  std::vector<std::int64_t> key_;                                                // scratch: a key into plans_
+  std::unordered_map<std::vector<std::int64_t>, TransferPlan, WordsHash>& plans_;  // by transfer_plan's key
+  std::vector<std::int64_t> key_;  // scratch: a key into plans_
   const model::Model& model_;
   const topology::Topology& topo_;
   const PipelineConfig& cfg_;

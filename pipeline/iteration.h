@@ -147,8 +147,9 @@ struct PipelineIteration {
 /// and type, the two meshes, the strategy). A caller that builds many
 /// plans (a search, per thread) keeps one and passes it to
 /// build_pipeline_into; without one a build plans its own. It is emptied
-/// before a build over another topology object than the one it was filled
-/// for, and once it holds kMaxPlans plans (so a long search's memory stays
+/// before a build over another topology object (told apart by address: a
+/// topology must stay alive and unchanged while a cache filled over it is
+/// in use) and once it holds kMaxPlans plans (so a long search's memory stays
 /// bounded). Not for two builds at once.
 class TransferPlans {
  public:

@@ -52,10 +52,6 @@ struct FixedPath {
   std::vector<double> weights;  // empty: all 1
 };
 
-struct KeyHash {
-  std::size_t operator()(const std::vector<std::int64_t>& k) const { return hash_words(k); }
-};
-
 }  // namespace
 
 struct RunCache::Maps {
@@ -64,9 +60,9 @@ struct RunCache::Maps {
   topology::RoutingPolicy policy{};
   std::optional<topology::DirLinkId> shared_link;
   // By (op, size, forced choices, group).
-  std::unordered_map<std::vector<std::int64_t>, CollectiveShape, KeyHash> shapes;
-  std::unordered_map<std::vector<std::int64_t>, FixedPath, KeyHash> fluid;  // by (piece, chain)
-  std::unordered_map<std::uint64_t, FixedPath> sends;                       // by (src << 32 | dst)
+  std::unordered_map<std::vector<std::int64_t>, CollectiveShape, WordsHash> shapes;
+  std::unordered_map<std::vector<std::int64_t>, FixedPath, WordsHash> fluid;  // by (piece, chain)
+  std::unordered_map<std::uint64_t, FixedPath> sends;                         // by (src << 32 | dst)
   double direct_flows_held = 0;  // flows of the direct collectives' kept shapes
 
   // Ready for a run over `t` with `p` and `shared`: emptied when they

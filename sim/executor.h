@@ -50,9 +50,11 @@ struct LinkLoad {
 /// distinct send and fluid broadcast, worked out by the first run that
 /// needs it. A caller that simulates plan after plan over the same
 /// topology object (a strategy search, one per thread) keeps one and
-/// passes it in SimOptions::cache; a run without one keeps its own. It
-/// is emptied before a run whose topology, routing or shared link differs
-/// from those it was filled under, once it holds kMaxShapes shapes (so a
+/// passes it in SimOptions::cache; a run without one keeps its own. The
+/// topology is told apart by its address: it must stay alive and unchanged
+/// while a cache filled over it is in use. The cache is emptied before a
+/// run whose topology, routing or shared link differs from those it was
+/// filled under, once it holds kMaxShapes shapes (so a
 /// long search's memory stays bounded), and after a run that kept a
 /// direct collective's shape (each run counts those flows against the
 /// memory limit as its own). Not for two runs at once.
