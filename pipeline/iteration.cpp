@@ -8,7 +8,6 @@
 #include <optional>
 #include <span>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 
 #include <fmt/compile.h>
@@ -16,7 +15,6 @@
 
 #include "core/append_lists.h"
 #include "core/error.h"
-#include "core/hash.h"
 #include "hardware/gpus.h"
 #include "pipeline/layout.h"
 #include "pipeline/pass_kernels.h"
@@ -50,57 +48,11 @@ std::size_t at(int i) {
   return static_cast<std::size_t>(i);
 }
 
-// A resharding plan for one transfer, ready to be stamped out per microbatch.
-struct TransferPlan {
-  plan::Plan fragment;             // its tasks' roots wait for the producing pass when stamped
-  std::vector<std::string> ids;    // its tasks' ids (kept apart: a stamp writes its own)
-  std::vector<std::size_t> sinks;  // tasks nothing inside the plan depends on
-  std::string strategy;            // what planned it (auto: what auto chose)
-};
-
-TransferPlan make_transfer_plan(plan::Plan fragment, std::string strategy) {
-  TransferPlan t;
-  t.strategy = std::move(strategy);
-  std::vector<bool> depended(fragment.tasks.size(), false);
-  for (const plan::Task& task : fragment.tasks)
-    for (std::size_t d : task.deps) depended[d] = true;
-  for (std::size_t i = 0; i < fragment.tasks.size(); ++i)
-    if (!depended[i]) t.sinks.push_back(i);
-  for (plan::Task& task : fragment.tasks) t.ids.push_back(std::exchange(task.id, {}));
-  t.fragment = std::move(fragment);
-  return t;
-}
-
 // A transfer's plan and where its devices are in the pipeline plan.
 struct Template {
   const TransferPlan* plan = nullptr;
   plan::Stamp stamp;
 };
-
-}  // namespace
-
-struct TransferPlans::Maps {
-  const topology::Topology* topo = nullptr;  // what they were made over
-  // By (backward?, dtype, strategy, auto?, balance, payloads?, shape, -1, source GPUs, -1, destination GPUs).
-  std::unordered_map<std::vector<std::int64_t>, TransferPlan, WordsHash> plans;
-
-  // Ready for a build over `t` (before it only: a build keeps pointers into the map).
-  Maps& fit(const topology::Topology& t) {
-    if (topo != &t || plans.size() >= kMaxPlans) {
-      plans.clear();
-      topo = &t;
-    }
-    return *this;
-  }
-};
-
-TransferPlans::TransferPlans() : maps_(std::make_unique<Maps>()) {}
-TransferPlans::~TransferPlans() = default;
-std::size_t TransferPlans::size() const {
-  return maps_->plans.size();
-}
-
-namespace {
 
 // Data replicas first, first + stride, ... (count of them; 0: every one).
 struct Replicas {
@@ -116,7 +68,7 @@ class PipelineBuilder {
   PipelineBuilder(const model::Model& model, const topology::Topology& topo, const PipelineConfig& cfg,
                   const PipelineRanks& ranks, PipelineIteration& it,
                   const std::vector<std::vector<PipelineOp>>& ops, TransferPlans* shared)
-      : plans_((shared != nullptr ? *shared : own_plans_).maps().fit(topo).plans),
+      : plans_(shared != nullptr ? *shared : own_plans_),
         model_(model),
         topo_(topo),
         cfg_(cfg),
@@ -135,6 +87,7 @@ class PipelineBuilder {
         first_of_chunk_(at(cfg.pp), std::vector<std::size_t>(at(cfg.virtual_stages), kNone)),
         computes_before_(at(cfg.pp) * at(cfg.replicas()), {kNone, kNone}),
         sent_by_(2 * at(stages_)) {
+    plans_.fit(topo);
     for (std::size_t x = 0; x < it.transfers.size(); ++x) {
       sent_by_[2 * at(it.transfers[x].src_stage)].push_back(x);
       sent_by_[2 * at(it.transfers[x].dst_stage) + 1].push_back(x);
@@ -762,43 +715,11 @@ class PipelineBuilder {
     prob.tensor = {backward ? "grad" : "act", tr.shape, model_.dtype};
     prob.src = mesh_of(src_dev, d);
     prob.dst = mesh_of(dst_dev, d);
-    const TransferPlan& tp = transfer_plan(prob);
+    const TransferPlan& tp = plans_.plan(std::move(prob), cfg_);
     if (!backward && d == 0) it_.transfers[x].strategy = tp.strategy;
     plan::Stamp at;
     for (const std::string& name : tp.fragment.devices) at.devices.push_back(device_(topo_.at(name)));
     return &slot.emplace(Template{&tp, std::move(at)});
-  }
-
-  // The resharding plan of moving a replicated tensor between two meshes
-  // (prob's tensor and meshes), from plans_ or made there.
-  const TransferPlan& transfer_plan(reshard::ReshardProblem& prob) {
-    const auto& shape = prob.tensor.shape;
-    key_.assign({prob.tensor.name == "grad", static_cast<std::int64_t>(prob.tensor.dtype),
-                 static_cast<std::int64_t>(cfg_.reshard), cfg_.reshard_auto,
-                 static_cast<std::int64_t>(cfg_.balance), cfg_.payloads});
-    key_.insert(key_.end(), shape.begin(), shape.end());
-    key_.push_back(-1);
-    for (const topology::NodeId n : prob.src.devices) key_.push_back(n);
-    key_.push_back(-1);
-    for (const topology::NodeId n : prob.dst.devices) key_.push_back(n);
-    if (auto found = plans_.find(key_); found != plans_.end()) return found->second;
-    prob.src_spec.dims.assign(shape.size(), {});
-    prob.dst_spec.dims.assign(shape.size(), {});
-    const auto units = reshard::unit_tasks(prob);
-    plan::Plan sub;
-    std::string strategy;
-    if (cfg_.reshard_auto) {
-      reshard::AutoPlan a = reshard::plan_auto(topo_, prob, units);
-      sub = std::move(a.plan);
-      strategy = fmt::format("auto: {}", to_string(a.strategy));
-    } else {
-      sub = reshard::build_plan(topo_, prob, units, cfg_.reshard, cfg_.balance);
-      strategy = std::string(to_string(cfg_.reshard));
-    }
-    // Without payloads the stamps copy none: no regions to copy and drop per microbatch.
-    if (!cfg_.payloads)
-      for (plan::Task& task : sub.tasks) task.payload.clear();
-    return plans_.emplace(key_, make_transfer_plan(std::move(sub), std::move(strategy))).first->second;
   }
 
   // Stamps a template out under `prefix`; its roots wait for `after`. With
@@ -831,8 +752,7 @@ class PipelineBuilder {
   }
 
   TransferPlans own_plans_;  // unless the caller shares its own
-  std::unordered_map<std::vector<std::int64_t>, TransferPlan, WordsHash>& plans_;  // by transfer_plan's key
-  std::vector<std::int64_t> key_;  // scratch: a key into plans_
+  TransferPlans& plans_;
   const model::Model& model_;
   const topology::Topology& topo_;
   const PipelineConfig& cfg_;

@@ -98,7 +98,6 @@
 // the backward would have rebuilt and dropped.
 
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -107,6 +106,7 @@
 #include "pipeline/config.h"
 #include "pipeline/schedule.h"
 #include "pipeline/stages.h"
+#include "pipeline/transfer_plans.h"
 #include "plan/plan.h"
 #include "sim/compute_model.h"
 #include "sim/executor.h"
@@ -140,31 +140,6 @@ struct PipelineIteration {
     context_exchange
   };
   std::vector<Kind> task_kind;  // per plan task
-};
-
-/// What plans built one after another over one topology can share: the
-/// resharding plan of each distinct stage transfer (its tensor's shape
-/// and type, the two meshes, the strategy). A caller that builds many
-/// plans (a search, per thread) keeps one and passes it to
-/// build_pipeline_into; without one a build plans its own. It is emptied
-/// before a build over another topology object (told apart by address: a
-/// topology must stay alive and unchanged while a cache filled over it is
-/// in use) and once it holds kMaxPlans plans (so a long search's memory stays
-/// bounded). Not for two builds at once.
-class TransferPlans {
- public:
-  static constexpr std::size_t kMaxPlans = 4096;
-  struct Maps;  // iteration.cpp's
-  TransferPlans();
-  ~TransferPlans();
-  TransferPlans(const TransferPlans&) = delete;
-  TransferPlans& operator=(const TransferPlans&) = delete;
-  [[nodiscard]] Maps& maps() { return *maps_; }
-  /// The distinct transfers whose plans it holds.
-  [[nodiscard]] std::size_t size() const;
-
- private:
-  std::unique_ptr<Maps> maps_;
 };
 
 /// UsageError when the configuration does not fit: GPUs beyond the
