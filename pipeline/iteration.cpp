@@ -139,33 +139,26 @@ class PipelineBuilder {
 
   // A blank task in the plan's next slot. A slot left by an earlier plan
   // (build_pipeline_into) keeps the storage of its id and lists, so a
-  // search building plan after plan allocates little. The reference is
-  // good until the next call.
+  // search building plan after plan allocates little: copying a blank
+  // task over it empties its strings and lists in place, keeping their
+  // capacity. The reference is good until the next call.
   plan::Task& next_task(Kind k) {
+    static const plan::Task blank{};
+    plan::Task& t = next_slot(k);
+    t = blank;
+    return t;
+  }
+
+  // The plan's next slot as an earlier plan left it, for a caller that
+  // assigns a whole task over it.
+  plan::Task& next_slot(Kind k) {
     auto& tasks = it_.plan.tasks;
     if (used_ >= plan::kMaxPlanTasks)
       throw UsageError(
           fmt::format("the iteration's plan grows past the {} tasks a plan may have: use fewer or "
                       "larger microbatches, or fewer virtual stages",
                       plan::kMaxPlanTasks));
-    if (used_ == tasks.size()) {
-      tasks.emplace_back();
-    } else {
-      plan::Task& t = tasks[used_];
-      std::string id = std::move(t.id);
-      std::vector<std::size_t> devices = std::move(t.devices);
-      std::vector<std::size_t> deps = std::move(t.deps);
-      std::vector<plan::Region> payload = std::move(t.payload);
-      t = plan::Task{};
-      id.clear();
-      devices.clear();
-      deps.clear();
-      payload.clear();
-      t.id = std::move(id);
-      t.devices = std::move(devices);
-      t.deps = std::move(deps);
-      t.payload = std::move(payload);
-    }
+    if (used_ == tasks.size()) tasks.emplace_back();
     it_.task_kind.push_back(k);
     return tasks[used_++];
   }
@@ -733,7 +726,7 @@ class PipelineBuilder {
     if (cfg_.payloads) named = plan::stamp_names(it_.plan, tp.fragment, prefix, tpl.stamp);
     const plan::Stamp& at = cfg_.payloads ? named : tpl.stamp;
     for (std::size_t k = 0; k < tp.fragment.tasks.size(); ++k) {
-      plan::Task& t = next_task(Kind::stage_transfer);
+      plan::Task& t = next_slot(Kind::stage_transfer);
       t = tp.fragment.tasks[k];  // into the slot's storage
       plan::stamp_task(t, at);
       t.id.assign(prefix).append("/").append(tp.ids[k]);
