@@ -28,6 +28,15 @@ class FlatLists {
     for (const T& x : list) items_.push_back(x);  // (lists are short: no call to copy them)
     start_.push_back(items_.size());
   }
+
+  /// The next list, built in place, value by value, with no copy: add()
+  /// appends to it, open() is it so far (to reorder or look at), trim()
+  /// drops values from its end, and close() ends it (then it is list
+  /// size() - 1).
+  void add(const T& x) { items_.push_back(x); }
+  [[nodiscard]] std::span<T> open() { return {items_.data() + start_.back(), items_.data() + items_.size()}; }
+  void trim(std::size_t count) { items_.resize(items_.size() - count); }
+  void close() { start_.push_back(items_.size()); }
   bool operator==(const FlatLists&) const = default;
 
   /// For lists of indices below size(): list v of the result holds every k

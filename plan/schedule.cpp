@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <queue>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -59,7 +60,7 @@ std::string edge_reason(const Plan& plan, std::size_t waiter, std::size_t first)
 
 // Sorts v ascending: insertion sort for the few predecessors a task has,
 // std::sort beyond.
-void sort_small(std::vector<std::size_t>& v) {
+void sort_small(std::span<std::size_t> v) {
   if (v.size() > 16) {
     std::sort(v.begin(), v.end());
     return;
@@ -85,12 +86,14 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   // kFewStreams - 1 (those planners use) in a table, others listed.
   constexpr std::size_t kNone = SIZE_MAX;
   constexpr std::size_t kFewStreams = 16;
-  std::vector<std::size_t> last_few(plan.devices.size() * kFewStreams, kNone);
-  std::vector<std::vector<std::pair<int, std::size_t>>> last_other(plan.devices.size());
+  std::size_t known = plan.devices.size();  // devices in the tables
+  std::vector<std::size_t> last_few(known * kFewStreams, kNone);
+  std::vector<std::vector<std::pair<int, std::size_t>>> last_other(known);
   auto last_on = [&](std::size_t dev, int stream) -> std::size_t& {
-    if (dev >= last_other.size()) {  // (check_indices reports it; the schedule comes first)
-      last_few.resize((dev + 1) * kFewStreams, kNone);
-      last_other.resize(dev + 1);
+    if (dev >= known) {  // (check_indices reports it; the schedule comes first)
+      known = dev + 1;
+      last_few.resize(known * kFewStreams, kNone);
+      last_other.resize(known);
     }
     if (stream >= 0 && static_cast<std::size_t>(stream) < kFewStreams)
       return last_few[dev * kFewStreams + static_cast<std::size_t>(stream)];
@@ -99,23 +102,29 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     if (it == others.end()) return others.emplace_back(stream, kNone).second;
     return it->second;
   };
-  std::vector<std::size_t> p;
   s.preds.reserve(n, 3 * n);  // a task waits for a few others
   bool in_plan_order = true;  // every predecessor comes earlier in the plan
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = plan.tasks[i];
-    p.assign(t.deps.begin(), t.deps.end());
+    // Task i's predecessors, gathered in place in the table.
+    for (const std::size_t d : t.deps) s.preds.add(d);
+    std::size_t added = kNone;  // the last one added for the stream order
+    const bool few = t.stream >= 0 && static_cast<std::size_t>(t.stream) < kFewStreams;
     for (const std::size_t dev : t.devices) {
-      std::size_t& last = last_on(dev, t.stream);
+      // (Most devices are in the table: looked up there without the call.)
+      std::size_t& last = few && dev < known
+                              ? last_few[dev * kFewStreams + static_cast<std::size_t>(t.stream)]
+                              : last_on(dev, t.stream);
       // (A local copy names its device twice; a task on several devices
       // often follows one task on all of them: it is listed once.)
-      if (last != kNone && last != i && (p.empty() || p.back() != last)) p.push_back(last);
+      if (last != kNone && last != i && last != added) s.preds.add(added = last);
       last = i;
     }
+    const std::span<std::size_t> p = s.preds.open();
     sort_small(p);
-    p.erase(std::unique(p.begin(), p.end()), p.end());
-    if (!p.empty() && p.back() >= i) in_plan_order = false;
-    s.preds.push_back(p);
+    s.preds.trim(static_cast<std::size_t>(p.end() - std::unique(p.begin(), p.end())));
+    if (!p.empty() && s.preds.open().back() >= i) in_plan_order = false;
+    s.preds.close();
   }
   s.succs = s.preds.reverse();
   s.order.reserve(n);

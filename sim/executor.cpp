@@ -116,12 +116,10 @@ class Run final : public FlowClient, public kernel::EventHandler, public Skippab
     kind_.resize(n);
     fixed_time_.assign(n, Time::zero());
     devices_.reserve(n, 2 * n);
-    std::vector<NodeId> nodes;
     for (std::size_t i = 0; i < n; ++i) {
       const Task& t = plan.tasks[i];
-      nodes.clear();
-      for (std::size_t d : t.devices) nodes.push_back(node_of[d]);
-      devices_.push_back(nodes);
+      for (std::size_t d : t.devices) devices_.add(node_of[d]);
+      devices_.close();
       result_.task_device[i] = devices_[i].front();
       preds_left_[i] = schedule.preds[i].size();
       kind_[i] = t.kind;
