@@ -78,6 +78,17 @@ std::size_t device_index(Plan& p, std::string_view name) {
 }
 
 void check_indices(const Plan& p) {
+  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
+    const Task& t = p.tasks[i];
+    for (std::size_t d : t.devices)
+      MESHSIM_ASSERT(d < p.devices.size(), fmt::format("task \"{}\": device index out of range", t.id));
+    for (std::size_t d : t.deps)
+      MESHSIM_ASSERT(d < p.tasks.size() && d != i, fmt::format("task \"{}\": bad dependency index", t.id));
+  }
+  check_payload_indices(p);
+}
+
+void check_payload_indices(const Plan& p) {
   const std::size_t devices = p.devices.size();
   const std::size_t buffers = p.buffers.size();
   for (const Buffer& b : p.buffers) {
@@ -85,12 +96,7 @@ void check_indices(const Plan& p) {
     MESHSIM_ASSERT(!b.tensor || *b.tensor < p.tensors.size(),
                    fmt::format("buffer \"{}\": tensor index out of range", b.name));
   }
-  for (std::size_t i = 0; i < p.tasks.size(); ++i) {
-    const Task& t = p.tasks[i];
-    for (std::size_t d : t.devices)
-      MESHSIM_ASSERT(d < devices, fmt::format("task \"{}\": device index out of range", t.id));
-    for (std::size_t d : t.deps)
-      MESHSIM_ASSERT(d < p.tasks.size() && d != i, fmt::format("task \"{}\": bad dependency index", t.id));
+  for (const Task& t : p.tasks) {
     for (const Region& r : t.payload)
       MESHSIM_ASSERT(r.tensor < p.tensors.size() && r.src_buffer < buffers && r.dst_buffer < buffers,
                      fmt::format("task \"{}\": region index out of range", t.id));

@@ -265,6 +265,10 @@ std::size_t device_index(Plan& p, std::string_view name);
 /// MESHSIM_ASSERT that every index in `p` is in range: for plans that
 /// planners build in memory (the loader checks the files it reads).
 void check_indices(const Plan& p);
+/// check_indices without the tasks' device and dependency lists, which
+/// make_schedule checks as it reads them (plan/schedule.h): for a plan
+/// whose schedule has been made.
+void check_payload_indices(const Plan& p);
 
 /// Whether any task carries a payload: a plan without one moves only byte
 /// counts, so a run of it can be timed but not verified ("timing-only").

@@ -86,15 +86,10 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   // kFewStreams - 1 (those planners use) in a table, others listed.
   constexpr std::size_t kNone = SIZE_MAX;
   constexpr std::size_t kFewStreams = 16;
-  std::size_t known = plan.devices.size();  // devices in the tables
-  std::vector<std::size_t> last_few(known * kFewStreams, kNone);
-  std::vector<std::vector<std::pair<int, std::size_t>>> last_other(known);
+  const std::size_t devices = plan.devices.size();
+  std::vector<std::size_t> last_few(devices * kFewStreams, kNone);
+  std::vector<std::vector<std::pair<int, std::size_t>>> last_other(devices);
   auto last_on = [&](std::size_t dev, int stream) -> std::size_t& {
-    if (dev >= known) {  // (check_indices reports it; the schedule comes first)
-      known = dev + 1;
-      last_few.resize(known * kFewStreams, kNone);
-      last_other.resize(known);
-    }
     if (stream >= 0 && static_cast<std::size_t>(stream) < kFewStreams)
       return last_few[dev * kFewStreams + static_cast<std::size_t>(stream)];
     auto& others = last_other[dev];
@@ -106,15 +101,19 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   bool in_plan_order = true;  // every predecessor comes earlier in the plan
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = plan.tasks[i];
-    // Task i's predecessors, gathered in place in the table.
-    for (const std::size_t d : t.deps) s.preds.add(d);
+    // Task i's predecessors, gathered in place in the table (and its
+    // indices checked as they are read, as check_indices would).
+    for (const std::size_t d : t.deps) {
+      MESHSIM_ASSERT(d < n && d != i, fmt::format("task \"{}\": bad dependency index", t.id));
+      s.preds.add(d);
+    }
     std::size_t added = kNone;  // the last one added for the stream order
     const bool few = t.stream >= 0 && static_cast<std::size_t>(t.stream) < kFewStreams;
     for (const std::size_t dev : t.devices) {
-      // (Most devices are in the table: looked up there without the call.)
-      std::size_t& last = few && dev < known
-                              ? last_few[dev * kFewStreams + static_cast<std::size_t>(t.stream)]
-                              : last_on(dev, t.stream);
+      MESHSIM_ASSERT(dev < devices, fmt::format("task \"{}\": device index out of range", t.id));
+      // (Most streams are in the table: looked up there without the call.)
+      std::size_t& last =
+          few ? last_few[dev * kFewStreams + static_cast<std::size_t>(t.stream)] : last_on(dev, t.stream);
       // (A local copy names its device twice; a task on several devices
       // often follows one task on all of them: it is listed once.)
       if (last != kNone && last != i && last != added) s.preds.add(added = last);

@@ -37,7 +37,9 @@ struct Schedule {
 };
 
 /// The schedule of `plan`. ConfigError (file, the JSON path of the first
-/// task on the cycle) when deps and stream order form a cycle.
+/// task on the cycle) when deps and stream order form a cycle; as
+/// check_indices, MESHSIM_ASSERT that every device and dependency index of
+/// a task is in range.
 [[nodiscard]] Schedule make_schedule(const Plan& plan, const std::string& file);
 
 /// Where `plan` came from, for error messages: its name, else "<plan>".

@@ -617,7 +617,7 @@ SimResult simulate(const Plan& plan, const topology::Topology& topo, const SimOp
 
 SimResult simulate(const Plan& plan, const plan::Schedule& schedule, const topology::Topology& topo,
                    const SimOptions& opts) {
-  plan::check_indices(plan);
+  plan::check_payload_indices(plan);  // (making the schedule checked the device and dependency lists)
   const std::vector<NodeId> node_of = plan_nodes(plan, topo, plan::plan_origin(plan));
   return Run(plan, schedule, topo, node_of, opts).run();
 }

@@ -59,6 +59,25 @@ TEST_CASE("predecessors are deps plus the task before on each stream", "[plan][s
   CHECK(s.order == std::vector<std::size_t>{0, 1, 2, 3, 4});
 }
 
+TEST_CASE("a built plan's device or dependency index out of range is an internal error of the schedule",
+          "[plan][schedule]") {
+  // Two devices, two tasks; then b names device 2, then b waits for task 2
+  // (there are two), then for itself: each is a planner's bug, reported as
+  // it is read, before anything indexes with it.
+  Plan p;
+  p.tasks = {compute(p, "a", "X", 0), compute(p, "b", "Y", 0, {0})};
+  CHECK_NOTHROW(make_schedule(p, "p.json"));
+  Plan bad = p;
+  bad.tasks[1].devices = {2};
+  CHECK_THROWS_WITH(make_schedule(bad, "p.json"), Contains("task \"b\": device index out of range"));
+  CHECK_THROWS_AS(make_schedule(bad, "p.json"), InternalError);
+  bad = p;
+  bad.tasks[1].deps = {2};
+  CHECK_THROWS_WITH(make_schedule(bad, "p.json"), Contains("task \"b\": bad dependency index"));
+  bad.tasks[1].deps = {1};
+  CHECK_THROWS_AS(make_schedule(bad, "p.json"), InternalError);
+}
+
 TEST_CASE("a task may wait for a later one of another stream: the order is Kahn's, not the plan's",
           "[plan][schedule]") {
   // a (X) waits for c (Y); b (Z) is free. Ready: {b, c} -> b, then c, then a.
