@@ -89,9 +89,7 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   const std::size_t devices = plan.devices.size();
   std::vector<std::size_t> last_few(devices * kFewStreams, kNone);
   std::vector<std::vector<std::pair<int, std::size_t>>> last_other(devices);
-  auto last_on = [&](std::size_t dev, int stream) -> std::size_t& {
-    if (stream >= 0 && static_cast<std::size_t>(stream) < kFewStreams)
-      return last_few[dev * kFewStreams + static_cast<std::size_t>(stream)];
+  auto last_on_other = [&](std::size_t dev, int stream) -> std::size_t& {
     auto& others = last_other[dev];
     auto it = std::find_if(others.begin(), others.end(), [&](const auto& e) { return e.first == stream; });
     if (it == others.end()) return others.emplace_back(stream, kNone).second;
@@ -101,8 +99,10 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
   bool in_plan_order = true;  // every predecessor comes earlier in the plan
   for (std::size_t i = 0; i < n; ++i) {
     const Task& t = plan.tasks[i];
-    // Task i's predecessors, gathered in place in the table (and its
-    // indices checked as they are read, as check_indices would).
+    // Task i's predecessors, gathered in place in the table. Its indices
+    // are checked as they are read, as check_indices checks them (a second
+    // walk over the lists would cost a search about 1 % of its
+    // instructions).
     for (const std::size_t d : t.deps) {
       MESHSIM_ASSERT(d < n && d != i, fmt::format("task \"{}\": bad dependency index", t.id));
       s.preds.add(d);
@@ -111,18 +111,18 @@ Schedule make_schedule(const Plan& plan, const std::string& file) {
     const bool few = t.stream >= 0 && static_cast<std::size_t>(t.stream) < kFewStreams;
     for (const std::size_t dev : t.devices) {
       MESHSIM_ASSERT(dev < devices, fmt::format("task \"{}\": device index out of range", t.id));
-      // (Most streams are in the table: looked up there without the call.)
-      std::size_t& last =
-          few ? last_few[dev * kFewStreams + static_cast<std::size_t>(t.stream)] : last_on(dev, t.stream);
+      std::size_t& last = few ? last_few[dev * kFewStreams + static_cast<std::size_t>(t.stream)]
+                              : last_on_other(dev, t.stream);
       // (A local copy names its device twice; a task on several devices
       // often follows one task on all of them: it is listed once.)
       if (last != kNone && last != i && last != added) s.preds.add(added = last);
       last = i;
     }
+    const std::span<std::size_t> gathered = s.preds.open();
+    sort_small(gathered);
+    s.preds.trim(static_cast<std::size_t>(gathered.end() - std::unique(gathered.begin(), gathered.end())));
     const std::span<std::size_t> p = s.preds.open();
-    sort_small(p);
-    s.preds.trim(static_cast<std::size_t>(p.end() - std::unique(p.begin(), p.end())));
-    if (!p.empty() && s.preds.open().back() >= i) in_plan_order = false;
+    if (!p.empty() && p.back() >= i) in_plan_order = false;
     s.preds.close();
   }
   s.succs = s.preds.reverse();
