@@ -27,8 +27,9 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   touch(head);
   if (edges_[e].passive) {
     H.fixed += w * o.base;
-    H.reserve -= w * (o.base + H.allow);
-    if (H.reserve >= 0) {
+    double& reserve = lists_[head].reserve;
+    reserve -= w * (o.base + H.allow);
+    if (reserve >= 0) {
       Link& T = links_[tail];
       T.alarm = std::min(T.alarm, o.base + H.allow);
       return;
@@ -55,7 +56,7 @@ void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate
   Link& H = links_[E.head];
   if (E.passive) {
     H.fixed -= w * o.base;
-    H.reserve += w * (o.base + H.allow);
+    lists_[E.head].reserve += w * (o.base + H.allow);
   } else {
     H.fixed -= w * rate;
   }
@@ -127,7 +128,7 @@ void BottleneckStructure::queue(LinkIndex l) {
   if (L.leaf && L.limited > 0)
     leaves_.push_back(l);
   else
-    heap_.push({key, l});
+    heap_.push(waiting(key, l));
 }
 
 // Repairs the waiting links: those on the heap in level order, then the
@@ -138,7 +139,8 @@ bool BottleneckStructure::drain() {
   const auto within = [&] { return ++batch_repairs_ <= kMaxRepairs * batch_waiting_; };
   for (;;) {
     while (!heap_.empty()) {
-      const LinkIndex l = heap_.pop().link;
+      const auto l = static_cast<LinkIndex>(heap_.pop_distinct());
+      if (!heap_.empty()) prefetch_out(static_cast<LinkIndex>(heap_.top()));
       links_[l].queued = false;
       repair(l);
       if (!within()) return false;
@@ -152,6 +154,17 @@ bool BottleneckStructure::drain() {
     draining_.clear();
     if (!within()) return false;
   }
+}
+
+// The next link to be repaired is fetched while this one is: its record
+// and the first lines of its out-edges, which its level change will
+// read (each link's out-edges are an array of their own, and the repair
+// otherwise waits on the first lines of each).
+void BottleneckStructure::prefetch_out(LinkIndex l) const {
+  __builtin_prefetch(&links_[l]);
+  const OutEdge* out = lists_[l].out.data();
+  const std::size_t n = lists_[l].out.size();
+  for (std::size_t i = 0; i < n && i < 4 * kOutPerLine; i += kOutPerLine) __builtin_prefetch(out + i);
 }
 
 // Link l is repaired: it takes in faster in-edges if (3) or (2) is
@@ -228,17 +241,17 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
   if (old == kInf || level == kInf) return;  // it limited no flow, or limits none: no out-edges
   const double delta = level - old;
   const std::vector<OutEdge>& out = lists_[l].out;
-  // queue() and touch() neither grow links_ nor change the out-edges: the
-  // loop reads both through locals, not through `this` after every store.
+  // queue() neither grows links_ nor changes the out-edges: the loop reads
+  // both through locals, not through `this` after every store.
   Link* const links = links_.data();
-  const bool keep_all = keep_all_;
   for (const OutEdge& o : out) {
     Link& K = links[o.head];
     K.fixed += o.weight * delta;
     if (level > K.max_in) K.max_in = level;
-    if (keep_all) touch(o.head);
     if (!K.queued) queue(o.head);
   }
+  if (keep_all_)
+    for (const OutEdge& o : out) touch(o.head);
   stats_.pushes += out.size();
   if (level > L.alarm) trip(l);
 }

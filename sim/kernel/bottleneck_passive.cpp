@@ -81,7 +81,7 @@ bool BottleneckStructure::sync(LinkIndex l) {
     return true;
   }
   L.allow = weight > 0 ? std::max(0.0, L.capacity - fixed) / weight : kInf;
-  L.reserve = weight > 0 ? 0.0 : L.capacity - fixed;
+  lists_[l].reserve = weight > 0 ? 0.0 : L.capacity - fixed;
   for (const auto [e, tail] : lists_[l].in) {
     Link& T = links_[tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);

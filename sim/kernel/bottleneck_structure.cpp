@@ -88,6 +88,7 @@ BottleneckStructure::LinkIndex BottleneckStructure::new_cap_link(double cap) {
                  "a free cap link is empty");
   links_[c] = Link{};
   links_[c].capacity = cap;
+  lists_[c].reserve = 0;
   return c;
 }
 

@@ -98,8 +98,10 @@
 // Flow ids are recycled: an id is free again once its flow is removed.
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -212,8 +214,8 @@ class BottleneckStructure {
   using EdgeIndex = std::uint32_t;
 
   // What (1)-(3) read of a link, kept compact: pushes and repairs touch
-  // little else.
-  struct Link {
+  // little else, and one cache line holds it.
+  struct alignas(64) Link {
     double capacity = 0;
     double level = kInf;
     double wsum = 0;            // W
@@ -221,13 +223,13 @@ class BottleneckStructure {
     double max_in = 0;          // ≥ the level of every in-edge's tail
     double allow = kInf;        // passive: how far each in-edge's tail may rise above its base
     double alarm = kInf;        // ≤ base + allow of every passive out-edge
-    double reserve = 0;         // passive: C − F − allow · Σ A, what joins may still take
     std::uint32_t limited = 0;  // flows limited here
     bool left_out = false;      // carries no more than another link
     bool queued = false;
     bool stale = false;  // passive, with in-edges not yet counted in allow
     bool leaf = true;    // no out-edges to links that limit flows
   };
+  static_assert(sizeof(Link) == 64, "a link's record is one cache line");
   // An out-edge as its tail keeps it: the head, the edge's weight A, and
   // (to a passive head) the tail's level that the head's F counts.
   struct OutEdge {
@@ -243,18 +245,20 @@ class BottleneckStructure {
     LinkIndex tail;
   };
   // The rest of a link: its edges, its flows, its candidates to be left
-  // out behind, and bookkeeping.
-  struct Lists {
-    std::vector<OutEdge> out;            // edges (l, this) to links that limit flows
+  // out behind, and bookkeeping (what every repair reads in the first
+  // cache line).
+  struct alignas(64) Lists {
+    std::vector<OutEdge> out;  // edges (l, this) to links that limit flows
+    std::uint32_t repairs = 0;
+    std::uint32_t ncand = 0;
+    std::uint64_t noted = 0;   // == batch_: in noted_levels_
+    std::uint64_t waited = 0;  // == batch_: counted in batch_waiting_
+    std::uint64_t touched = 0;
     std::vector<OutEdge> passive;        // edges (l, this) to links that limit none
     std::vector<InEdge> in;              // edges (this, b)
     std::vector<PathPool::Entry> flows;  // every flow crossing it
     std::array<LinkIndex, kCandidates> cand{};
-    std::uint32_t ncand = 0;
-    std::uint32_t repairs = 0;
-    std::uint64_t noted = 0;  // == batch_: in noted_levels_
-    std::uint64_t touched = 0;
-    std::uint64_t waited = 0;  // == batch_: counted in batch_waiting_
+    double reserve = 0;  // passive: C − F − allow · Σ A, what joins may still take
   };
   struct Edge {
     LinkIndex head = 0;  // l: the link its flows cross
@@ -308,6 +312,8 @@ class BottleneckStructure {
   void drop_edge(EdgeIndex e);
   void queue(LinkIndex l);
   bool drain();
+  static constexpr std::size_t kOutPerLine = 64 / sizeof(OutEdge);
+  void prefetch_out(LinkIndex l) const;
   void repair(LinkIndex l);
   double take_in(LinkIndex l, double level);
   void set_level(LinkIndex l, double level);
@@ -363,17 +369,19 @@ class BottleneckStructure {
   std::size_t active_ = 0;
   std::size_t added_ = 0;  // flows added in this batch
 
-  // Links waiting for repair, lowest level first (ties: lower index).
-  struct Waiting {
-    double key;
-    LinkIndex link;
-  };
-  struct WaitingBefore {
-    bool operator()(const Waiting& a, const Waiting& b) const {
-      return a.key != b.key ? a.key < b.key : a.link < b.link;
-    }
-  };
-  Heap<Waiting, WaitingBefore> heap_;
+  // Links waiting for repair, lowest level first (ties: lower index),
+  // each as one integer that orders the same way, so that the queue's
+  // sifts compare without branches: the level's bits made monotone (a
+  // non-negative level's sign bit set, a negative level's bits all
+  // flipped, −0 taken as +0) above the index. A link waits at most once,
+  // so no two tie.
+  __extension__ typedef unsigned __int128 Waiting;
+  [[nodiscard]] static Waiting waiting(double key, LinkIndex l) {
+    const auto bits = std::bit_cast<std::uint64_t>(key == 0 ? 0.0 : key);
+    const std::uint64_t order = (bits >> 63) != 0 ? ~bits : bits | (std::uint64_t{1} << 63);
+    return (Waiting{order} << 32) | l;
+  }
+  Heap<Waiting, std::less<>> heap_;
   std::vector<LinkIndex> leaves_;  // waiting links with no out-edges to links that limit flows
   std::vector<LinkIndex> draining_;
   std::uint64_t batch_ = 1;

@@ -53,6 +53,30 @@ struct DaryHeap {
       sift_down(v, i, last, before, placed);
   }
 
+  /// Removes v[0] from a heap whose elements never tie (`before` orders
+  /// any two of them): the hole at the top descends along the first of
+  /// the smallest children to a leaf, each picked without a branch, and
+  /// the last element fills it and moves up. The order of pops is that of
+  /// erase(v, 0) (the elements are distinct); the arrangement differs.
+  template <typename T, typename Before>
+  static void pop_distinct(std::vector<T>& v, Before before) {
+    const T last = v.back();
+    v.pop_back();
+    const std::size_t n = v.size();
+    if (n == 0) return;
+    std::size_t i = 0;
+    for (std::size_t first = 1; first < n; first = Arity * i + 1) {
+      std::size_t best = first;
+      const std::size_t end = std::min(first + Arity, n);
+      for (std::size_t c = first + 1; c < end; ++c)
+        best += static_cast<std::size_t>(before(v[c], v[best])) * (c - best);
+      v[i] = v[best];
+      i = best;
+    }
+    NoPlacement placed;
+    sift_up(v, i, last, before, placed);
+  }
+
   /// Puts x in v[i]'s place (x's key may be before or after the old one).
   template <typename T, typename Before, typename Placed = NoPlacement>
   static void update(std::vector<T>& v, std::size_t i, const T& x, Before before, Placed placed = {}) {
@@ -116,6 +140,12 @@ class Heap {
   T pop() {
     const T top = v_.front();
     DaryHeap<Arity>::erase(v_, 0, before_);
+    return top;
+  }
+  /// pop() for a queue whose elements never tie (DaryHeap::pop_distinct).
+  T pop_distinct() {
+    const T top = v_.front();
+    DaryHeap<Arity>::pop_distinct(v_, before_);
     return top;
   }
 

@@ -101,3 +101,30 @@ TEST_CASE("a sift moves past an equal key neither up nor down", "[heap]") {
   DaryHeap<2>::erase(v, 0, KeyFirst{});
   CHECK(v == std::vector<Item>{{2, 3}, {2, 1}, {2, 2}});
 }
+
+TEST_CASE("a queue of distinct elements pops the same sequence with pop_distinct as with pop", "[heap]") {
+  // Distinct (key, id) pairs ordered by key then id, pushed and popped in
+  // random interleavings: pop_distinct takes the hole down to a leaf and
+  // then sifts the last element up, so its arrangement differs from pop's,
+  // but with no ties each pop must return the same element, the least.
+  struct KeyThenId {
+    bool operator()(const Item& a, const Item& b) const { return a < b; }
+  };
+  std::mt19937 rng(7);
+  Heap<Item, KeyThenId> plain;
+  Heap<Item, KeyThenId> distinct;
+  int next_id = 0;
+  for (int step = 0; step < 5000; ++step) {
+    if (plain.empty() || rng() % 3 != 0) {
+      const Item x{static_cast<int>(rng() % 40), next_id++};
+      plain.push(x);
+      distinct.push(x);
+      continue;
+    }
+    const Item least = *std::min_element(plain.items().begin(), plain.items().end());
+    CHECK(plain.pop() == least);
+    CHECK(distinct.pop_distinct() == least);
+  }
+  while (!plain.empty()) CHECK(plain.pop() == distinct.pop_distinct());
+  CHECK(distinct.empty());
+}
