@@ -7,7 +7,7 @@ MESHSIM_PACKAGES=(
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev
   catch2 libbenchmark-dev python3-matplotlib
   graphviz  # `topo dot ... | dot -Tsvg`
-  libjemalloc-dev  # the allocator of meshsim and meshsim-mpi (tools/CMakeLists.txt)
+  libjemalloc-dev  # the allocator of meshsim, meshsim-mpi and bench_sim (cmake/Allocator.cmake)
   libopenmpi-dev openmpi-bin  # optional: meshsim-mpi, the NCCL backend across processes
 )
 
