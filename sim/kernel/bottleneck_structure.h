@@ -245,8 +245,8 @@ class BottleneckStructure {
     LinkIndex tail;
   };
   // The rest of a link: its edges, its flows, its candidates to be left
-  // out behind, and bookkeeping (what every repair reads in the first
-  // cache line).
+  // out behind, and bookkeeping. The out-edges and the stamps come first,
+  // so that one cache line holds all a repair reads here.
   struct alignas(64) Lists {
     std::vector<OutEdge> out;  // edges (l, this) to links that limit flows
     std::uint32_t repairs = 0;
