@@ -11,11 +11,12 @@
 namespace meshsim::sim::kernel {
 
 // Flow f's hop `hop` (kept, not its bottleneck) joins the edge from its
-// bottleneck to that link: the link's F grows by w · λ_b (a passive link
-// counts it at the edge's base and shares its allowance again).
+// bound there (tail_for) to that link: the link's F grows by w · λ_b (a
+// passive link counts it at the edge's base and shares its allowance
+// again).
 void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   const LinkIndex head = link_at(f, hop);
-  const LinkIndex tail = bottleneck(f);
+  const LinkIndex tail = tail_for(f, hop);
   const EdgeIndex e = edge(head, tail);
   const std::uint32_t at = flows_[f].off + hop;
   PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
@@ -41,6 +42,63 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   const double level = links_[tail].level;
   H.fixed += w * level;
   H.max_in = std::max(H.max_in, level);
+}
+
+// Where the edge of flow f's hop `hop` starts: f's bottleneck when the
+// head limits flows (its F must be exact), and for a passive head the hop
+// of f nearest to `hop` that is kept and limits flows. Its level bounds
+// f's rate by (3) as the bottleneck's does, and it stays put when f's
+// bottleneck moves (see "Passive links").
+BottleneckStructure::LinkIndex BottleneckStructure::tail_for(FlowIndex f, std::uint32_t hop) const {
+  if (keep_all_ || links_[link_at(f, hop)].limited > 0) return bottleneck(f);
+  const Flow& fl = flows_[f];
+  const auto bounds = [&](std::uint32_t h) { return hop_kept(f, h) && links_[link_at(f, h)].limited > 0; };
+  for (std::uint32_t d = 1; d < fl.len; ++d) {
+    if (hop + d < fl.len && bounds(hop + d)) return link_at(f, hop + d);
+    if (hop >= d && bounds(hop - d)) return link_at(f, hop - d);
+  }
+  return bottleneck(f);
+}
+
+// Flow f's hop `hop` moves from its edge to the edge from `tail`, with
+// its weight; F, bases and reserves are left for the caller to count
+// afresh.
+void BottleneckStructure::rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail) {
+  ++stats_.rehomed;
+  const std::uint32_t at = flows_[f].off + hop;
+  const double w = paths_.weight[at];
+  const EdgeIndex from = paths_.edge[at];
+  PathPool::unlist(edges_[from].members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
+  out_of(from).weight -= w;
+  if (edges_[from].members.empty()) drop_edge(from);
+  const EdgeIndex e = edge(link_at(f, hop), tail);
+  PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
+  paths_.edge[at] = e;
+  out_of(e).weight += w;
+}
+
+// Each member of passive link l's in-edges that its edge's tail only
+// bounds moves to the edge from its bottleneck, so that l's F, once
+// counted afresh, is exact. False when every member was there already.
+bool BottleneckStructure::tighten(LinkIndex l) {
+  rehomed_.clear();
+  for (const auto [e, tail] : lists_[l].in)
+    for (const PathPool::Entry& m : edges_[e].members)
+      if (bottleneck(m.flow) != tail) rehomed_.push_back(m);
+  for (const PathPool::Entry& m : rehomed_) rehome(m.flow, m.hop, bottleneck(m.flow));
+  return !rehomed_.empty();
+}
+
+// Link l limits no flow any more, so its level bounds nothing: the flows
+// whose passive edges start at l leave them for edges from another bound.
+void BottleneckStructure::release(LinkIndex l) {
+  rehomed_.clear();
+  for (const OutEdge& o : lists_[l].passive)
+    for (const PathPool::Entry& m : edges_[o.edge].members) rehomed_.push_back(m);
+  for (const PathPool::Entry& m : rehomed_) {
+    leave_edge(m.flow, m.hop, 0.0);
+    join_edge(m.flow, m.hop);
+  }
 }
 
 // Flow f's hop `hop` leaves its edge, where the flow ran at `rate`.
@@ -280,14 +338,22 @@ void BottleneckStructure::move(FlowIndex f, std::uint32_t to) {
   if (to == from) return;
   ++stats_.moves;
   note_move(f, bottleneck(f));
-  const double before = links_[bottleneck(f)].level;
-  for (std::uint32_t h = 0; h < fl.len; ++h)
-    if (h != from && paths_.edge[fl.off + h] != PathPool::kNoEdge) leave_edge(f, h, before);
+  const LinkIndex from_link = bottleneck(f);
+  const double before = links_[from_link].level;
+  // Edges to passive links stay: their tails still bound f's rate, unless
+  // the tail is the link f leaves and will limit no flow.
+  const bool from_ends = links_[from_link].limited == 1;
+  for (std::uint32_t h = 0; h < fl.len; ++h) {
+    const EdgeIndex e = paths_.edge[fl.off + h];
+    if (h == from || e == PathPool::kNoEdge) continue;
+    if (h != to && edges_[e].passive && !(from_ends && edges_[e].tail == from_link)) continue;
+    leave_edge(f, h, before);
+  }
   unlimit(f);
   limit(f, to);
   for (std::uint32_t h = 0; h < fl.len; ++h) {
     if (!hop_kept(f, h)) continue;
-    if (h != to) join_edge(f, h);
+    if (h != to && paths_.edge[fl.off + h] == PathPool::kNoEdge) join_edge(f, h);
     queue(link_at(f, h));
   }
 }

@@ -32,6 +32,7 @@ void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
 // Link l starts limiting flows: its F becomes exact (its in-edges' tails
 // at their levels now) and its in-edges move where level changes reach.
 void BottleneckStructure::activate(LinkIndex l) {
+  tighten(l);
   double fixed = 0;
   double max_in = 0;
   for (const auto [e, tail] : lists_[l].in) {
@@ -61,21 +62,12 @@ void BottleneckStructure::deactivate(LinkIndex l) {
 // before l must look again, and its alarm says when. True when l is over
 // capacity: it must take flows in (repair).
 bool BottleneckStructure::sync(LinkIndex l) {
-  double fixed = 0;
-  double weight = 0;
-  double max_in = 0;
-  for (const auto [e, tail] : lists_[l].in) {
-    OutEdge& o = out_of(e);
-    const double level = links_[tail].level;
-    o.base = level;
-    fixed += o.weight * level;
-    weight += o.weight;
-    max_in = std::max(max_in, level);
-  }
+  double weight = count(l);
   Link& L = links_[l];
-  L.fixed = fixed;
-  L.max_in = max_in;
   L.stale = false;
+  // Over capacity by the bounds: first count the flows at their own rates.
+  if (L.fixed > L.capacity * (1 + kSaturated) && tighten(l)) weight = count(l);
+  const double fixed = L.fixed;
   if (fixed > L.capacity * (1 + kSaturated)) {
     L.allow = 0;
     return true;
@@ -89,6 +81,25 @@ bool BottleneckStructure::sync(LinkIndex l) {
   return false;
 }
 
+// Passive link l's F counted afresh, each in-edge at its tail's level now
+// (its new base); returns Σ A.
+double BottleneckStructure::count(LinkIndex l) {
+  double fixed = 0;
+  double weight = 0;
+  double max_in = 0;
+  for (const auto [e, tail] : lists_[l].in) {
+    OutEdge& o = out_of(e);
+    const double level = links_[tail].level;
+    o.base = level;
+    fixed += o.weight * level;
+    weight += o.weight;
+    max_in = std::max(max_in, level);
+  }
+  links_[l].fixed = fixed;
+  links_[l].max_in = max_in;
+  return weight;
+}
+
 // Link l rose past its alarm: each passive link it may now overload counts
 // it afresh; the alarm becomes exact.
 void BottleneckStructure::trip(LinkIndex l) {
@@ -98,7 +109,16 @@ void BottleneckStructure::trip(LinkIndex l) {
   const std::vector<OutEdge>& passive = lists_[l].passive;
   for (std::size_t i = 0; i < passive.size(); ++i) {
     const LinkIndex h = passive[i].head;
-    if (level > passive[i].base + links_[h].allow && sync(h)) queue(h);
+    if (level > passive[i].base + links_[h].allow) {
+      // A sync that tightens moves edges, l's among them: look again.
+      const std::uint64_t rehomed = stats_.rehomed;
+      if (sync(h)) queue(h);
+      if (stats_.rehomed != rehomed) {
+        i = static_cast<std::size_t>(-1);
+        alarm = kInf;
+        continue;
+      }
+    }
     alarm = std::min(alarm, passive[i].base + links_[h].allow);
   }
   links_[l].alarm = alarm;

@@ -137,6 +137,7 @@ void BottleneckStructure::unlimit(FlowIndex f) {
   --L.limited;
   touch(l);
   if (L.limited > 0) return;
+  release(l);
   MESHSIM_ASSERT(lists_[l].out.empty() && lists_[l].passive.empty(),
                  "a link that limits no flow has no out-edges");
   L.wsum = 0;
@@ -241,10 +242,7 @@ double BottleneckStructure::load(LinkIndex l) const {
   const Link& L = links_[l];
   double sum = 0;
   if (kept(l) && L.limited > 0) return L.wsum * L.level + L.fixed;
-  if (kept(l)) {
-    for (const auto [e, tail] : lists_[l].in) sum += out_of(e).weight * links_[tail].level;
-    return sum;
-  }
+  // (A passive link's in-edges only bound its flows' rates.)
   for (const PathPool::Entry& e : lists_[l].flows) sum += weight_at(e.flow, e.hop) * rate(e.flow);
   return sum;
 }
@@ -265,6 +263,34 @@ BottleneckStructure::Snapshot BottleneckStructure::snapshot() const {
   return s;
 }
 
+// Flow f's hop `hop` is a member of the right edge: none at its
+// bottleneck or a link left out; at a link that limits flows, the edge
+// from f's bottleneck; at a passive link, an edge from a kept hop of f
+// that limits flows (so that its level bounds f's rate).
+std::optional<std::string> BottleneckStructure::check_edge(FlowIndex f, std::uint32_t hop, double tol) const {
+  const Flow& fl = flows_[f];
+  const LinkIndex l = link_at(f, hop);
+  const EdgeIndex e = paths_.edge[fl.off + hop];
+  const bool wanted = !fl.alone && hop != fl.bneck && kept(l);
+  if (e == PathPool::kNoEdge)
+    return wanted ? std::optional(fmt::format("flow {} is in no edge at its link {}", f, l)) : std::nullopt;
+  if (!wanted) return fmt::format("flow {} is in an edge at its link {}, which needs none", f, l);
+  const Edge& E = edges_[e];
+  if (E.head != l || E.passive != (!keep_all_ && links_[l].limited == 0))
+    return fmt::format("flow {}'s edge at link {} is not that link's", f, l);
+  if (!E.passive)
+    return E.tail == bottleneck(f)
+               ? std::nullopt
+               : std::optional(fmt::format("flow {}'s edge at link {} starts at {}, not at its bottleneck", f,
+                                           l, E.tail));
+  bool on_path = false;
+  for (std::uint32_t h = 0; h < fl.len; ++h) on_path = on_path || link_at(f, h) == E.tail;
+  if (!on_path || !kept(E.tail) || links_[E.tail].limited == 0 || rate(f) > links_[E.tail].level * (1 + tol))
+    return fmt::format("flow {}'s edge at passive link {} starts at {}, which does not bound its rate", f, l,
+                       E.tail);
+  return std::nullopt;
+}
+
 std::optional<std::string> BottleneckStructure::check(double tol) const {
   std::vector<double> w(links_.size(), 0.0), fx(links_.size(), 0.0), load(links_.size(), 0.0);
   for (FlowIndex f = 0; f < flows_.size(); ++f) {
@@ -276,6 +302,7 @@ std::optional<std::string> BottleneckStructure::check(double tol) const {
       load[l] += weight_at(f, h) * r;
       if (kept(l) && r > links_[l].level * (1 + tol))
         return fmt::format("flow {} runs at {}, above the level {} of its link {}", f, r, links_[l].level, l);
+      if (auto bad = check_edge(f, h, tol)) return bad;
     }
   }
   for (LinkIndex l = 0; l < links_.size(); ++l) {

@@ -59,8 +59,22 @@
 // it are those links counted afresh (sync). A flow leaving a passive link
 // frees w (β_e + δ_l) of what it had promised (the link's reserve, C_l −
 // F_l − δ_l Σ A_e); one joining takes from the reserve, and only when the
-// reserve would go negative is the link counted afresh. (A flow that
-// changes bottleneck leaves and joins again, often at no higher a base.)
+// reserve would go negative is the link counted afresh.
+//
+// Bounds. A passive link needs only an upper bound on its flows' rates,
+// and by (3) the level of any kept link of f's path that limits flows is
+// one. So f's edge at a passive link starts at the hop of f nearest to
+// it that is kept and limits flows, not at f's bottleneck, and stays
+// there when f's bottleneck moves: a move re-weighs only the edges at
+// links that limit flows. (On a one-GPU-per-host tree, the host links of
+// each of 1.9 million moves would otherwise leave their edges and join
+// new ones, most of them one flow each, and a fifth of the joins would
+// count the link afresh.) F_l then counts bounds: a link over capacity by
+// them first moves its in-edges' members to the edges from their own
+// bottlenecks (tightens) and counts again, and takes flows in only if it
+// is over still. A link that starts limiting flows tightens, so that its
+// F is exact; one that stops moves the members of its passive out-edges
+// to their next bound.
 //
 // Caps. A flow's cap is a link of its own, of capacity cap and weight 1:
 // the flow is limited there exactly when it runs at its cap.
@@ -202,6 +216,7 @@ class BottleneckStructure {
     std::uint64_t takes = 0;     // in-edges taken in by water-filling
     std::uint64_t joins = 0;     // links that joined the structure
     std::uint64_t trips = 0;     // alarms: a level rose past what its passive out-edges allow
+    std::uint64_t rehomed = 0;   // passive edges' members moved to their bottleneck's edge
     std::uint64_t rebuilds = 0;  // batches solved afresh
     std::uint64_t level_changes = 0;
     std::uint64_t alone = 0;    // flows that started alone on their links
@@ -307,6 +322,10 @@ class BottleneckStructure {
     return (E.passive ? lists_[E.tail].passive : lists_[E.tail].out)[E.out_slot];
   }
   void join_edge(FlowIndex f, std::uint32_t hop);
+  [[nodiscard]] LinkIndex tail_for(FlowIndex f, std::uint32_t hop) const;
+  void rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail);
+  bool tighten(LinkIndex l);
+  void release(LinkIndex l);
   void leave_edge(FlowIndex f, std::uint32_t hop, double rate);
   EdgeIndex edge(LinkIndex head, LinkIndex tail);
   void drop_edge(EdgeIndex e);
@@ -325,6 +344,7 @@ class BottleneckStructure {
   void activate(LinkIndex l);
   void deactivate(LinkIndex l);
   bool sync(LinkIndex l);
+  double count(LinkIndex l);
   void trip(LinkIndex l);
   void move_out(EdgeIndex e, bool passive, double base);
 
@@ -347,6 +367,7 @@ class BottleneckStructure {
   void thin(LinkIndex l, FlowIndex f, std::uint32_t hop);
   void keep(LinkIndex l, FlowIndex f);
   void rebuild();
+  [[nodiscard]] std::optional<std::string> check_edge(FlowIndex f, std::uint32_t hop, double tol) const;
 
   std::size_t network_links_ = 0;
   bool keep_all_ = false;
@@ -398,6 +419,7 @@ class BottleneckStructure {
   std::vector<EdgeIndex> taken_;
   std::vector<std::pair<double, EdgeIndex>> faster_;
   std::vector<FlowIndex> movers_;
+  std::vector<PathPool::Entry> rehomed_;
   std::vector<std::uint64_t> mark_;  // per link: == mark_stamp_ when on the flow being joined
   std::vector<double> mark_weight_;
   std::vector<LinkIndex> tightest_;  // the links of the flow being joined, tightest first
