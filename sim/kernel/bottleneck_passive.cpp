@@ -72,8 +72,11 @@ bool BottleneckStructure::sync(LinkIndex l) {
     L.allow = 0;
     return true;
   }
-  L.allow = weight > 0 ? std::max(0.0, L.capacity - fixed) / weight : kInf;
-  lists_[l].reserve = weight > 0 ? 0.0 : L.capacity - fixed;
+  // Half of the capacity left is shared among the tails, half kept for
+  // joins and for tails that rise past their share.
+  const double spare = std::max(0.0, L.capacity - fixed);
+  L.allow = weight > 0 ? kShared * spare / weight : kInf;
+  lists_[l].reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
   for (const auto [e, tail] : lists_[l].in) {
     Link& T = links_[tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);
@@ -100,16 +103,27 @@ double BottleneckStructure::count(LinkIndex l) {
   return weight;
 }
 
-// Link l rose past its alarm: each passive link it may now overload counts
-// it afresh; the alarm becomes exact.
+// Link l rose past its alarm: each passive link it may now overload
+// counts its edge from l at l's level now, paying the rise from its
+// reserve, or (the reserve short) counts every in-edge afresh; the alarm
+// becomes exact.
 void BottleneckStructure::trip(LinkIndex l) {
   ++stats_.trips;
   const double level = links_[l].level;
   double alarm = kInf;
-  const std::vector<OutEdge>& passive = lists_[l].passive;
+  std::vector<OutEdge>& passive = lists_[l].passive;
   for (std::size_t i = 0; i < passive.size(); ++i) {
     const LinkIndex h = passive[i].head;
     if (level > passive[i].base + links_[h].allow) {
+      const double rise = passive[i].weight * (level - passive[i].base);
+      if (rise <= lists_[h].reserve) {
+        lists_[h].reserve -= rise;
+        links_[h].fixed += rise;
+        links_[h].max_in = std::max(links_[h].max_in, level);
+        passive[i].base = level;
+        alarm = std::min(alarm, level + links_[h].allow);
+        continue;
+      }
       // A sync that tightens moves edges, l's among them: look again.
       const std::uint64_t rehomed = stats_.rehomed;
       if (sync(h)) queue(h);
