@@ -22,8 +22,7 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
   paths_.edge[at] = e;
   const double w = paths_.weight[at];
-  OutEdge& o = out_of(e);
-  o.weight += w;
+  const OutEdge& o = weigh(e, w);
   Link& H = links_[head];
   touch(head);
   if (edges_[e].passive) {
@@ -69,12 +68,12 @@ void BottleneckStructure::rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail)
   const double w = paths_.weight[at];
   const EdgeIndex from = paths_.edge[at];
   PathPool::unlist(edges_[from].members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
-  out_of(from).weight -= w;
+  weigh(from, -w);
   if (edges_[from].members.empty()) drop_edge(from);
   const EdgeIndex e = edge(link_at(f, hop), tail);
   PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
   paths_.edge[at] = e;
-  out_of(e).weight += w;
+  weigh(e, w);
 }
 
 // Each member of passive link l's in-edges that its edge's tail only
@@ -82,7 +81,7 @@ void BottleneckStructure::rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail)
 // counted afresh, is exact. False when every member was there already.
 bool BottleneckStructure::tighten(LinkIndex l) {
   rehomed_.clear();
-  for (const auto [e, tail] : lists_[l].in)
+  for (const auto [e, tail, a] : lists_[l].in)
     for (const PathPool::Entry& m : edges_[e].members)
       if (bottleneck(m.flow) != tail) rehomed_.push_back(m);
   for (const PathPool::Entry& m : rehomed_) rehome(m.flow, m.hop, bottleneck(m.flow));
@@ -101,6 +100,15 @@ void BottleneckStructure::release(LinkIndex l) {
   }
 }
 
+// Edge e's weight A changes by w, in its out-edge and its in-edge.
+BottleneckStructure::OutEdge& BottleneckStructure::weigh(EdgeIndex e, double w) {
+  const Edge& E = edges_[e];
+  lists_[E.head].in[E.in_slot].weight += w;
+  OutEdge& o = out_of(e);
+  o.weight += w;
+  return o;
+}
+
 // Flow f's hop `hop` leaves its edge, where the flow ran at `rate`.
 void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate) {
   const std::uint32_t at = flows_[f].off + hop;
@@ -109,8 +117,7 @@ void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate
   PathPool::unlist(E.members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
   paths_.edge[at] = PathPool::kNoEdge;
   const double w = paths_.weight[at];
-  OutEdge& o = out_of(e);
-  o.weight -= w;
+  const OutEdge& o = weigh(e, -w);
   Link& H = links_[E.head];
   if (E.passive) {
     H.fixed -= w * o.base;
@@ -135,7 +142,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   std::vector<OutEdge>& out = E.passive ? lists_[tail].passive : lists_[tail].out;
   E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
   E.out_slot = static_cast<std::uint32_t>(out.size());
-  lists_[head].in.push_back({e, tail});
+  lists_[head].in.push_back({e, tail, 0.0});
   out.push_back({head, e, 0.0, links_[tail].level});
   links_[tail].leaf = lists_[tail].out.empty();
   edge_at_.insert(key, e);
@@ -260,28 +267,28 @@ double BottleneckStructure::take_in(LinkIndex l, double level) {
   Link& L = links_[l];
   faster_.clear();
   double rest = 0;
-  for (const auto [e, tail] : lists_[l].in) {
+  for (const auto [e, tail, a] : lists_[l].in) {
     const double s = links_[tail].level;
     if (level == -kInf || s > level * (1 + kRateTolerance))
-      faster_.push_back({s, e});
+      faster_.push_back({s, e, a});
     else
       rest = std::max(rest, s);
   }
   std::sort(faster_.begin(), faster_.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
+    return a.level != b.level ? a.level > b.level : a.edge < b.edge;
   });
   double w = L.wsum;
   double fixed = L.fixed;
   std::size_t i = 0;
   for (; i < faster_.size(); ++i) {
-    const auto [s, e] = faster_[i];
+    const auto [s, e, a] = faster_[i];
     if (w > 0 && !(s > level * (1 + kRateTolerance))) break;
-    w += out_of(e).weight;
-    fixed -= out_of(e).weight * s;
+    w += a;
+    fixed -= a * s;
     level = (L.capacity - fixed) / w;
     taken_.push_back(e);
   }
-  for (; i < faster_.size(); ++i) rest = std::max(rest, faster_[i].first);
+  for (; i < faster_.size(); ++i) rest = std::max(rest, faster_[i].level);
   L.max_in = rest;
   stats_.takes += taken_.size();
   return level;
@@ -361,7 +368,7 @@ void BottleneckStructure::move(FlowIndex f, std::uint32_t to) {
 // F summed afresh from the in-edges (the running sum drifts).
 void BottleneckStructure::refresh(LinkIndex l) {
   double fixed = 0;
-  for (const auto [e, tail] : lists_[l].in) fixed += out_of(e).weight * links_[tail].level;
+  for (const auto [e, tail, a] : lists_[l].in) fixed += a * links_[tail].level;
   links_[l].fixed = fixed;
 }
 

@@ -35,9 +35,9 @@ void BottleneckStructure::activate(LinkIndex l) {
   tighten(l);
   double fixed = 0;
   double max_in = 0;
-  for (const auto [e, tail] : lists_[l].in) {
+  for (const auto [e, tail, a] : lists_[l].in) {
     const double level = links_[tail].level;
-    fixed += out_of(e).weight * level;
+    fixed += a * level;
     max_in = std::max(max_in, level);
     move_out(e, false, 0.0);
   }
@@ -53,7 +53,7 @@ void BottleneckStructure::activate(LinkIndex l) {
 // changes still reach l, so that its load stays exact.
 void BottleneckStructure::deactivate(LinkIndex l) {
   if (!keep_all_)
-    for (const auto [e, tail] : lists_[l].in) move_out(e, true, links_[tail].level);
+    for (const auto [e, tail, a] : lists_[l].in) move_out(e, true, links_[tail].level);
   if (sync(l)) queue(l);
 }
 
@@ -77,8 +77,8 @@ bool BottleneckStructure::sync(LinkIndex l) {
   const double spare = std::max(0.0, L.capacity - fixed);
   L.allow = weight > 0 ? kShared * spare / weight : kInf;
   lists_[l].reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
-  for (const auto [e, tail] : lists_[l].in) {
-    Link& T = links_[tail];
+  for (const InEdge& in : lists_[l].in) {
+    Link& T = links_[in.tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);
   }
   return false;
@@ -90,12 +90,11 @@ double BottleneckStructure::count(LinkIndex l) {
   double fixed = 0;
   double weight = 0;
   double max_in = 0;
-  for (const auto [e, tail] : lists_[l].in) {
-    OutEdge& o = out_of(e);
+  for (const auto [e, tail, a] : lists_[l].in) {
     const double level = links_[tail].level;
-    o.base = level;
-    fixed += o.weight * level;
-    weight += o.weight;
+    out_of(e).base = level;
+    fixed += a * level;
+    weight += a;
     max_in = std::max(max_in, level);
   }
   links_[l].fixed = fixed;

@@ -278,6 +278,9 @@ std::optional<std::string> BottleneckStructure::check_edge(FlowIndex f, std::uin
   const Edge& E = edges_[e];
   if (E.head != l || E.passive != (!keep_all_ && links_[l].limited == 0))
     return fmt::format("flow {}'s edge at link {} is not that link's", f, l);
+  if (lists_[l].in[E.in_slot].weight != out_of(e).weight)
+    return fmt::format("the edge from {} to {} weighs {} at its tail, {} at its head", E.tail, l,
+                       out_of(e).weight, lists_[l].in[E.in_slot].weight);
   if (!E.passive)
     return E.tail == bottleneck(f)
                ? std::nullopt

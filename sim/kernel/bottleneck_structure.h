@@ -262,11 +262,14 @@ class BottleneckStructure {
     double weight;
     double base;
   };
-  // An in-edge as its head keeps it: the edge and its tail (read at every
-  // scan of the in-edges, so kept beside the index).
+  // An in-edge as its head keeps it: the edge, its tail and a copy of its
+  // weight (what a scan of the in-edges reads, kept beside the index:
+  // through the edge, the weight is three dependent loads away). weigh()
+  // changes both copies alike.
   struct InEdge {
     EdgeIndex edge;
     LinkIndex tail;
+    double weight;
   };
   // The rest of a link: its edges, its flows, its candidates to be left
   // out behind, and bookkeeping. The out-edges and the stamps come first,
@@ -330,6 +333,7 @@ class BottleneckStructure {
     const Edge& E = edges_[e];
     return (E.passive ? lists_[E.tail].passive : lists_[E.tail].out)[E.out_slot];
   }
+  OutEdge& weigh(EdgeIndex e, double w);
   void join_edge(FlowIndex f, std::uint32_t hop);
   [[nodiscard]] LinkIndex tail_for(FlowIndex f, std::uint32_t hop) const;
   void rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail);
@@ -426,7 +430,12 @@ class BottleneckStructure {
   std::vector<LinkIndex> touched_links_;
   // Scratch.
   std::vector<EdgeIndex> taken_;
-  std::vector<std::pair<double, EdgeIndex>> faster_;
+  struct Faster {
+    double level;  // the tail's
+    EdgeIndex edge;
+    double weight;
+  };
+  std::vector<Faster> faster_;
   std::vector<FlowIndex> movers_;
   std::vector<PathPool::Entry> rehomed_;
   std::vector<std::uint64_t> mark_;  // per link: == mark_stamp_ when on the flow being joined
