@@ -19,7 +19,15 @@
 // (levels that rose past their passive out-edges' allowance), rebuilds
 // (batches solved afresh), levels (level changes), retimed (group timers
 // moved); digest, a hash of every flow's completion time.
+//
+// MESHSIM_COMPLETIONS=FILE writes each flow case's completion times to
+// FILE (overwritten by each case: filter one case per run), one line per
+// flow in the order the case draws them, in picoseconds:
+// bench/compare_completions.sh compares two builds with it.
 
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <random>
 #include <sys/resource.h>
 
@@ -99,10 +107,24 @@ struct Starter final : sim::kernel::EventHandler, FlowClient {
     const RandomFlow& f = (*flows)[i];
     net->start(t->route(f.a, f.b), f.size, {this, i});
   }
+  std::vector<std::int64_t> done;  // per flow, its completion (ps)
   void flow_done(FlowId, std::uint64_t tag, Time now) override {
+    done[tag] = now.count_ps();
     digest += (tag + 1) * static_cast<std::uint64_t>(now.count_ps());
   }
 };
+
+// The completion times, one line each, to MESHSIM_COMPLETIONS if set.
+void write_completions(const std::vector<std::int64_t>& done) {
+  const char* path = std::getenv("MESHSIM_COMPLETIONS");
+  if (path == nullptr) return;
+  std::ofstream out(path);
+  for (const std::int64_t ps : done) out << ps << '\n';
+  if (!out.flush()) {
+    std::fprintf(stderr, "bench_sim: cannot write MESHSIM_COMPLETIONS file %s\n", path);
+    std::exit(2);
+  }
+}
 
 // Simulates `flows` on `t` to completion, each started at its time (routes
 // cached before the timing); counters: events, the solver's, peak memory.
@@ -119,10 +141,12 @@ void run_flows(benchmark::State& state, const Topology& t, const std::vector<Ran
     starter.t = &t;
     starter.net = &net;
     starter.flows = &flows;
+    starter.done.assign(flows.size(), -1);
     for (std::uint32_t i = 0; i < flows.size(); ++i) e.schedule(flows[i].start, &starter, i);
     e.run();
     events = e.events_processed();
     digest = starter.digest;
+    write_completions(starter.done);
     s = net.structure_stats();
     g = net.group_stats();
     benchmark::DoNotOptimize(e.now());
