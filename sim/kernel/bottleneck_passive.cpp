@@ -69,7 +69,8 @@ bool BottleneckStructure::sync(LinkIndex l) {
   if (L.fixed > L.capacity * (1 + kSaturated) && tighten(l)) weight = count(l);
   const double fixed = L.fixed;
   if (fixed > L.capacity * (1 + kSaturated)) {
-    L.allow = 0;
+    L.allow = 0;  // (a link over capacity promises nothing, to tails or joins)
+    lists_[l].reserve = 0;
     return true;
   }
   // Half of the capacity left is shared among the tails, half kept for

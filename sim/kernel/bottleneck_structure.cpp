@@ -242,7 +242,13 @@ double BottleneckStructure::load(LinkIndex l) const {
   const Link& L = links_[l];
   double sum = 0;
   if (kept(l) && L.limited > 0) return L.wsum * L.level + L.fixed;
-  // (A passive link's in-edges only bound its flows' rates.)
+  if (kept(l)) {
+    // A passive link's in-edges only bound their members' rates: the
+    // members, its every flow (a cap link's too), are summed instead.
+    for (const InEdge& in : lists_[l].in)
+      for (const PathPool::Entry& m : edges_[in.edge].members) sum += weight_at(m.flow, m.hop) * rate(m.flow);
+    return sum;
+  }
   for (const PathPool::Entry& e : lists_[l].flows) sum += weight_at(e.flow, e.hop) * rate(e.flow);
   return sum;
 }

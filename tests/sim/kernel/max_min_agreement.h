@@ -19,7 +19,8 @@ inline bool close(double a, double b, double rel = 1e-9) {
 }
 
 /// The number of flows whose rate disagrees with max_min_rates (1e-9
-/// relative), or 1 when a check fails (its message goes to the next
+/// relative), or 1 when a check fails or a network link's load() is not
+/// the sum of its flows' weighted rates (the message goes to the next
 /// assertion's report).
 inline int disagreements(const BottleneckStructure& s) {
   if (const auto broken = s.check()) {
@@ -31,6 +32,18 @@ inline int disagreements(const BottleneckStructure& s) {
     UNSCOPED_INFO(*broken);
     return 1;
   }
+  std::vector<double> load(snap.problem.capacity.size(), 0.0);
+  for (std::size_t i = 0; i < snap.rates.size(); ++i)
+    for (std::size_t h = 0; h < snap.problem.flows[i].links.size(); ++h)
+      load[snap.problem.flows[i].links[h]] +=
+          (snap.problem.flows[i].weights.empty() ? 1.0 : snap.problem.flows[i].weights[h]) * snap.rates[i];
+  for (std::size_t l = 0; l < load.size(); ++l)
+    if (std::fabs(s.load(static_cast<std::uint32_t>(l)) - load[l]) >
+        1e-9 * s.capacity(static_cast<std::uint32_t>(l))) {
+      UNSCOPED_INFO("link " << l << " reports load " << s.load(static_cast<std::uint32_t>(l))
+                            << ", its flows " << load[l]);
+      return 1;
+    }
   const std::vector<double> ref = max_min_rates(snap.problem);
   int bad = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) bad += close(snap.rates[i], ref[i]) ? 0 : 1;
