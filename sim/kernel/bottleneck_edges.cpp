@@ -18,11 +18,8 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   const LinkIndex head = link_at(f, hop);
   const LinkIndex tail = tail_for(f, hop);
   const EdgeIndex e = edge(head, tail);
-  const std::uint32_t at = flows_[f].off + hop;
-  PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
-  paths_.edge[at] = e;
-  const double w = paths_.weight[at];
-  const OutEdge& o = weigh(e, w);
+  const OutEdge& o = add_member(f, hop, e);
+  const double w = weight_at(f, hop);
   Link& H = links_[head];
   touch(head);
   if (edges_[e].passive) {
@@ -64,16 +61,10 @@ BottleneckStructure::LinkIndex BottleneckStructure::tail_for(FlowIndex f, std::u
 // afresh.
 void BottleneckStructure::rehome(FlowIndex f, std::uint32_t hop, LinkIndex tail) {
   ++stats_.rehomed;
-  const std::uint32_t at = flows_[f].off + hop;
-  const double w = paths_.weight[at];
-  const EdgeIndex from = paths_.edge[at];
-  PathPool::unlist(edges_[from].members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
-  weigh(from, -w);
+  const EdgeIndex from = paths_.edge[flows_[f].off + hop];
+  remove_member(f, hop);
   if (edges_[from].members.empty()) drop_edge(from);
-  const EdgeIndex e = edge(link_at(f, hop), tail);
-  PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
-  paths_.edge[at] = e;
-  weigh(e, w);
+  add_member(f, hop, edge(link_at(f, hop), tail));
 }
 
 // Each member of passive link l's in-edges that its edge's tail only
@@ -100,6 +91,25 @@ void BottleneckStructure::release(LinkIndex l) {
   }
 }
 
+// Flow f's hop `hop` becomes a member of edge e, which its weight joins;
+// returns e's out-edge.
+BottleneckStructure::OutEdge& BottleneckStructure::add_member(FlowIndex f, std::uint32_t hop, EdgeIndex e) {
+  const std::uint32_t at = flows_[f].off + hop;
+  PathPool::enlist(edges_[e].members, paths_.eslot, at, f, hop);
+  paths_.edge[at] = e;
+  return weigh(e, paths_.weight[at]);
+}
+
+// Flow f's hop `hop` stops being a member of its edge, which its weight
+// leaves (the edge stays, even empty); returns the edge's out-edge.
+BottleneckStructure::OutEdge& BottleneckStructure::remove_member(FlowIndex f, std::uint32_t hop) {
+  const std::uint32_t at = flows_[f].off + hop;
+  const EdgeIndex e = paths_.edge[at];
+  PathPool::unlist(edges_[e].members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
+  paths_.edge[at] = PathPool::kNoEdge;
+  return weigh(e, -paths_.weight[at]);
+}
+
 // Edge e's weight A changes by w, in its out-edge and its in-edge.
 BottleneckStructure::OutEdge& BottleneckStructure::weigh(EdgeIndex e, double w) {
   const Edge& E = edges_[e];
@@ -111,13 +121,10 @@ BottleneckStructure::OutEdge& BottleneckStructure::weigh(EdgeIndex e, double w) 
 
 // Flow f's hop `hop` leaves its edge, where the flow ran at `rate`.
 void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate) {
-  const std::uint32_t at = flows_[f].off + hop;
-  const EdgeIndex e = paths_.edge[at];
-  Edge& E = edges_[e];
-  PathPool::unlist(E.members, paths_.eslot, at, [&](FlowIndex g) { return flows_[g].off; });
-  paths_.edge[at] = PathPool::kNoEdge;
-  const double w = paths_.weight[at];
-  const OutEdge& o = weigh(e, -w);
+  const EdgeIndex e = paths_.edge[flows_[f].off + hop];
+  const Edge& E = edges_[e];
+  const OutEdge& o = remove_member(f, hop);
+  const double w = weight_at(f, hop);
   Link& H = links_[E.head];
   if (E.passive) {
     H.fixed -= w * o.base;

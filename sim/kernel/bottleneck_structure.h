@@ -333,6 +333,8 @@ class BottleneckStructure {
     const Edge& E = edges_[e];
     return (E.passive ? lists_[E.tail].passive : lists_[E.tail].out)[E.out_slot];
   }
+  OutEdge& add_member(FlowIndex f, std::uint32_t hop, EdgeIndex e);
+  OutEdge& remove_member(FlowIndex f, std::uint32_t hop);
   OutEdge& weigh(EdgeIndex e, double w);
   void join_edge(FlowIndex f, std::uint32_t hop);
   [[nodiscard]] LinkIndex tail_for(FlowIndex f, std::uint32_t hop) const;
