@@ -52,7 +52,7 @@ void FlowGroups::join(FlowIndex f, GroupIndex g, double left, Time now) {
   Flow& fl = flows_[f];
   fl.group = g;
   fl.finish = service(G, now) + left;
-  MemberHeap::push(G.heap, f, finishes_first(), member_placed());
+  MemberHeap::push(G.heap, Member{fl.finish, f}, finishes_first(), member_placed());
   refront(G);
   touch(g);
 }
@@ -111,7 +111,7 @@ Time FlowGroups::next_done(GroupIndex g) const {
 
 void FlowGroups::take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out) {
   while (!groups_[g].heap.empty()) {
-    const FlowIndex f = groups_[g].heap.front();
+    const FlowIndex f = groups_[g].heap.front().flow;
     if (done_at(groups_[g], groups_[g].front) > now) break;
     MemberHeap::erase(groups_[g].heap, 0, finishes_first(), member_placed());
     refront(groups_[g]);

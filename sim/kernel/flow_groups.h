@@ -13,9 +13,10 @@
 // member that must move R more bytes when it joins at time t has finish
 // point F = s(t) + R; it is done at t0 + ⌈(F − s0) / λ_b⌉ (the rounding
 // contract of sim/kernel/numeric.h), and the group keeps its members in a
-// binary heap by F (sim/kernel/heap.h). A flow whose bottleneck moves takes its remaining bytes
-// F − s_old(t) to the new group. A rate change re-anchors the group; no
-// member is touched.
+// binary heap by F (sim/kernel/heap.h), each entry with a copy of its F
+// (a sift compares entries it holds, not flows' records all over memory). A flow whose bottleneck moves takes
+// its remaining bytes F − s_old(t) to the new group. A rate change re-anchors the group; no member is
+// touched.
 //
 // Ids are the structure's: a flow's once it is removed; a group's is its
 // link's.
@@ -91,18 +92,24 @@ class FlowGroups {
     GroupIndex group = kNoGroup;
     std::uint32_t heap_pos = 0;
   };
+  // A member as its group's heap keeps it: its finish (a copy of its
+  // Flow's) and its id.
+  struct Member {
+    double finish;
+    FlowIndex flow;
+  };
   struct Group {
     double rate = 0;  // since t0
     double s0 = 0;    // service at t0
     Time t0;
-    std::vector<FlowIndex> heap;  // members, a min-heap by finish
-    double front = 0;             // the first member's finish (kept here: read at every retiming)
-    std::uint64_t touched = 0;    // == solves + 1: in touched_
+    std::vector<Member> heap;   // a min-heap by finish
+    double front = 0;           // the first member's finish (kept here: read at every retiming)
+    std::uint64_t touched = 0;  // == solves + 1: in touched_
   };
 
   [[nodiscard]] static double service(const Group& G, Time now);
   [[nodiscard]] static Time done_at(const Group& G, double finish);
-  void refront(Group& G) const { G.front = G.heap.empty() ? 0.0 : flows_[G.heap.front()].finish; }
+  static void refront(Group& G) { G.front = G.heap.empty() ? 0.0 : G.heap.front().finish; }
   Group& group(GroupIndex g);
   void anchor(GroupIndex g, Time now);
   void join(FlowIndex f, GroupIndex g, double left, Time now);
@@ -112,16 +119,15 @@ class FlowGroups {
   // member's place kept in its heap_pos.
   using MemberHeap = DaryHeap<2>;
   struct FinishesFirst {
-    const std::vector<Flow>* flows;
-    bool operator()(FlowIndex a, FlowIndex b) const { return (*flows)[a].finish < (*flows)[b].finish; }
+    bool operator()(const Member& a, const Member& b) const { return a.finish < b.finish; }
   };
   struct MemberPlaced {
     std::vector<Flow>* flows;
-    void operator()(FlowIndex f, std::size_t i) const {
-      (*flows)[f].heap_pos = static_cast<std::uint32_t>(i);
+    void operator()(const Member& m, std::size_t i) const {
+      (*flows)[m.flow].heap_pos = static_cast<std::uint32_t>(i);
     }
   };
-  [[nodiscard]] FinishesFirst finishes_first() const { return {&flows_}; }
+  [[nodiscard]] static FinishesFirst finishes_first() { return {}; }
   [[nodiscard]] MemberPlaced member_placed() { return {&flows_}; }
 
   BottleneckStructure structure_;
