@@ -99,11 +99,17 @@ void FlowNetwork::activate(FlowId f, Time now) {
 
 // Group g's timer: its members done by now finish. (The completion time
 // was rounded up: whatever floating-point dust is left belongs to this
-// instant.)
+// instant.) A timer that a slower rate left early finds none done and is
+// set again.
 void FlowNetwork::complete(kernel::FlowGroups::GroupIndex g, Time now) {
   done_.clear();
   groups_.take_done(g, now, done_);
-  MESHSIM_ASSERT(!done_.empty(), "a group's completion timer fired with no flow done");
+  if (done_.empty()) {
+    const Time at = groups_.next_done(g);
+    MESHSIM_ASSERT(at > now && at != Time::max(), "a group's early timer leaves a member to finish");
+    engine_.set_timer(group_timer_[g], at);
+    return;
+  }
   request_solve();
   for (const kernel::FlowGroups::FlowIndex d : done_) {
     const FlowId f = owner_[d];
@@ -165,7 +171,8 @@ void FlowNetwork::solve(Time now) {
       continue;
     }
     MESHSIM_ASSERT(groups_.group_rate(g) > 0, "an active flow got no bandwidth (a zero-capacity link?)");
-    engine_.set_timer(group_timer_[g], at);
+    const kernel::Engine::TimerId t = group_timer_[g];
+    if (!engine_.timer_set(t) || at < engine_.timer_at(t)) engine_.set_timer(t, at);
   }
   if (check_) verify_rates();
 }

@@ -76,6 +76,8 @@ class Engine {
   /// Removes the timer's pending event, if any.
   void cancel_timer(TimerId t);
   [[nodiscard]] bool timer_set(TimerId t) const { return timers_[t].pos != kUnset; }
+  /// When a set timer fires.
+  [[nodiscard]] Time timer_at(TimerId t) const { return timer_heap_[timers_[t].pos].at; }
 
   /// Calls handler->on_event(now(), payload) once, when every event at
   /// the current time has run (see the header).

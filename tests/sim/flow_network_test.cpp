@@ -253,6 +253,26 @@ TEST_CASE("a rate change moves the completion in place", "[flow]") {
   CHECK(ends.at.size() == 100);
 }
 
+TEST_CASE("a completion that a slower rate moves later fires early once and is set again", "[flow]") {
+  // a (1 GB) alone on 10 GB/s is due at 100 ms. At 50 ms b (1 GB) joins:
+  // a's 0.5 GB left at 5 GB/s take it to 150 ms. Its timer is not moved
+  // later: it fires at 100 ms, finds nothing done and is set to 150 ms.
+  // Then b, alone again with 0.5 GB left at 10 GB/s, is done at 200 ms.
+  // Events: the action at 50 ms, a's and b's activations, a's early
+  // firing, and a's and b's completions.
+  const Topology t = chain({10});
+  kernel::Engine e;
+  Actions act(e);
+  FlowNetwork net(e, t);
+  FlowEnds ends;
+  net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(0));
+  act.at(Time::ms(50), [&] { net.start({fwd(0)}, Time::zero(), Bytes(kGB), ends(1)); });
+  e.run();
+  check_time(ends.at.at(0), 0.150);
+  check_time(ends.at.at(1), 0.200);
+  CHECK(e.events_processed() == 6);
+}
+
 TEST_CASE("a flow that weighs a link twice gets half of it", "[flow]") {
   // One 10 GB/s link. Flow a weighs it 2 (moves 2 bytes on it per byte of
   // progress), flow b weighs it 1: both rise to the level L with

@@ -105,6 +105,7 @@ TEST_CASE("a timer's event moves in place and runs once", "[engine]") {
   e.set_timer(t, Time::ps(20));
   CHECK(e.events_pending() == 1);
   CHECK(e.timer_set(t));
+  CHECK(e.timer_at(t) == Time::ps(20));
   e.run();
   CHECK(r.log == "20:7 ");
   CHECK_FALSE(e.timer_set(t));
