@@ -66,10 +66,7 @@ struct DaryHeap {
     if (n == 0) return;
     std::size_t i = 0;
     for (std::size_t first = 1; first < n; first = Arity * i + 1) {
-      std::size_t best = first;
-      const std::size_t end = std::min(first + Arity, n);
-      for (std::size_t c = first + 1; c < end; ++c)
-        best += static_cast<std::size_t>(before(v[c], v[best])) * (c - best);
+      const std::size_t best = smallest_child(v, first, n, before);
       v[i] = v[best];
       i = best;
     }
@@ -88,6 +85,27 @@ struct DaryHeap {
 
  private:
   static std::size_t parent(std::size_t i) { return (i - 1) / Arity; }
+
+  // The first of the smallest children first, first + 1, ... (below n),
+  // each comparison without a branch. Four children are compared as a
+  // tournament, two pairs and then their winners (ties to the left):
+  // two comparisons deep where a scan is three, each waiting on the last.
+  template <typename T, typename Before>
+  static std::size_t smallest_child(const std::vector<T>& v, std::size_t first, std::size_t n,
+                                    Before& before) {
+    if constexpr (Arity == 4) {
+      if (first + 4 <= n) {
+        const std::size_t a = first + static_cast<std::size_t>(before(v[first + 1], v[first]));
+        const std::size_t b = first + 2 + static_cast<std::size_t>(before(v[first + 3], v[first + 2]));
+        return before(v[b], v[a]) ? b : a;
+      }
+    }
+    std::size_t best = first;
+    const std::size_t end = std::min(first + Arity, n);
+    for (std::size_t c = first + 1; c < end; ++c)
+      best += static_cast<std::size_t>(before(v[c], v[best])) * (c - best);
+    return best;
+  }
 
   template <typename T, typename Placed>
   static void place(std::vector<T>& v, std::size_t i, const T& x, Placed& placed) {
@@ -114,10 +132,7 @@ struct DaryHeap {
     while (true) {
       const std::size_t first = Arity * i + 1;
       if (first >= n) break;
-      std::size_t best = first;
-      const std::size_t end = std::min(first + Arity, n);
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (before(v[c], v[best])) best = c;
+      const std::size_t best = smallest_child(v, first, n, before);
       if (!before(v[best], x)) break;
       place(v, i, v[best], placed);
       i = best;
