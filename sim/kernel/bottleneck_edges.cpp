@@ -320,7 +320,7 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
   for (const OutEdge& o : out) {
     Link& K = links[o.head];
     K.fixed += o.weight * delta;
-    if (level > K.max_in) K.max_in = level;
+    K.max_in = std::max(K.max_in, level);
     if (!K.queued) queue(o.head);
   }
   if (keep_all_)
