@@ -316,7 +316,6 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
   // queue() neither grows links_ nor changes the out-edges: the loop reads
   // both through locals, not through `this` after every store.
   Link* const links = links_.data();
-#pragma GCC unroll 4
   for (const OutEdge& o : out) {
     Link& K = links[o.head];
     K.fixed += o.weight * delta;
