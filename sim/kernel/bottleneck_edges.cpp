@@ -145,27 +145,50 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   Edge& E = edges_[e];
   E.head = head;
   E.tail = tail;
-  E.passive = !keep_all_ && links_[head].limited == 0;
-  std::vector<OutEdge>& out = E.passive ? lists_[tail].passive : lists_[tail].out;
   E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
-  E.out_slot = static_cast<std::uint32_t>(out.size());
   lists_[head].in.push_back({e, tail, 0.0});
-  out.push_back({head, e, 0.0, links_[tail].level});
-  links_[tail].leaf = lists_[tail].out.empty();
+  enlist_out(e, !keep_all_ && links_[head].limited == 0, {head, e, 0.0, links_[tail].level});
   edge_at_.insert(key, e);
   return e;
+}
+
+// Out-edge `slot` of `list` (a tail's out or passive list) leaves it, the
+// last taking its place; returns what it held.
+template <typename List>
+BottleneckStructure::OutEdge BottleneckStructure::unlist_out(List& list, std::uint32_t slot) {
+  const OutEdge o = list[slot];
+  edges_[list.back().edge].out_slot = slot;
+  list[slot] = list.back();
+  list.pop_back();
+  return o;
+}
+
+// Edge e's out-edge `o` joins its tail's passive list (with its bound) or
+// its list of edges to links that limit flows.
+void BottleneckStructure::enlist_out(EdgeIndex e, bool passive, const OutEdge& o) {
+  Edge& E = edges_[e];
+  Lists& T = lists_[E.tail];
+  E.passive = passive;
+  if (passive) {
+    E.out_slot = static_cast<std::uint32_t>(T.passive.size());
+    T.passive.push_back({o, o.base + links_[E.head].allow});
+  } else {
+    E.out_slot = static_cast<std::uint32_t>(T.out.size());
+    T.out.push_back(o);
+  }
+  links_[E.tail].leaf = T.out.empty();
 }
 
 void BottleneckStructure::drop_edge(EdgeIndex e) {
   const Edge& E = edges_[e];
   std::vector<InEdge>& in = lists_[E.head].in;
-  std::vector<OutEdge>& out = E.passive ? lists_[E.tail].passive : lists_[E.tail].out;
   edges_[in.back().edge].in_slot = E.in_slot;
   in[E.in_slot] = in.back();
   in.pop_back();
-  edges_[out.back().edge].out_slot = E.out_slot;
-  out[E.out_slot] = out.back();
-  out.pop_back();
+  if (E.passive)
+    unlist_out(lists_[E.tail].passive, E.out_slot);
+  else
+    unlist_out(lists_[E.tail].out, E.out_slot);
   links_[E.tail].leaf = lists_[E.tail].out.empty();
   // A link with no in-edges uses nothing of anyone: its running sum
   // starts again from an exact zero.

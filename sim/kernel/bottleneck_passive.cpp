@@ -12,21 +12,9 @@ namespace meshsim::sim::kernel {
 void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
   Edge& E = edges_[e];
   Lists& T = lists_[E.tail];
-  std::vector<OutEdge>& from = E.passive ? T.passive : T.out;
-  std::vector<OutEdge>& to = passive ? T.passive : T.out;
-  OutEdge o = from[E.out_slot];
+  OutEdge o = E.passive ? unlist_out(T.passive, E.out_slot) : unlist_out(T.out, E.out_slot);
   o.base = base;
-  if (E.passive == passive) {
-    from[E.out_slot] = o;
-    return;
-  }
-  edges_[from.back().edge].out_slot = E.out_slot;
-  from[E.out_slot] = from.back();
-  from.pop_back();
-  E.out_slot = static_cast<std::uint32_t>(to.size());
-  E.passive = passive;
-  to.push_back(o);
-  links_[E.tail].leaf = T.out.empty();
+  enlist_out(e, passive, o);
 }
 
 // Link l starts limiting flows: its F becomes exact (its in-edges' tails
@@ -71,6 +59,8 @@ bool BottleneckStructure::sync(LinkIndex l) {
   if (fixed > L.capacity * (1 + kSaturated)) {
     L.allow = 0;  // (a link over capacity promises nothing, to tails or joins)
     lists_[l].reserve = 0;
+    for (const InEdge& in : lists_[l].in)
+      if (edges_[in.edge].passive) passive_of(in.edge).bound = passive_of(in.edge).base;
     return true;
   }
   // Half of the capacity left is shared among the tails, half kept for
@@ -81,6 +71,10 @@ bool BottleneckStructure::sync(LinkIndex l) {
   for (const InEdge& in : lists_[l].in) {
     Link& T = links_[in.tail];
     T.alarm = std::min(T.alarm, T.level + L.allow);
+    if (edges_[in.edge].passive) {
+      PassiveEdge& p = passive_of(in.edge);
+      p.bound = p.base + L.allow;
+    }
   }
   return false;
 }
@@ -111,17 +105,18 @@ void BottleneckStructure::trip(LinkIndex l) {
   ++stats_.trips;
   const double level = links_[l].level;
   double alarm = kInf;
-  std::vector<OutEdge>& passive = lists_[l].passive;
+  std::vector<PassiveEdge>& passive = lists_[l].passive;
   for (std::size_t i = 0; i < passive.size(); ++i) {
-    const LinkIndex h = passive[i].head;
-    if (level > passive[i].base + links_[h].allow) {
+    if (level > passive[i].bound) {
+      const LinkIndex h = passive[i].head;
       const double rise = passive[i].weight * (level - passive[i].base);
       if (rise <= lists_[h].reserve) {
         lists_[h].reserve -= rise;
         links_[h].fixed += rise;
         links_[h].max_in = std::max(links_[h].max_in, level);
         passive[i].base = level;
-        alarm = std::min(alarm, level + links_[h].allow);
+        passive[i].bound = level + links_[h].allow;
+        alarm = std::min(alarm, passive[i].bound);
         continue;
       }
       // A sync that tightens moves edges, l's among them: look again.
@@ -133,7 +128,7 @@ void BottleneckStructure::trip(LinkIndex l) {
         continue;
       }
     }
-    alarm = std::min(alarm, passive[i].base + links_[h].allow);
+    alarm = std::min(alarm, passive[i].bound);
   }
   links_[l].alarm = alarm;
 }

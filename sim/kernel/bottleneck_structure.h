@@ -262,6 +262,13 @@ class BottleneckStructure {
     double weight;
     double base;
   };
+  // An out-edge to a passive head also keeps the tail's level that uses up
+  // its share, base + the head's allowance: what a trip compares, along
+  // the tail's list, without a visit to each head (set where either
+  // changes: a new edge, a sync of the head, a rise paid).
+  struct PassiveEdge : OutEdge {
+    double bound;
+  };
   // An in-edge as its head keeps it: the edge, its tail and a copy of its
   // weight (what a scan of the in-edges reads, kept beside the index:
   // through the edge, the weight is three dependent loads away). weigh()
@@ -281,7 +288,7 @@ class BottleneckStructure {
     std::uint64_t noted = 0;   // == batch_: in noted_levels_
     std::uint64_t waited = 0;  // == batch_: counted in batch_waiting_
     std::uint64_t touched = 0;
-    std::vector<OutEdge> passive;        // edges (l, this) to links that limit none
+    std::vector<PassiveEdge> passive;    // edges (l, this) to links that limit none
     std::vector<InEdge> in;              // edges (this, b)
     std::vector<PathPool::Entry> flows;  // every flow crossing it
     std::array<LinkIndex, kCandidates> cand{};
@@ -327,12 +334,20 @@ class BottleneckStructure {
   // bottleneck_edges.cpp: edges and the repair.
   [[nodiscard]] OutEdge& out_of(EdgeIndex e) {
     const Edge& E = edges_[e];
-    return (E.passive ? lists_[E.tail].passive : lists_[E.tail].out)[E.out_slot];
+    if (E.passive) return lists_[E.tail].passive[E.out_slot];
+    return lists_[E.tail].out[E.out_slot];
   }
   [[nodiscard]] const OutEdge& out_of(EdgeIndex e) const {
     const Edge& E = edges_[e];
-    return (E.passive ? lists_[E.tail].passive : lists_[E.tail].out)[E.out_slot];
+    if (E.passive) return lists_[E.tail].passive[E.out_slot];
+    return lists_[E.tail].out[E.out_slot];
   }
+  [[nodiscard]] PassiveEdge& passive_of(EdgeIndex e) {
+    return lists_[edges_[e].tail].passive[edges_[e].out_slot];
+  }
+  template <typename List>
+  OutEdge unlist_out(List& list, std::uint32_t slot);
+  void enlist_out(EdgeIndex e, bool passive, const OutEdge& o);
   OutEdge& add_member(FlowIndex f, std::uint32_t hop, EdgeIndex e);
   OutEdge& remove_member(FlowIndex f, std::uint32_t hop);
   OutEdge& weigh(EdgeIndex e, double w);
