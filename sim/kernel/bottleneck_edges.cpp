@@ -352,12 +352,15 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
 }
 
 // The kept hop of flow f with the lowest level (its bottleneck on ties).
+// f is in the lists and edges (a mover), so a hop of it is kept exactly
+// when it is f's bottleneck or has an edge (check_edge): the path's own
+// array says so, without a visit to each link left out.
 std::uint32_t BottleneckStructure::lowest_hop(FlowIndex f) const {
   const Flow& fl = flows_[f];
   std::uint32_t best = fl.bneck;
   double lowest = links_[bottleneck(f)].level;
   for (std::uint32_t h = 0; h < fl.len; ++h) {
-    if (!hop_kept(f, h)) continue;
+    if (paths_.edge[fl.off + h] == PathPool::kNoEdge) continue;  // the bottleneck, or left out
     const double level = links_[link_at(f, h)].level;
     if (level < lowest) {
       best = h;
