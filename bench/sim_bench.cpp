@@ -17,8 +17,9 @@
 // a level change moved), moves (flows whose bottleneck moved), takes
 // (in-edges taken in), joins (links that joined the structure), trips
 // (levels that rose past their passive out-edges' allowance), rebuilds
-// (batches solved afresh), levels (level changes), retimed (group timers
-// moved); digest, a hash of every flow's completion time.
+// (batches solved afresh), levels (level changes), retimed (groups whose
+// rate or members changed; their timers move only when sooner: early
+// firings count as events); digest, a hash of every flow's completion time.
 //
 // MESHSIM_COMPLETIONS=FILE writes each flow case's completion times to
 // FILE (overwritten by each case: filter one case per run), one line per
