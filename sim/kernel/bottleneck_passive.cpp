@@ -56,27 +56,28 @@ bool BottleneckStructure::sync(LinkIndex l) {
   // Over capacity by the bounds: first count the flows at their own rates.
   if (L.fixed > L.capacity * (1 + kSaturated) && tighten(l)) weight = count(l);
   const double fixed = L.fixed;
-  if (fixed > L.capacity * (1 + kSaturated)) {
+  const bool over = fixed > L.capacity * (1 + kSaturated);
+  if (over) {
     L.allow = 0;  // (a link over capacity promises nothing, to tails or joins)
     lists_[l].reserve = 0;
-    for (const InEdge& in : lists_[l].in)
-      if (edges_[in.edge].passive) passive_of(in.edge).bound = passive_of(in.edge).base;
-    return true;
+  } else {
+    // Half of the capacity left is shared among the tails, half kept for
+    // joins and for tails that rise past their share.
+    const double spare = std::max(0.0, L.capacity - fixed);
+    L.allow = weight > 0 ? kShared * spare / weight : kInf;
+    lists_[l].reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
   }
-  // Half of the capacity left is shared among the tails, half kept for
-  // joins and for tails that rise past their share.
-  const double spare = std::max(0.0, L.capacity - fixed);
-  L.allow = weight > 0 ? kShared * spare / weight : kInf;
-  lists_[l].reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
   for (const InEdge& in : lists_[l].in) {
-    Link& T = links_[in.tail];
-    T.alarm = std::min(T.alarm, T.level + L.allow);
+    if (!over) {
+      Link& T = links_[in.tail];
+      T.alarm = std::min(T.alarm, T.level + L.allow);
+    }
     if (edges_[in.edge].passive) {
       PassiveEdge& p = passive_of(in.edge);
       p.bound = p.base + L.allow;
     }
   }
-  return false;
+  return over;
 }
 
 // Passive link l's F counted afresh, each in-edge at its tail's level now
