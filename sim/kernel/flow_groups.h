@@ -14,9 +14,10 @@
 // point F = s(t) + R; it is done at t0 + ⌈(F − s0) / λ_b⌉ (the rounding
 // contract of sim/kernel/numeric.h), and the group keeps its members in a
 // binary heap by F (sim/kernel/heap.h), each entry with a copy of its F
-// (a sift compares entries it holds, not flows' records all over memory). A flow whose bottleneck moves takes
-// its remaining bytes F − s_old(t) to the new group. A rate change re-anchors the group; no member is
-// touched.
+// (a sift compares entries it holds, not flows' records all over
+// memory). A flow whose bottleneck moves takes its remaining bytes
+// F − s_old(t) to the new group. A rate change re-anchors the group; no
+// member is touched.
 //
 // Ids are the structure's: a flow's once it is removed; a group's is its
 // link's.
