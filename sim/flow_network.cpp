@@ -102,12 +102,14 @@ void FlowNetwork::activate(FlowId f, Time now) {
 // instant.) A timer that a slower rate left early finds none done and is
 // set again.
 void FlowNetwork::complete(kernel::FlowGroups::GroupIndex g, Time now) {
+  group_timer_[g].at = Time::max();  // (it has fired)
   done_.clear();
   groups_.take_done(g, now, done_);
   if (done_.empty()) {
     const Time at = groups_.next_done(g);
     MESHSIM_ASSERT(at > now && at != Time::max(), "a group's early timer leaves a member to finish");
-    engine_.set_timer(group_timer_[g], at);
+    engine_.set_timer(group_timer_[g].id, at);
+    group_timer_[g].at = at;
     return;
   }
   request_solve();
@@ -163,16 +165,20 @@ void FlowNetwork::solve(Time now) {
   for (const kernel::FlowGroups::GroupIndex g : groups_.touched()) {
     while (group_timer_.size() <= g) {
       const auto next = static_cast<std::uint32_t>(group_timer_.size());
-      group_timer_.push_back(engine_.add_timer(this, (next << 1) | kComplete));
+      group_timer_.push_back({engine_.add_timer(this, (next << 1) | kComplete), Time::max()});
     }
+    GroupTimer& timer = group_timer_[g];
     const Time at = groups_.next_done(g);
     if (at == Time::max()) {
-      engine_.cancel_timer(group_timer_[g]);
+      if (timer.at != Time::max()) engine_.cancel_timer(timer.id);
+      timer.at = Time::max();
       continue;
     }
     MESHSIM_ASSERT(groups_.group_rate(g) > 0, "an active flow got no bandwidth (a zero-capacity link?)");
-    const kernel::Engine::TimerId t = group_timer_[g];
-    if (!engine_.timer_set(t) || at < engine_.timer_at(t)) engine_.set_timer(t, at);
+    if (at < timer.at) {
+      engine_.set_timer(timer.id, at);
+      timer.at = at;
+    }
   }
   if (check_) verify_rates();
 }

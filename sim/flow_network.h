@@ -162,9 +162,16 @@ class FlowNetwork final : public kernel::EventHandler {
   kernel::FlowGroups groups_;
   std::vector<Flow> flows_;
   std::vector<FlowId> free_;
-  std::vector<FlowId> owner_;                         // per groups_ flow: the flow slot
-  std::vector<kernel::Engine::TimerId> group_timer_;  // per group: its next completion
-  std::vector<kernel::FlowGroups::FlowIndex> done_;   // complete() scratch
+  std::vector<FlowId> owner_;  // per groups_ flow: the flow slot
+  // Per group: the timer of its next completion and when it is set to
+  // fire (Time::max() while unset), kept here so that a retiming, which
+  // mostly finds its timer already early enough, reads one record.
+  struct GroupTimer {
+    kernel::Engine::TimerId id;
+    Time at;
+  };
+  std::vector<GroupTimer> group_timer_;
+  std::vector<kernel::FlowGroups::FlowIndex> done_;  // complete() scratch
   std::uint64_t started_ = 0;
   bool solve_pending_ = false;
   std::vector<double> done_bytes_;  // per link: carried by the flows done

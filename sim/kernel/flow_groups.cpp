@@ -96,19 +96,6 @@ void FlowGroups::solve(Time now) {
   ++stats_.solves;
 }
 
-// When a member of G that is done at service `finish` is done.
-Time FlowGroups::done_at(const Group& G, double finish) {
-  if (G.rate <= 0) return Time::max();
-  const double left = finish - G.s0;
-  return G.t0 + (left <= 0 ? Time::zero() : duration_up(left / G.rate));
-}
-
-Time FlowGroups::next_done(GroupIndex g) const {
-  if (g >= groups_.size()) return Time::max();
-  const Group& G = groups_[g];
-  return G.heap.empty() ? Time::max() : done_at(G, G.front);
-}
-
 void FlowGroups::take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out) {
   while (!groups_[g].heap.empty()) {
     const FlowIndex f = groups_[g].heap.front().flow;

@@ -30,6 +30,7 @@
 #include "sim/kernel/bottleneck_structure.h"
 #include "sim/kernel/heap.h"
 #include "sim/kernel/maxmin.h"
+#include "sim/kernel/numeric.h"
 
 namespace meshsim::sim::kernel {
 
@@ -58,7 +59,12 @@ class FlowGroups {
   /// by take_done included; some may be empty now).
   [[nodiscard]] const std::vector<GroupIndex>& touched() const { return touched_; }
   /// When the group's next member is done; Time::max() when it has none.
-  [[nodiscard]] Time next_done(GroupIndex g) const;
+  /// (Inline, with done_at: the network asks it of every group retimed.)
+  [[nodiscard]] Time next_done(GroupIndex g) const {
+    if (g >= groups_.size()) return Time::max();
+    const Group& G = groups_[g];
+    return G.heap.empty() ? Time::max() : done_at(G, G.front);
+  }
   /// Removes the group's members that are done at `now` and appends them
   /// to `out`.
   void take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out);
@@ -99,7 +105,8 @@ class FlowGroups {
     double finish;
     FlowIndex flow;
   };
-  struct Group {
+  // One cache line: a retiming reads and writes most of it.
+  struct alignas(64) Group {
     double rate = 0;  // since t0
     double s0 = 0;    // service at t0
     Time t0;
@@ -107,9 +114,15 @@ class FlowGroups {
     double front = 0;           // the first member's finish (kept here: read at every retiming)
     std::uint64_t touched = 0;  // == solves + 1: in touched_
   };
+  static_assert(sizeof(Group) == 64, "a group's record is one cache line");
 
   [[nodiscard]] static double service(const Group& G, Time now);
-  [[nodiscard]] static Time done_at(const Group& G, double finish);
+  // When a member of G that is done at service `finish` is done.
+  [[nodiscard]] static Time done_at(const Group& G, double finish) {
+    if (G.rate <= 0) return Time::max();
+    const double left = finish - G.s0;
+    return G.t0 + (left <= 0 ? Time::zero() : duration_up(left / G.rate));
+  }
   static void refront(Group& G) { G.front = G.heap.empty() ? 0.0 : G.heap.front().finish; }
   Group& group(GroupIndex g);
   void anchor(GroupIndex g, Time now);
