@@ -18,17 +18,18 @@ void BottleneckStructure::join_edge(FlowIndex f, std::uint32_t hop) {
   const LinkIndex head = link_at(f, hop);
   const LinkIndex tail = tail_for(f, hop);
   const EdgeIndex e = edge(head, tail);
-  const OutEdge& o = add_member(f, hop, e);
+  add_member(f, hop, e);
   const double w = weight_at(f, hop);
   Link& H = links_[head];
   touch(head);
   if (edges_[e].passive) {
-    H.fixed += w * o.base;
-    double& reserve = lists_[head].reserve;
-    reserve -= w * (o.base + H.allow);
-    if (reserve >= 0) {
+    const double base = passive_of(e).base;
+    H.fixed += w * base;
+    Lists& HL = lists_[head];
+    HL.reserve -= w * (base + HL.allow);
+    if (HL.reserve >= 0) {
       Link& T = links_[tail];
-      T.alarm = std::min(T.alarm, o.base + H.allow);
+      T.alarm = std::min(T.alarm, base + HL.allow);
       return;
     }
     H.stale = true;
@@ -123,12 +124,13 @@ BottleneckStructure::OutEdge& BottleneckStructure::weigh(EdgeIndex e, double w) 
 void BottleneckStructure::leave_edge(FlowIndex f, std::uint32_t hop, double rate) {
   const EdgeIndex e = paths_.edge[flows_[f].off + hop];
   const Edge& E = edges_[e];
-  const OutEdge& o = remove_member(f, hop);
+  remove_member(f, hop);
   const double w = weight_at(f, hop);
   Link& H = links_[E.head];
   if (E.passive) {
-    H.fixed -= w * o.base;
-    lists_[E.head].reserve += w * (o.base + H.allow);
+    const double base = passive_of(e).base;
+    H.fixed -= w * base;
+    lists_[E.head].reserve += w * (base + lists_[E.head].allow);
   } else {
     H.fixed -= w * rate;
   }
@@ -147,7 +149,7 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
   E.tail = tail;
   E.in_slot = static_cast<std::uint32_t>(lists_[head].in.size());
   lists_[head].in.push_back({e, tail, 0.0});
-  enlist_out(e, !keep_all_ && links_[head].limited == 0, {head, e, 0.0, links_[tail].level});
+  enlist_out(e, !keep_all_ && links_[head].limited == 0, {head, e, 0.0}, links_[tail].level);
   edge_at_.insert(key, e);
   return e;
 }
@@ -163,15 +165,15 @@ BottleneckStructure::OutEdge BottleneckStructure::unlist_out(List& list, std::ui
   return o;
 }
 
-// Edge e's out-edge `o` joins its tail's passive list (with its bound) or
-// its list of edges to links that limit flows.
-void BottleneckStructure::enlist_out(EdgeIndex e, bool passive, const OutEdge& o) {
+// Edge e's out-edge `o` joins its tail's passive list (with its base and
+// bound) or its list of edges to links that limit flows.
+void BottleneckStructure::enlist_out(EdgeIndex e, bool passive, const OutEdge& o, double base) {
   Edge& E = edges_[e];
   Lists& T = lists_[E.tail];
   E.passive = passive;
   if (passive) {
     E.out_slot = static_cast<std::uint32_t>(T.passive.size());
-    T.passive.push_back({o, o.base + links_[E.head].allow});
+    T.passive.push_back({o, base, base + lists_[E.head].allow});
   } else {
     E.out_slot = static_cast<std::uint32_t>(T.out.size());
     T.out.push_back(o);
@@ -216,8 +218,8 @@ void BottleneckStructure::queue(LinkIndex l) {
   else
     return;
   L.queued = true;
-  if (lists_[l].waited != batch_) {
-    lists_[l].waited = batch_;
+  if (L.waited != stamp()) {
+    L.waited = stamp();
     ++batch_waiting_;
   }
   if (L.leaf && L.limited > 0)
@@ -278,7 +280,8 @@ void BottleneckStructure::repair(LinkIndex l) {
   }
   Link& L = links_[l];
   taken_.clear();
-  if (!lists_[l].in.empty() && (level == -kInf || L.max_in > level * (1 + kRateTolerance)))
+  // (The link's record first: the list of in-edges is on another line.)
+  if ((level == -kInf || L.max_in > level * (1 + kRateTolerance)) && !lists_[l].in.empty())
     level = take_in(l, level);
   set_level(l, level);
   if (taken_.empty()) return;
@@ -338,11 +341,14 @@ void BottleneckStructure::set_level(LinkIndex l, double level) {
   const std::vector<OutEdge>& out = lists_[l].out;
   // queue() neither grows links_ nor changes the out-edges: the loop reads
   // both through locals, not through `this` after every store.
+  // A head's max_in is at least the old level already: only a rise can
+  // move it (the loop is unswitched on `rose`).
   Link* const links = links_.data();
+  const bool rose = delta > 0;
   for (const OutEdge& o : out) {
     Link& K = links[o.head];
     K.fixed += o.weight * delta;
-    K.max_in = std::max(K.max_in, level);
+    if (rose) K.max_in = std::max(K.max_in, level);
     if (!K.queued) queue(o.head);
   }
   if (keep_all_)

@@ -142,7 +142,8 @@ void BottleneckStructure::rebuild() {
     lists_[l].passive.clear();
     L.wsum = L.fixed = L.max_in = 0;
     L.limited = 0;
-    L.level = L.allow = L.alarm = kInf;
+    L.level = L.alarm = kInf;
+    lists_[l].allow = kInf;
     L.queued = L.stale = false;
     L.leaf = true;
   }

@@ -12,9 +12,8 @@ namespace meshsim::sim::kernel {
 void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
   Edge& E = edges_[e];
   Lists& T = lists_[E.tail];
-  OutEdge o = E.passive ? unlist_out(T.passive, E.out_slot) : unlist_out(T.out, E.out_slot);
-  o.base = base;
-  enlist_out(e, passive, o);
+  const OutEdge o = E.passive ? unlist_out(T.passive, E.out_slot) : unlist_out(T.out, E.out_slot);
+  enlist_out(e, passive, o, base);
 }
 
 // Link l starts limiting flows: its F becomes exact (its in-edges' tails
@@ -32,8 +31,8 @@ void BottleneckStructure::activate(LinkIndex l) {
   Link& L = links_[l];
   L.fixed = fixed;
   L.max_in = max_in;
-  L.allow = kInf;
   L.stale = false;
+  lists_[l].allow = kInf;
 }
 
 // Link l limits no flow any more: its in-edges become passive, counted at
@@ -57,24 +56,25 @@ bool BottleneckStructure::sync(LinkIndex l) {
   if (L.fixed > L.capacity * (1 + kSaturated) && tighten(l)) weight = count(l);
   const double fixed = L.fixed;
   const bool over = fixed > L.capacity * (1 + kSaturated);
+  Lists& LL = lists_[l];
   if (over) {
-    L.allow = 0;  // (a link over capacity promises nothing, to tails or joins)
-    lists_[l].reserve = 0;
+    LL.allow = 0;  // (a link over capacity promises nothing, to tails or joins)
+    LL.reserve = 0;
   } else {
     // Half of the capacity left is shared among the tails, half kept for
     // joins and for tails that rise past their share.
     const double spare = std::max(0.0, L.capacity - fixed);
-    L.allow = weight > 0 ? kShared * spare / weight : kInf;
-    lists_[l].reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
+    LL.allow = weight > 0 ? kShared * spare / weight : kInf;
+    LL.reserve = weight > 0 ? (1 - kShared) * spare : L.capacity - fixed;
   }
-  for (const InEdge& in : lists_[l].in) {
+  for (const InEdge& in : LL.in) {
     if (!over) {
       Link& T = links_[in.tail];
-      T.alarm = std::min(T.alarm, T.level + L.allow);
+      T.alarm = std::min(T.alarm, T.level + LL.allow);
     }
     if (edges_[in.edge].passive) {
       PassiveEdge& p = passive_of(in.edge);
-      p.bound = p.base + L.allow;
+      p.bound = p.base + LL.allow;
     }
   }
   return over;
@@ -88,7 +88,7 @@ double BottleneckStructure::count(LinkIndex l) {
   double max_in = 0;
   for (const auto [e, tail, a] : lists_[l].in) {
     const double level = links_[tail].level;
-    out_of(e).base = level;
+    if (edges_[e].passive) passive_of(e).base = level;
     fixed += a * level;
     weight += a;
     max_in = std::max(max_in, level);
@@ -116,7 +116,7 @@ void BottleneckStructure::trip(LinkIndex l) {
         links_[h].fixed += rise;
         links_[h].max_in = std::max(links_[h].max_in, level);
         passive[i].base = level;
-        passive[i].bound = level + links_[h].allow;
+        passive[i].bound = level + lists_[h].allow;
         alarm = std::min(alarm, passive[i].bound);
         continue;
       }

@@ -89,6 +89,7 @@ BottleneckStructure::LinkIndex BottleneckStructure::new_cap_link(double cap) {
   links_[c] = Link{};
   links_[c].capacity = cap;
   lists_[c].reserve = 0;
+  lists_[c].allow = kInf;
   return c;
 }
 
@@ -182,17 +183,16 @@ void BottleneckStructure::open_batch() {
   if (batch_open_) return;
   batch_open_ = true;
   ++batch_;
+  if (stamp() == 0) {
+    // The links' 32-bit stamps wrap: none may match a later batch.
+    for (Link& L : links_) L.noted = L.waited = 0;
+    ++batch_;
+  }
   batch_repairs_ = 0;
   batch_waiting_ = 0;
   noted_levels_.clear();
   noted_moves_.clear();
   noted_links_.clear();
-}
-
-void BottleneckStructure::note_level(LinkIndex l) {
-  if (lists_[l].noted == batch_) return;
-  lists_[l].noted = batch_;
-  noted_levels_.push_back({l, links_[l].level});
 }
 
 void BottleneckStructure::note_move(FlowIndex f, LinkIndex before) {
@@ -203,9 +203,8 @@ void BottleneckStructure::note_move(FlowIndex f, LinkIndex before) {
   noted_moves_.push_back({f, before});
 }
 
-// (Only link timelines read the touched links: with keep_all_links().)
-void BottleneckStructure::touch(LinkIndex l) {
-  if (!keep_all_ || l >= network_links_ || lists_[l].touched == batch_) return;
+void BottleneckStructure::touch_kept(LinkIndex l) {
+  if (l >= network_links_ || lists_[l].touched == batch_) return;
   lists_[l].touched = batch_;
   noted_links_.push_back(l);
 }
@@ -327,9 +326,9 @@ std::optional<std::string> BottleneckStructure::check(double tol) const {
     if (w[l] == 0 && L.level != kInf)
       return fmt::format("link {} limits no flow but has level {}", l, L.level);
     for (const PassiveEdge& p : lists_[l].passive)
-      if (!(p.bound == p.base + links_[p.head].allow))
+      if (!(p.bound == p.base + lists_[p.head].allow))
         return fmt::format("the passive edge from {} to {} keeps the bound {}, not base {} + allowance {}", l,
-                           p.head, p.bound, p.base, links_[p.head].allow);
+                           p.head, p.bound, p.base, lists_[p.head].allow);
   }
   return std::nullopt;
 }

@@ -245,8 +245,9 @@ class BottleneckStructure {
     double wsum = 0;            // W
     double fixed = 0;           // F (passive: Σ A · base over its in-edges)
     double max_in = 0;          // ≥ the level of every in-edge's tail
-    double allow = kInf;        // passive: how far each in-edge's tail may rise above its base
-    double alarm = kInf;        // ≤ base + allow of every passive out-edge
+    double alarm = kInf;        // ≤ base + allowance of every passive out-edge
+    std::uint32_t noted = 0;    // == stamp(): in noted_levels_
+    std::uint32_t waited = 0;   // == stamp(): counted in batch_waiting_
     std::uint32_t limited = 0;  // flows limited here
     bool left_out = false;      // carries no more than another link
     bool queued = false;
@@ -254,19 +255,20 @@ class BottleneckStructure {
     bool leaf = true;    // no out-edges to links that limit flows
   };
   static_assert(sizeof(Link) == 64, "a link's record is one cache line");
-  // An out-edge as its tail keeps it: the head, the edge's weight A, and
-  // (to a passive head) the tail's level that the head's F counts.
+  // An out-edge as its tail keeps it: the head and the edge's weight A
+  // (16 bytes: a level change streams through them).
   struct OutEdge {
     LinkIndex head;
     EdgeIndex edge;
     double weight;
-    double base;
   };
-  // An out-edge to a passive head also keeps the tail's level that uses up
-  // its share, base + the head's allowance: what a trip compares, along
-  // the tail's list, without a visit to each head (set where either
-  // changes: a new edge, a sync of the head, a rise paid).
+  // An out-edge to a passive head also keeps the tail's level that the
+  // head's F counts (its base) and the level that uses up its share, base
+  // + the head's allowance: what a trip compares, along the tail's list,
+  // without a visit to each head (set where either changes: a new edge, a
+  // sync of the head, a rise paid).
   struct PassiveEdge : OutEdge {
+    double base;
     double bound;
   };
   // An in-edge as its head keeps it: the edge, its tail and a copy of its
@@ -279,20 +281,20 @@ class BottleneckStructure {
     double weight;
   };
   // The rest of a link: its edges, its flows, its candidates to be left
-  // out behind, and bookkeeping. The out-edges and the stamps come first,
-  // so that one cache line holds all a repair reads here.
+  // out behind, and bookkeeping. The out-edges come first, so that one
+  // cache line holds all a repair reads here, and a passive link's
+  // allowance and reserve, which a join, a leave and a trip read together.
   struct alignas(64) Lists {
     std::vector<OutEdge> out;  // edges (l, this) to links that limit flows
     std::uint32_t repairs = 0;
     std::uint32_t ncand = 0;
-    std::uint64_t noted = 0;   // == batch_: in noted_levels_
-    std::uint64_t waited = 0;  // == batch_: counted in batch_waiting_
     std::uint64_t touched = 0;
+    double allow = kInf;                 // passive: how far each in-edge's tail may rise above its base
+    double reserve = 0;                  // passive: C − F − allow · Σ A, what joins may still take
     std::vector<PassiveEdge> passive;    // edges (l, this) to links that limit none
     std::vector<InEdge> in;              // edges (this, b)
     std::vector<PathPool::Entry> flows;  // every flow crossing it
     std::array<LinkIndex, kCandidates> cand{};
-    double reserve = 0;  // passive: C − F − allow · Σ A, what joins may still take
   };
   struct Edge {
     LinkIndex head = 0;  // l: the link its flows cross
@@ -319,9 +321,18 @@ class BottleneckStructure {
   [[nodiscard]] std::uint32_t first_bottleneck(FlowIndex f) const;
   void limit(FlowIndex f, std::uint32_t hop);
   void unlimit(FlowIndex f);
-  void note_level(LinkIndex l);
+  // (Inline: every level change calls both.)
+  void note_level(LinkIndex l) {
+    if (links_[l].noted == stamp()) return;
+    links_[l].noted = stamp();
+    noted_levels_.push_back({l, links_[l].level});
+  }
   void note_move(FlowIndex f, LinkIndex before);
-  void touch(LinkIndex l);
+  // (Only link timelines read the touched links: with keep_all_links().)
+  void touch(LinkIndex l) {
+    if (keep_all_) touch_kept(l);
+  }
+  void touch_kept(LinkIndex l);
   void close_batch();
   [[nodiscard]] LinkIndex link_at(FlowIndex f, std::uint32_t hop) const {
     return paths_.link[flows_[f].off + hop];
@@ -347,7 +358,7 @@ class BottleneckStructure {
   }
   template <typename List>
   OutEdge unlist_out(List& list, std::uint32_t slot);
-  void enlist_out(EdgeIndex e, bool passive, const OutEdge& o);
+  void enlist_out(EdgeIndex e, bool passive, const OutEdge& o, double base);
   OutEdge& add_member(FlowIndex f, std::uint32_t hop, EdgeIndex e);
   OutEdge& remove_member(FlowIndex f, std::uint32_t hop);
   OutEdge& weigh(EdgeIndex e, double w);
@@ -436,6 +447,8 @@ class BottleneckStructure {
   std::vector<LinkIndex> leaves_;  // waiting links with no out-edges to links that limit flows
   std::vector<LinkIndex> draining_;
   std::uint64_t batch_ = 1;
+  // The batch as the links' stamps keep it (never 0: see open_batch).
+  [[nodiscard]] std::uint32_t stamp() const { return static_cast<std::uint32_t>(batch_); }
   bool batch_open_ = false;
   std::uint64_t batch_repairs_ = 0;
   std::uint64_t batch_waiting_ = 0;        // links queued in this batch
