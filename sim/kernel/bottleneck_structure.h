@@ -432,16 +432,19 @@ class BottleneckStructure {
   std::size_t added_ = 0;  // flows added in this batch
 
   // Links waiting for repair, lowest level first (ties: lower index),
-  // each as one integer that orders the same way, so that the queue's
-  // sifts compare without branches: the level's bits made monotone (a
-  // non-negative level's sign bit set, a negative level's bits all
-  // flipped, −0 taken as +0) above the index. A link waits at most once,
-  // so no two tie.
-  __extension__ typedef unsigned __int128 Waiting;
+  // each as one 64-bit integer that orders the same way, so that the
+  // queue's sifts compare without branches: the top half of the level's
+  // bits made monotone (a non-negative level's sign bit set, a negative
+  // level's bits all flipped, −0 taken as +0) above the index. The top
+  // half keeps 20 bits of the mantissa: levels closer than about 1e-6
+  // wait in index order, which the repair allows (any order settles; the
+  // level order only saves repairs) at half the width of the full key. A
+  // link waits at most once, so no two tie.
+  using Waiting = std::uint64_t;
   [[nodiscard]] static Waiting waiting(double key, LinkIndex l) {
     const auto bits = std::bit_cast<std::uint64_t>(key == 0 ? 0.0 : key);
     const std::uint64_t order = (bits >> 63) != 0 ? ~bits : bits | (std::uint64_t{1} << 63);
-    return (Waiting{order} << 32) | l;
+    return ((order >> 32) << 32) | l;
   }
   Heap<Waiting, std::less<>> heap_;
   std::vector<LinkIndex> leaves_;  // waiting links with no out-edges to links that limit flows
