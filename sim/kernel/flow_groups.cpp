@@ -80,8 +80,9 @@ void FlowGroups::touch(GroupIndex g) {
 // (at the rate they had until now), then flows whose bottleneck moved
 // change groups, and new flows join theirs.
 void FlowGroups::solve(Time now) {
-  // The last solve's groups go; those take_done touched since stay.
-  std::erase_if(touched_, [&](GroupIndex g) { return groups_[g].touched != stats_.solves + 1; });
+  // The last solve's groups go (they come first); those take_done touched
+  // since stay.
+  touched_.erase(touched_.begin(), touched_.begin() + static_cast<std::ptrdiff_t>(solved_));
   structure_.solve();
   for (const BottleneckStructure::LevelChange& c : structure_.level_changes()) {
     Group& G = group(c.link);
@@ -93,6 +94,7 @@ void FlowGroups::solve(Time now) {
     join(m.flow, structure_.bottleneck(m.flow), left, now);
   }
   stats_.retimed += touched_.size();
+  solved_ = touched_.size();
   ++stats_.solves;
 }
 

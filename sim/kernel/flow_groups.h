@@ -148,6 +148,7 @@ class FlowGroups {
   std::vector<Flow> flows_;
   std::vector<Group> groups_;
   std::vector<GroupIndex> touched_;
+  std::size_t solved_ = 0;  // touched_'s first entries, the last solve's
   Stats stats_;
 };
 
