@@ -37,24 +37,23 @@ FlowGroups::Group& FlowGroups::group(GroupIndex g) {
 
 // Group g's service is anchored at `now` (an empty group starts again
 // from zero) and it takes its link's level as its rate.
-void FlowGroups::anchor(GroupIndex g, Time now) {
-  Group& G = group(g);
+void FlowGroups::anchor(Group& G, GroupIndex g, Time now) {
   G.s0 = G.heap.empty() ? 0.0 : service(G, now);
   G.t0 = now;
   G.rate = structure_.level(g);
-  touch(g);
+  touch(G, g);
 }
 
 // Flow f joins group g with `left` bytes to move.
 void FlowGroups::join(FlowIndex f, GroupIndex g, double left, Time now) {
   Group& G = group(g);
-  if (G.heap.empty()) anchor(g, now);
+  if (G.heap.empty()) anchor(G, g, now);
   Flow& fl = flows_[f];
   fl.group = g;
   fl.finish = service(G, now) + left;
   MemberHeap::push(G.heap, Member{fl.finish, f}, finishes_first(), member_placed());
   refront(G);
-  touch(g);
+  touch(G, g);
 }
 
 // Flow f leaves its group; returns the bytes it has left to move.
@@ -64,13 +63,12 @@ double FlowGroups::leave(FlowIndex f, Time now) {
   const double left = fl.finish - service(G, now);
   MemberHeap::erase(G.heap, fl.heap_pos, finishes_first(), member_placed());
   refront(G);
-  touch(fl.group);
+  touch(G, fl.group);
   fl.group = kNoGroup;
   return left;
 }
 
-void FlowGroups::touch(GroupIndex g) {
-  Group& G = groups_[g];
+void FlowGroups::touch(Group& G, GroupIndex g) {
   if (G.touched == stats_.solves + 1) return;
   G.touched = stats_.solves + 1;
   touched_.push_back(g);
@@ -87,7 +85,7 @@ void FlowGroups::solve(Time now) {
   for (const BottleneckStructure::LevelChange& c : structure_.level_changes()) {
     Group& G = group(c.link);
     MESHSIM_ASSERT(G.heap.empty() || G.rate == c.before, "a group's rate is its link's level");
-    anchor(c.link, now);
+    anchor(G, c.link, now);
   }
   for (const BottleneckStructure::Move& m : structure_.moves()) {
     const double left = m.before == BottleneckStructure::kNone ? flows_[m.flow].finish : leave(m.flow, now);
@@ -104,7 +102,7 @@ void FlowGroups::take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out) 
     if (done_at(groups_[g], groups_[g].front) > now) break;
     MemberHeap::erase(groups_[g].heap, 0, finishes_first(), member_placed());
     refront(groups_[g]);
-    touch(g);  // its level may stay (others may take the flow's share): its timer must move
+    touch(groups_[g], g);  // its level may stay (others may take the flow's share): its timer must move
     flows_[f].group = kNoGroup;
     structure_.remove(f);
     out.push_back(f);

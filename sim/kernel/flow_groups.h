@@ -125,10 +125,10 @@ class FlowGroups {
   }
   static void refront(Group& G) { G.front = G.heap.empty() ? 0.0 : G.heap.front().finish; }
   Group& group(GroupIndex g);
-  void anchor(GroupIndex g, Time now);
+  void anchor(Group& G, GroupIndex g, Time now);
   void join(FlowIndex f, GroupIndex g, double left, Time now);
   double leave(FlowIndex f, Time now);
-  void touch(GroupIndex g);
+  void touch(Group& G, GroupIndex g);
   // A group's members, a binary heap (sim/kernel/heap.h) by finish, each
   // member's place kept in its heap_pos.
   using MemberHeap = DaryHeap<2>;
