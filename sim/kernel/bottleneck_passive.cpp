@@ -11,6 +11,14 @@ namespace meshsim::sim::kernel {
 // its head counts) or to its list of edges to links that limit flows.
 void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
   Edge& E = edges_[e];
+  if (E.passive == passive) {  // (with every link kept, a link that starts limiting flows)
+    if (passive) {
+      PassiveEdge& p = passive_of(e);
+      p.base = base;
+      p.bound = base + lists_[E.head].allow;
+    }
+    return;
+  }
   Lists& T = lists_[E.tail];
   const OutEdge o = E.passive ? unlist_out(T.passive, E.out_slot) : unlist_out(T.out, E.out_slot);
   enlist_out(e, passive, o, base);
