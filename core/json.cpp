@@ -39,7 +39,15 @@ std::string json_type_name(const Json& j) {
 }
 
 void JsonCursor::fail(const std::string& message) const {
-  throw ConfigError(file_, path_, message);
+  throw ConfigError(*file_, path_, message);
+}
+
+std::string JsonCursor::member_path(std::string_view key) const {
+  if (path_.empty()) return std::string(key);
+  std::string p;
+  p.reserve(path_.size() + 1 + key.size());
+  p.append(path_).append(1, '.').append(key);
+  return p;
 }
 
 void JsonCursor::expect_object() const {
@@ -65,7 +73,7 @@ std::optional<JsonCursor> JsonCursor::find(std::string_view key) const {
   expect_object();
   auto it = value_->find(key);
   if (it == value_->end()) return std::nullopt;
-  return JsonCursor(*it, file_, path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key));
+  return JsonCursor(*it, file_, member_path(key));
 }
 
 void JsonCursor::allow_only(std::initializer_list<std::string_view> allowed) const {
@@ -80,7 +88,7 @@ void JsonCursor::allow_only(std::span<const std::string_view> allowed) const {
     if (!ok) {
       std::string list;
       for (auto a : allowed) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", a);
-      JsonCursor(v, file_, path_.empty() ? key : fmt::format("{}.{}", path_, key))
+      JsonCursor(v, file_, member_path(key))
           .fail(fmt::format("unknown key \"{}\" (accepted here: {})", key, list));
     }
   }
@@ -111,7 +119,10 @@ void JsonCursor::require_unique(std::string_view key) const {
 JsonCursor JsonCursor::at(std::size_t i) const {
   expect_array();
   MESHSIM_ASSERT(i < value_->size(), "JSON array index out of range");
-  return JsonCursor((*value_)[i], file_, fmt::format("{}[{}]", path_, i));
+  std::string p;
+  p.reserve(path_.size() + 22);
+  p.append(path_).append(1, '[').append(std::to_string(i)).append(1, ']');
+  return JsonCursor((*value_)[i], file_, std::move(p));
 }
 
 std::string JsonCursor::as_string() const {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,11 +42,11 @@ inline constexpr std::size_t kMaxJsonName = 4096;
 class JsonCursor {
  public:
   JsonCursor(const Json& value, std::string file, std::string path = "")
-      : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+      : value_(&value), file_(std::make_shared<const std::string>(std::move(file))), path_(std::move(path)) {}
 
   [[nodiscard]] const Json& json() const { return *value_; }
   [[nodiscard]] const std::string& path() const { return path_; }
-  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] const std::string& file() const { return *file_; }
 
   /// Throws ConfigError(file, path, message).
   [[noreturn]] void fail(const std::string& message) const;
@@ -89,8 +90,13 @@ class JsonCursor {
  private:
   void expect_object() const;
   void expect_array() const;
+  // A member or element of this value, its path spelled out by appends (a
+  // loader makes a cursor for every value it reads).
+  JsonCursor(const Json& value, std::shared_ptr<const std::string> file, std::string path)
+      : value_(&value), file_(std::move(file)), path_(std::move(path)) {}
+  [[nodiscard]] std::string member_path(std::string_view key) const;
   const Json* value_;
-  std::string file_;
+  std::shared_ptr<const std::string> file_;  // shared by a document's cursors
   std::string path_;
 };
 

@@ -3,6 +3,7 @@
 // ConfigErrors with the JSON path instead of a stack overflow or a silently
 // dropped value.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -48,12 +49,19 @@ class Builder : public nlohmann::json_sax<Json> {
   bool start_array(std::size_t /*size*/) override { return open(Json::array()); }
   bool end_object() override { return close(); }
   bool end_array() override { return close(); }
+  // One pass over the object's keys so far (an ordered map is a vector):
+  // a duplicate is an error, else the key is appended with its value to
+  // come. Room for a few keys at once: most objects of a plan or a
+  // topology have 3-8, and growing one key at a time moves them thrice.
   bool key(string_t& k) override {
-    Json& object = *stack_.back().value;
-    if (object.contains(k))
-      throw ConfigError(file_, path(), fmt::format("duplicate key \"{}\" (each key may appear once)", k));
-    key_ = k;
-    slot_ = &object[k];
+    auto& members = stack_.back().value->get_ref<Json::object_t&>();
+    if (members.empty()) members.reserve(kFirstKeys);
+    for (const auto& [have, v] : members)
+      if (have == k)
+        throw ConfigError(file_, path(), fmt::format("duplicate key \"{}\" (each key may appear once)", k));
+    members.emplace_back(std::move(k), nullptr);
+    key_ = &members.back().first;
+    slot_ = &members.back().second;
     return true;
   }
   bool parse_error(std::size_t position, const std::string& /*last_token*/,
@@ -69,24 +77,30 @@ class Builder : public nlohmann::json_sax<Json> {
   }
 
  private:
+  // An open array or object, and where it sits in its parent: at `index`
+  // of an array, or under `key` of an object (the root: neither). The path
+  // is spelled out only for an error.
   struct Level {
     Json* value;
-    std::string segment;  // how the path names this container
+    std::size_t index;
+    std::string key;
   };
+  static constexpr std::size_t kNoIndex = SIZE_MAX;
+  static constexpr std::size_t kFirstKeys = 8;
 
-  // Where the next value goes, and the path segment naming it.
-  std::pair<Json*, std::string> place(Json v) {
+  // Where the next value goes.
+  Json* place(Json v) {
     if (stack_.empty()) {
       root = std::move(v);
-      return {&root, ""};
+      return &root;
     }
     Json& parent = *stack_.back().value;
     if (parent.is_array()) {
       parent.push_back(std::move(v));
-      return {&parent.back(), fmt::format("[{}]", parent.size() - 1)};
+      return &parent.back();
     }
     *slot_ = std::move(v);
-    return {slot_, (stack_.size() > 1 ? "." : "") + key_};
+    return slot_;
   }
   bool value(Json v) {
     (void)place(std::move(v));
@@ -98,8 +112,12 @@ class Builder : public nlohmann::json_sax<Json> {
           file_, path(),
           fmt::format("nested deeper than {} arrays and objects, the most a meshsim input may be",
                       kMaxJsonDepth));
-    auto [slot, segment] = place(std::move(container));
-    stack_.push_back({slot, std::move(segment)});
+    const bool in_array = !stack_.empty() && stack_.back().value->is_array();
+    Json* slot = place(std::move(container));
+    if (in_array)
+      stack_.push_back({slot, stack_.back().value->size() - 1, {}});
+    else
+      stack_.push_back({slot, kNoIndex, stack_.empty() ? std::string() : *key_});
     return true;
   }
   bool close() {
@@ -108,15 +126,20 @@ class Builder : public nlohmann::json_sax<Json> {
   }
   [[nodiscard]] std::string path() const {
     std::string p;
-    for (const Level& l : stack_) p += l.segment;
+    for (std::size_t i = 1; i < stack_.size(); ++i) {
+      if (stack_[i].index != kNoIndex)
+        p += fmt::format("[{}]", stack_[i].index);
+      else
+        p += (i > 1 ? "." : "") + stack_[i].key;
+    }
     return p;
   }
 
   std::string_view text_;
   const std::string& file_;
   std::vector<Level> stack_;
-  Json* slot_ = nullptr;
-  std::string key_;
+  Json* slot_ = nullptr;              // where the value of the last key goes
+  const std::string* key_ = nullptr;  // the last key (valid until the next one)
 };
 
 }  // namespace

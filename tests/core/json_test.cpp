@@ -114,6 +114,9 @@ TEST_CASE("JSON inputs are bounded: depth, duplicate keys, file size", "[json]")
   CHECK(dup.json_path() == "x[1]");
   CHECK_THAT(dup.message(), Contains("duplicate key \"c\""));
   CHECK(config_error([] { (void)parse_json_text(R"({"f": 1, "f": 1})", "dup.json"); }).json_path().empty());
+  CHECK(config_error([] {
+          (void)parse_json_text(R"({"x": {"y": [3, {"c": 1, "c": 2}]}})", "dup.json");
+        }).json_path() == "x.y[1]");
   // The same key in two objects is fine.
   CHECK(parse_json_text(R"([{"k": 1}, {"k": 2}])", "ok.json").size() == 2);
   // A file over kMaxInputFileBytes is refused before it is read.
