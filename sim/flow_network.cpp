@@ -174,7 +174,6 @@ void FlowNetwork::solve(Time now) {
       timer.at = Time::max();
       continue;
     }
-    MESHSIM_ASSERT(groups_.group_rate(g) > 0, "an active flow got no bandwidth (a zero-capacity link?)");
     if (at < timer.at) {
       engine_.set_timer(timer.id, at);
       timer.at = at;

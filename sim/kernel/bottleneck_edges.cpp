@@ -157,12 +157,21 @@ BottleneckStructure::EdgeIndex BottleneckStructure::edge(LinkIndex head, LinkInd
 // Out-edge `slot` of `list` (a tail's out or passive list) leaves it, the
 // last taking its place; returns what it held.
 template <typename List>
-BottleneckStructure::OutEdge BottleneckStructure::unlist_out(List& list, std::uint32_t slot) {
+BottleneckStructure::OutEdge BottleneckStructure::unlist(List& list, std::uint32_t slot) {
   const OutEdge o = list[slot];
   edges_[list.back().edge].out_slot = slot;
   list[slot] = list.back();
   list.pop_back();
   return o;
+}
+
+// Out-edge `slot` of a tail's passive list (with its bound) or of its
+// list of edges to links that limit flows leaves it.
+BottleneckStructure::OutEdge BottleneckStructure::unlist_out(Lists& tail, bool passive, std::uint32_t slot) {
+  if (!passive) return unlist(tail.out, slot);
+  tail.bounds[slot] = tail.bounds.back();
+  tail.bounds.pop_back();
+  return unlist(tail.passive, slot);
 }
 
 // Edge e's out-edge `o` joins its tail's passive list (with its base and
@@ -173,7 +182,8 @@ void BottleneckStructure::enlist_out(EdgeIndex e, bool passive, const OutEdge& o
   E.passive = passive;
   if (passive) {
     E.out_slot = static_cast<std::uint32_t>(T.passive.size());
-    T.passive.push_back({o, base, base + lists_[E.head].allow});
+    T.passive.push_back({o, base});
+    T.bounds.push_back(base + lists_[E.head].allow);
   } else {
     E.out_slot = static_cast<std::uint32_t>(T.out.size());
     T.out.push_back(o);
@@ -187,10 +197,7 @@ void BottleneckStructure::drop_edge(EdgeIndex e) {
   edges_[in.back().edge].in_slot = E.in_slot;
   in[E.in_slot] = in.back();
   in.pop_back();
-  if (E.passive)
-    unlist_out(lists_[E.tail].passive, E.out_slot);
-  else
-    unlist_out(lists_[E.tail].out, E.out_slot);
+  unlist_out(lists_[E.tail], E.passive, E.out_slot);
   links_[E.tail].leaf = lists_[E.tail].out.empty();
   // A link with no in-edges uses nothing of anyone: its running sum
   // starts again from an exact zero.

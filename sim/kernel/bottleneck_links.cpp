@@ -140,6 +140,7 @@ void BottleneckStructure::rebuild() {
     lists_[l].in.clear();
     lists_[l].out.clear();
     lists_[l].passive.clear();
+    lists_[l].bounds.clear();
     L.wsum = L.fixed = L.max_in = 0;
     L.limited = 0;
     L.level = L.alarm = kInf;

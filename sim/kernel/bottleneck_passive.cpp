@@ -13,14 +13,13 @@ void BottleneckStructure::move_out(EdgeIndex e, bool passive, double base) {
   Edge& E = edges_[e];
   if (E.passive == passive) {  // (with every link kept, a link that starts limiting flows)
     if (passive) {
-      PassiveEdge& p = passive_of(e);
-      p.base = base;
-      p.bound = base + lists_[E.head].allow;
+      passive_of(e).base = base;
+      lists_[E.tail].bounds[E.out_slot] = base + lists_[E.head].allow;
     }
     return;
   }
   Lists& T = lists_[E.tail];
-  const OutEdge o = E.passive ? unlist_out(T.passive, E.out_slot) : unlist_out(T.out, E.out_slot);
+  const OutEdge o = unlist_out(T, E.passive, E.out_slot);
   enlist_out(e, passive, o, base);
 }
 
@@ -80,10 +79,8 @@ bool BottleneckStructure::sync(LinkIndex l) {
       Link& T = links_[in.tail];
       T.alarm = std::min(T.alarm, T.level + LL.allow);
     }
-    if (edges_[in.edge].passive) {
-      PassiveEdge& p = passive_of(in.edge);
-      p.bound = p.base + LL.allow;
-    }
+    if (const Edge& E = edges_[in.edge]; E.passive)
+      lists_[E.tail].bounds[E.out_slot] = passive_of(in.edge).base + LL.allow;
   }
   return over;
 }
@@ -115,8 +112,9 @@ void BottleneckStructure::trip(LinkIndex l) {
   const double level = links_[l].level;
   double alarm = kInf;
   std::vector<PassiveEdge>& passive = lists_[l].passive;
-  for (std::size_t i = 0; i < passive.size(); ++i) {
-    if (level > passive[i].bound) {
+  std::vector<double>& bounds = lists_[l].bounds;
+  for (std::size_t i = 0; i < bounds.size(); ++i) {
+    if (level > bounds[i]) {
       const LinkIndex h = passive[i].head;
       const double rise = passive[i].weight * (level - passive[i].base);
       if (rise <= lists_[h].reserve) {
@@ -124,8 +122,8 @@ void BottleneckStructure::trip(LinkIndex l) {
         links_[h].fixed += rise;
         links_[h].max_in = std::max(links_[h].max_in, level);
         passive[i].base = level;
-        passive[i].bound = level + lists_[h].allow;
-        alarm = std::min(alarm, passive[i].bound);
+        bounds[i] = level + lists_[h].allow;
+        alarm = std::min(alarm, bounds[i]);
         continue;
       }
       // A sync that tightens moves edges, l's among them: look again.
@@ -137,7 +135,7 @@ void BottleneckStructure::trip(LinkIndex l) {
         continue;
       }
     }
-    alarm = std::min(alarm, passive[i].bound);
+    alarm = std::min(alarm, bounds[i]);
   }
   links_[l].alarm = alarm;
 }

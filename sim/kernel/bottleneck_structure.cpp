@@ -325,10 +325,13 @@ std::optional<std::string> BottleneckStructure::check(double tol) const {
                          L.level * w[l] + fx[l], L.capacity);
     if (w[l] == 0 && L.level != kInf)
       return fmt::format("link {} limits no flow but has level {}", l, L.level);
-    for (const PassiveEdge& p : lists_[l].passive)
-      if (!(p.bound == p.base + lists_[p.head].allow))
+    for (std::size_t i = 0; i < lists_[l].passive.size(); ++i) {
+      const PassiveEdge& p = lists_[l].passive[i];
+      const double bound = lists_[l].bounds[i];
+      if (!(bound == p.base + lists_[p.head].allow))
         return fmt::format("the passive edge from {} to {} keeps the bound {}, not base {} + allowance {}", l,
-                           p.head, p.bound, p.base, lists_[p.head].allow);
+                           p.head, bound, p.base, lists_[p.head].allow);
+    }
   }
   return std::nullopt;
 }

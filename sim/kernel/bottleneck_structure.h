@@ -263,13 +263,14 @@ class BottleneckStructure {
     double weight;
   };
   // An out-edge to a passive head also keeps the tail's level that the
-  // head's F counts (its base) and the level that uses up its share, base
-  // + the head's allowance: what a trip compares, along the tail's list,
-  // without a visit to each head (set where either changes: a new edge, a
-  // sync of the head, a rise paid).
+  // head's F counts (its base). The level that uses up its share, base +
+  // the head's allowance (its bound), is kept apart, in the tail's array
+  // of bounds beside its passive list: a trip scans the bounds for those
+  // its level passed, without a visit to each head, and reads a quarter
+  // of the lines it would if each bound sat in its edge (set where
+  // either changes: a new edge, a sync of the head, a rise paid).
   struct PassiveEdge : OutEdge {
     double base;
-    double bound;
   };
   // An in-edge as its head keeps it: the edge, its tail and a copy of its
   // weight (what a scan of the in-edges reads, kept beside the index:
@@ -292,6 +293,7 @@ class BottleneckStructure {
     double allow = kInf;                 // passive: how far each in-edge's tail may rise above its base
     double reserve = 0;                  // passive: C − F − allow · Σ A, what joins may still take
     std::vector<PassiveEdge> passive;    // edges (l, this) to links that limit none
+    std::vector<double> bounds;          // passive[i]'s base + its head's allowance
     std::vector<InEdge> in;              // edges (this, b)
     std::vector<PathPool::Entry> flows;  // every flow crossing it
     std::array<LinkIndex, kCandidates> cand{};
@@ -357,7 +359,8 @@ class BottleneckStructure {
     return lists_[edges_[e].tail].passive[edges_[e].out_slot];
   }
   template <typename List>
-  OutEdge unlist_out(List& list, std::uint32_t slot);
+  OutEdge unlist(List& list, std::uint32_t slot);
+  OutEdge unlist_out(Lists& tail, bool passive, std::uint32_t slot);
   void enlist_out(EdgeIndex e, bool passive, const OutEdge& o, double base);
   OutEdge& add_member(FlowIndex f, std::uint32_t hop, EdgeIndex e);
   OutEdge& remove_member(FlowIndex f, std::uint32_t hop);

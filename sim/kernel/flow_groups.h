@@ -70,7 +70,6 @@ class FlowGroups {
   void take_done(GroupIndex g, Time now, std::vector<FlowIndex>& out);
 
   [[nodiscard]] double rate(FlowIndex f) const { return structure_.rate(f); }
-  [[nodiscard]] double group_rate(GroupIndex g) const { return groups_[g].rate; }
   /// Bytes still to move at `now`.
   [[nodiscard]] double remaining(FlowIndex f, Time now) const;
   [[nodiscard]] GroupIndex group_of(FlowIndex f) const { return flows_[f].group; }
