@@ -325,6 +325,9 @@ std::optional<std::string> BottleneckStructure::check(double tol) const {
                          L.level * w[l] + fx[l], L.capacity);
     if (w[l] == 0 && L.level != kInf)
       return fmt::format("link {} limits no flow but has level {}", l, L.level);
+    if (lists_[l].bounds.size() != lists_[l].passive.size())
+      return fmt::format("link {} keeps {} bounds for {} passive out-edges", l, lists_[l].bounds.size(),
+                         lists_[l].passive.size());
     for (std::size_t i = 0; i < lists_[l].passive.size(); ++i) {
       const PassiveEdge& p = lists_[l].passive[i];
       const double bound = lists_[l].bounds[i];
